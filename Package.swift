@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Link flags that make `libnetlayer.so` self-contained and tidy:
+/// the Swift runtime and FoundationEssentials are linked statically (with the few
+/// support archives their autolink entries forget), the soname is versioned, only
+/// `nl_` symbols are exported, and `-z defs` turns a missing archive into a link
+/// error instead of a failure at `dlopen` time.
+let cLibraryLinkFlags: [String] = [
+    "-static-stdlib",
+    "-Xlinker", "-soname=libnetlayer.so.1",
+    "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/NetlayerC/exports.map",
+    "-Xlinker", "-zdefs",
+]
+
+let package = Package(
+    name: "Netlayer",
+    products: [
+        .library(name: "netlayer", type: .dynamic, targets: ["NetlayerC"]),
+        .library(name: "Netlayer", targets: ["Netlayer"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(
+            name: "Netlayer",
+            dependencies: ["CCurl"]
+        ),
+        .target(
+            name: "NetlayerC",
+            dependencies: ["Netlayer"],
+            exclude: ["exports.map"],
+            linkerSettings: [
+                .linkedLibrary("_FoundationCollections"),
+                .linkedLibrary("_FoundationCShims"),
+                .linkedLibrary("swiftSynchronization"),
+                .unsafeFlags(cLibraryLinkFlags),
+            ]
+        ),
+        .testTarget(
+            name: "NetlayerTests",
+            dependencies: ["Netlayer"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

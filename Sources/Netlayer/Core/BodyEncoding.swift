@@ -1,0 +1,31 @@
+/// How an endpoint's body parameters become bytes.
+public enum BodyEncoding: String, Sendable, CaseIterable {
+    /// `application/json`; the default.
+    case json
+    /// `application/x-www-form-urlencoded`, RFC 3986 escaping, arrays as repeated keys.
+    case form
+    /// The body is a string, sent as is as `text/plain; charset=utf-8`.
+    case text
+
+    /// The seeds' name for `form`.
+    public static let stringEncodingAscii = BodyEncoding.form
+
+    /// The bytes and content type of `body` in this encoding.
+    public func encode(_ body: JSON) throws(NetworkError) -> (bytes: [UInt8], contentType: String) {
+        switch self {
+        case .json:
+            return (JSONWriter.serialize(body), "application/json")
+        case .form:
+            guard case .object(let object) = body else {
+                throw .invalidRequest("body must be an object for bodyEncoding 'form', not \(body.typeName)")
+            }
+            let pairs = try QueryEncoding.pairs(from: object, context: "body")
+            return (Array(QueryEncoding.encode(pairs).utf8), "application/x-www-form-urlencoded")
+        case .text:
+            guard case .string(let text) = body else {
+                throw .invalidRequest("body must be a string for bodyEncoding 'text', not \(body.typeName)")
+            }
+            return (Array(text.utf8), "text/plain; charset=utf-8")
+        }
+    }
+}

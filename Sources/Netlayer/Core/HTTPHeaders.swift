@@ -1,0 +1,101 @@
+/// An ordered list of HTTP header fields with case-insensitive names.
+///
+/// This is the one place header names and values are validated: a name must be an
+/// RFC 9110 token and a value must not contain CR, LF or NUL, since libcurl sends
+/// header lines as given and a stray CRLF would let a caller's input forge headers.
+public struct HTTPHeaders: Sendable, Hashable, Sequence {
+    public struct Field: Sendable, Hashable {
+        public var name: String
+        public var value: String
+    }
+
+    public private(set) var fields: [Field] = []
+
+    public init() {}
+
+    public init(_ pairs: [(String, String)]) {
+        for (name, value) in pairs { self[name] = value }
+    }
+
+    public var count: Int { fields.count }
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The value for `name` (any case); setting replaces every field of that name,
+    /// and setting nil removes them.
+    public subscript(name: String) -> String? {
+        get {
+            for f in fields where f.name.caseInsensitiveEquals(name) { return f.value }
+            return nil
+        }
+        set {
+            let first = fields.firstIndex { $0.name.caseInsensitiveEquals(name) }
+            fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+            guard let newValue else { return }
+            fields.insert(Field(name: name, value: newValue), at: first ?? fields.endIndex)
+        }
+    }
+
+    /// Adds a field without replacing others of the same name (repeated response headers).
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// `other`'s fields replace same-named fields of `self`; new names are appended.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var merged = self
+        for field in other.fields { merged[field.name] = field.value }
+        return merged
+    }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// Throws `invalidRequest` naming the first field whose name or value is unsafe to send.
+    public func validate() throws(NetworkError) {
+        for field in fields { try Self.validate(name: field.name, value: field.value) }
+    }
+
+    public static func validate(name: String, value: String) throws(NetworkError) {
+        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            throw .invalidRequest("header name '\(name.escapedForMessage)' is not a valid token")
+        }
+        if let bad = value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            throw .invalidRequest("header '\(name)' has a \(bad == 0 ? "NUL" : bad == 0x0D ? "CR" : "LF") character in its value")
+        }
+    }
+
+    /// RFC 9110 `tchar`.
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
+        }
+    }
+}
+
+extension HTTPHeaders: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+}
+
+extension String {
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+
+    /// The string with control characters shown as escapes, safe to put in a message.
+    var escapedForMessage: String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

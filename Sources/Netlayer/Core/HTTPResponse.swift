@@ -1,0 +1,20 @@
+/// What the server answered: status, headers (names lower-cased, repeated fields
+/// joined with ", ") and the body bytes.
+public struct HTTPResponse: Sendable {
+    public var statusCode: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Wall time of the transfer in milliseconds.
+    public var totalMs: Double
+    /// The URL of the last request, after redirects.
+    public var effectiveURL: String
+
+    public init(statusCode: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], totalMs: Double = 0,
+                effectiveURL: String = "") {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.totalMs = totalMs
+        self.effectiveURL = effectiveURL
+    }
+}

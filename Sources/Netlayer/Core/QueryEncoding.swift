@@ -1,0 +1,58 @@
+/// Turns a JSON object into key/value pairs for a query string or a form body:
+/// arrays repeat the key, booleans are `true`/`false`, nulls are left out.
+public enum QueryEncoding {
+    /// The pairs of `object`, or `invalidRequest` naming the key whose value cannot
+    /// be a query value. `context` names the document key ("query", "body").
+    public static func pairs(from object: JSONObject, context: String) throws(NetworkError) -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        pairs.reserveCapacity(object.count)
+        for member in object {
+            try checkText(member.key, context: context, key: member.key)
+            switch member.value {
+            case .null:
+                continue
+            case .array(let elements):
+                for element in elements {
+                    pairs.append((member.key, try scalarText(element, context: context, key: member.key)))
+                }
+            default:
+                pairs.append((member.key, try scalarText(member.value, context: context, key: member.key)))
+            }
+        }
+        return pairs
+    }
+
+    /// `a=1&b=x%20y`, every key and value percent-encoded per RFC 3986.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        var out: [UInt8] = []
+        for (i, (key, value)) in pairs.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: "&")) }
+            PercentEncoding.encodeComponent(key, into: &out)
+            out.append(UInt8(ascii: "="))
+            PercentEncoding.encodeComponent(value, into: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func scalarText(_ value: JSON, context: String, key: String) throws(NetworkError) -> String {
+        switch value {
+        case .string(let s):
+            try checkText(s, context: context, key: key)
+            return s
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double:
+            return String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+        default:
+            throw .invalidRequest("\(context) '\(key)' must be a string, number, boolean or an array of them, not \(value.typeName)")
+        }
+    }
+
+    /// CR, LF and NUL are refused even though they would be escaped: a caller
+    /// passing them is almost always forwarding untrusted input by mistake.
+    private static func checkText(_ s: String, context: String, key: String) throws(NetworkError) {
+        if s.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            throw .invalidRequest("\(context) '\(key.escapedForMessage)' contains a CR, LF or NUL character")
+        }
+    }
+}

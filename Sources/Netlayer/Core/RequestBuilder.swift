@@ -1,0 +1,78 @@
+import FoundationEssentials
+
+/// Builds an `HTTPRequest` from an endpoint and a config: the merge rules of
+/// headers, query, body and options live here and nowhere else.
+enum RequestBuilder {
+    static func build(_ endpoint: some Requestable, config: any NetworkConfigurable,
+                      base: BaseURL?) throws(NetworkError) -> HTTPRequest {
+        var query = config.queryParameters
+        if let encodable = endpoint.queryParametersEncodable {
+            guard case .object(let object) = try encodeToJSON(encodable, what: "query") else {
+                throw .invalidRequest("queryParametersEncodable must encode to a JSON object")
+            }
+            for member in object where !member.value.isNull { query[member.key] = member.value }
+        }
+        for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
+        let pairs = try QueryEncoding.pairs(from: query, context: "query")
+        let url = try URLBuilder.url(base: base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs)
+
+        var headers = config.headers.merging(endpoint.headerParameters)
+        try headers.validate()
+
+        var body: [UInt8]?
+        if let encodable = endpoint.bodyParametersEncodable {
+            let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding)
+            body = bytes
+            if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
+        } else if let parameters = endpoint.bodyParameters {
+            let (bytes, contentType) = try endpoint.bodyEncoding.encode(parameters)
+            body = bytes
+            if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
+        }
+
+        var options = config.requestOptions
+        if let timeout = endpoint.timeout { options.timeout = timeout }
+        if let acceptable = endpoint.acceptableStatus { options.acceptableStatus = acceptable }
+        try validate(options)
+        return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options)
+    }
+
+    /// Options a config or endpoint may set to nonsense when built in Swift.
+    static func validate(_ options: RequestOptions) throws(NetworkError) {
+        if let t = options.timeout, !(t > 0 && t.isFinite) { throw .invalidRequest("timeout must be a positive number of seconds") }
+        if let t = options.connectTimeout, !(t > 0 && t.isFinite) { throw .invalidRequest("connectTimeout must be a positive number of seconds") }
+        if options.maxRedirects < 0 { throw .invalidRequest("maxRedirects must not be negative") }
+        if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
+        if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
+    }
+
+    private static func encodeBody(_ value: any Encodable & Sendable,
+                                   encoding: BodyEncoding) throws(NetworkError) -> ([UInt8], String) {
+        if encoding == .json {
+            do {
+                return (Array(try JSONEncoder.sorted.encode(value)), "application/json")
+            } catch {
+                throw .invalidRequest("body could not be encoded: \(error)")
+            }
+        }
+        return try encoding.encode(try encodeToJSON(value, what: "body"))
+    }
+
+    private static func encodeToJSON(_ value: any Encodable & Sendable, what: String) throws(NetworkError) -> JSON {
+        do {
+            let data = try JSONEncoder.sorted.encode(value)
+            return try JSONParser.parse(data)
+        } catch {
+            throw .invalidRequest("\(what) could not be encoded: \(error)")
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys make encoded queries and bodies deterministic.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

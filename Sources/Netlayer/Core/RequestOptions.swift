@@ -1,0 +1,21 @@
+/// Per-request transport options. A config sets the defaults
+/// (`NetworkConfigurable.requestOptions`); an endpoint may override some of them.
+public struct RequestOptions: Sendable, Hashable {
+    /// Seconds one attempt may take, connect included; nil means no limit.
+    public var timeout: Double? = 30
+    /// Seconds the TCP/TLS connect may take.
+    public var connectTimeout: Double? = 10
+    public var acceptableStatus: AcceptableStatus = .successful
+    public var followRedirects = true
+    public var maxRedirects = 10
+    /// Decoded body bytes beyond which the transfer fails with `tooLarge`.
+    public var maxResponseBytes = 100 * 1024 * 1024
+    /// Offer gzip, deflate, br and zstd and decode them transparently.
+    public var compression = true
+    public var userAgent: String? = "netlayer/\(Netlayer.version)"
+    /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
+    public var proxy: String?
+    public var tls = TLSOptions()
+
+    public init() {}
+}

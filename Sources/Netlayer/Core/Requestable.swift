@@ -1,0 +1,38 @@
+/// Everything needed to build one request, relative to a `NetworkConfigurable`
+/// (the seeds' `Requestable`).
+public protocol Requestable: Sendable {
+    var path: String { get }
+    /// `path` is a complete URL rather than a path under `baseURL`.
+    var isFullPath: Bool { get }
+    var method: HTTPMethod { get }
+    /// Merged over the config's headers (names compare case-insensitively).
+    var headerParameters: HTTPHeaders { get }
+    /// Encoded to a JSON object and merged over `queryParameters`.
+    var queryParametersEncodable: (any Encodable & Sendable)? { get }
+    /// Merged over the config's query; arrays repeat the key.
+    var queryParameters: JSONObject { get }
+    /// Sent as the body, encoded with `bodyEncoding`; wins over `bodyParameters`.
+    var bodyParametersEncodable: (any Encodable & Sendable)? { get }
+    var bodyParameters: JSON? { get }
+    var bodyEncoding: BodyEncoding { get }
+    /// Overrides the config's per-attempt timeout, in seconds.
+    var timeout: Double? { get }
+    /// Overrides the config's acceptable status codes.
+    var acceptableStatus: AcceptableStatus? { get }
+
+    /// The request for this endpoint under `config`.
+    func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest
+}
+
+extension Requestable {
+    public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
+        let base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
+        return try RequestBuilder.build(self, config: config, base: base)
+    }
+}
+
+/// A `Requestable` that knows how to decode its response (the seeds' `ResponseRequestable`).
+public protocol ResponseRequestable: Requestable {
+    associatedtype Response
+    var responseDecoder: any ResponseDecoder { get }
+}

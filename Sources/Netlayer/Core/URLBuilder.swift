@@ -1,0 +1,54 @@
+/// The one place a request URL is assembled from a base URL, an endpoint path and
+/// query parameters.
+public enum URLBuilder {
+    /// The URL for `path`, joined to `base` with exactly one slash, plus the query.
+    ///
+    /// A path can never change the host: a path that starts with "//" or "\", holds
+    /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
+    /// the path must itself be an absolute http(s) URL.
+    public static func url(base: BaseURL?, path: String, isFullPath: Bool,
+                           query: [(String, String)]) throws(NetworkError) -> String {
+        if path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw .invalidRequest("path contains a control character (CR, LF, NUL or similar)")
+        }
+        var url: String
+        var existingQuery: String?
+        if isFullPath {
+            let full = try BaseURL(path, role: "path (isFullPath)")
+            url = full.origin + PercentEncoding.encodePath(full.path.isEmpty ? "/" : full.path)
+            existingQuery = full.query
+        } else {
+            guard let base else {
+                throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
+            }
+            try checkRelative(path)
+            var relative = Substring(path)
+            while relative.first == "/" { relative.removeFirst() }
+            url = base.origin + base.path + "/" + PercentEncoding.encodePath(String(relative))
+            existingQuery = base.query
+        }
+        let encoded = QueryEncoding.encode(query)
+        switch (existingQuery, encoded.isEmpty) {
+        case (let q?, true): url += "?" + q
+        case (let q?, false): url += "?" + q + "&" + encoded
+        case (nil, false): url += "?" + encoded
+        case (nil, true): break
+        }
+        return url
+    }
+
+    private static func checkRelative(_ path: String) throws(NetworkError) {
+        if path.hasPrefix("//") {
+            throw .urlGeneration("path '\(path)' starts with '//', which would change the host of baseURL")
+        }
+        if path.contains("\\") {
+            throw .urlGeneration("path '\(path)' contains a backslash, which URL parsers disagree on")
+        }
+        // "http:..." or "mailto:..." would be read as a new URL by a resolver.
+        if let colon = path.firstIndex(of: ":"), !path[..<colon].contains("/"),
+           let first = path.first, first.isLetter,
+           path[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
+            throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+        }
+    }
+}

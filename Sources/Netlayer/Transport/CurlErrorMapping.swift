@@ -1,0 +1,31 @@
+import CCurl
+
+/// The one mapping from libcurl result codes to `NetworkError`.
+enum CurlErrorMapping {
+    static func error(for code: CURLcode, detail: String, exceededLimit: Bool, limit: Int) -> NetworkError {
+        let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        let raw = Int(code.rawValue)
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return .notConnected(text)
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timedOut(text)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_ISSUER_ERROR,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
+            return .tls(text)
+        case CURLE_WRITE_ERROR where exceededLimit, CURLE_FILESIZE_EXCEEDED:
+            return .tooLarge("the response body is larger than maxResponseBytes (\(limit))")
+        case CURLE_URL_MALFORMAT:
+            return .urlGeneration(text)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return .protocolViolation("\(text) (only http and https are allowed, also for redirects)", curlCode: raw)
+        case CURLE_PARTIAL_FILE, CURLE_WEIRD_SERVER_REPLY, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_HTTP2,
+             CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
+            return .protocolViolation(text, curlCode: raw)
+        default:
+            return .generic(text, curlCode: raw)
+        }
+    }
+}

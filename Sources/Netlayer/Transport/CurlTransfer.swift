@@ -1,0 +1,214 @@
+import CCurl
+import Glibc
+import Synchronization
+
+/// One request on its way through the event loop: its easy-handle options, the
+/// response as it arrives, and the guarantee that its completion runs exactly once.
+final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
+    private enum State: Int {
+        case pending = 0, finished = 1, cancelRequested = 2
+    }
+
+    let request: HTTPRequest
+    private let completion: NetworkSessionManager.CompletionHandler
+    private weak var loop: CurlEventLoop?
+    /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
+    /// won the race); whoever moves it first decides what the completion reports.
+    private let state = Atomic<Int>(State.pending.rawValue)
+
+    // Touched only on the loop thread.
+    var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    private var body: [UInt8] = []
+    private var headers = HTTPHeaders()
+    private var exceededLimit = false
+    private var delivered = false
+
+    init(request: HTTPRequest, loop: CurlEventLoop, completion: @escaping NetworkSessionManager.CompletionHandler) {
+        self.request = request
+        self.loop = loop
+        self.completion = completion
+    }
+
+    // MARK: NetworkCancellable
+
+    @discardableResult
+    func cancel() -> Bool {
+        guard state.compareExchange(expected: State.pending.rawValue, desired: State.cancelRequested.rawValue,
+                                    ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        loop?.enqueueCancel(self)
+        return true
+    }
+
+    /// Whether the completion has run (loop thread only).
+    var isDelivered: Bool { delivered }
+
+    var isCancelRequested: Bool { state.load(ordering: .acquiring) == State.cancelRequested.rawValue }
+
+    // MARK: Loop-thread side
+
+    /// Reports `result` unless a cancel won the race, in which case it reports `cancelled`.
+    /// Runs the completion at most once.
+    func deliver(_ result: Result<HTTPResponse, NetworkError>) {
+        guard !delivered else { return }
+        delivered = true
+        let finished = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
+                                             ordering: .acquiringAndReleasing).exchanged
+        releaseResources()
+        completion(finished ? result : .failure(.cancelled))
+    }
+
+    /// Reports `cancelled` whatever the state (cancel request or shutdown).
+    func deliverCancelled() {
+        guard !delivered else { return }
+        delivered = true
+        _ = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
+                                  ordering: .acquiringAndReleasing)
+        releaseResources()
+        completion(.failure(.cancelled))
+    }
+
+    private func releaseResources() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        body = []
+    }
+
+    /// Sets every option this request needs on a freshly reset easy handle.
+    func configure(_ easy: UnsafeMutableRawPointer) -> NetworkError? {
+        self.easy = easy
+        let options = request.options
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var rc = CURLE_OK
+        func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
+
+        check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
+        check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
+        check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        errorBuffer.withUnsafeMutableBufferPointer { check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, $0.baseAddress)) }
+        check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
+        check(nl_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
+
+        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                                  options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, options.followRedirects ? 1 : 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects))
+        check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxResponseBytes)))
+        if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
+        if let userAgent = options.userAgent { check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent)) }
+        if let proxy = options.proxy { check(nl_curl_setopt_str(easy, CURLOPT_PROXY, proxy)) }
+        check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.tls.verify ? 1 : 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.tls.verify ? 2 : 0))
+        if let caFile = options.tls.caFile { check(nl_curl_setopt_str(easy, CURLOPT_CAINFO, caFile)) }
+        if let pin = options.tls.pinnedPublicKey { check(nl_curl_setopt_str(easy, CURLOPT_PINNEDPUBLICKEY, pin)) }
+
+        switch request.method {
+        case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        case .head: check(nl_curl_setopt_long(easy, CURLOPT_NOBODY, 1))
+        case .post: check(nl_curl_setopt_long(easy, CURLOPT_POST, 1))
+        case .put, .patch, .delete, .options:
+            check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
+        }
+        if let payload = request.body ?? (request.method == .post ? [] : nil) {
+            check(nl_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)))
+            if payload.isEmpty {
+                check(nl_curl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""))
+            } else {
+                check(payload.withUnsafeBytes { nl_curl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) })
+            }
+        }
+
+        var list: UnsafeMutablePointer<curl_slist>?
+        for field in request.headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+            list = curl_slist_append(list, line)
+        }
+        if request.body != nil && request.headers["Expect"] == nil {
+            list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
+        }
+        headerList = list
+        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
+
+        guard rc == CURLE_OK else {
+            return .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
+        }
+        return nil
+    }
+
+    /// Maps the finished transfer to a response or an error.
+    func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
+        guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
+        let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        if code != CURLE_OK {
+            return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: exceededLimit,
+                                                   limit: request.options.maxResponseBytes))
+        }
+        var status = 0
+        nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var totalMicros: curl_off_t = 0
+        nl_curl_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
+        var effective: UnsafeMutableRawPointer?
+        nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
+        let effectiveURL = effective.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? request.url
+        return .success(HTTPResponse(statusCode: status, headers: headers, body: body,
+                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL))
+    }
+
+    // MARK: libcurl callbacks (loop thread)
+
+    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if body.count + bytes.count > request.options.maxResponseBytes {
+            exceededLimit = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        var line = bytes[...]
+        while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
+        if line.isEmpty { return }
+        if line.starts(with: "HTTP/".utf8) {
+            headers = HTTPHeaders()  // a new response: a redirect, or after 100 Continue
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+        let text = String(decoding: value, as: UTF8.self)
+        if let existing = headers[name] {
+            headers[name] = existing + ", " + text
+        } else {
+            headers.add(name: name, value: text)
+        }
+    }
+}
+
+private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                           _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return 0 }
+    return transfer.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                             _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    if length > 0, let data { transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) }
+    return length
+}

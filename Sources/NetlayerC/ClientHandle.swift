@@ -1,0 +1,115 @@
+import Netlayer
+import Synchronization
+
+/// The object behind an `nl_client *`: the core services of one client, its named
+/// endpoints, and the table of asynchronous requests `nl_cancel` looks ids up in.
+final class ClientHandle: @unchecked Sendable {
+    let session: CurlSessionManager
+    let network: DefaultNetworkService
+    let dataTransfer: DefaultDataTransferService
+    let namedEndpoints: JSONObject
+    private let nextID = Atomic<UInt64>(1)
+    private let inFlight = Mutex<[UInt64: DeferredCancellable]>([:])
+
+    init(config: ConfigDocument) throws(NetworkError) {
+        session = try CurlSessionManager(maxConcurrent: config.maxConcurrent)
+        network = DefaultNetworkService(config: config.network, sessionManager: session)
+        dataTransfer = DefaultDataTransferService(with: network)
+        namedEndpoints = config.endpoints
+    }
+
+    /// A request prepared from a document: either ready to send, or already failed.
+    enum Prepared {
+        case ready(HTTPRequest, any ResponseDecoder)
+        case failed([UInt8])
+    }
+
+    func prepare(_ document: JSON) -> Prepared {
+        do {
+            let endpoint = try EndpointDocument(document).endpoint
+            return .ready(try network.makeRequest(for: endpoint), endpoint.responseDecoder)
+        } catch {
+            return .failed(ResultDocument.failure(.networkFailure(error)))
+        }
+    }
+
+    func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String) -> Prepared {
+        do {
+            return prepare(try JSONParser.parse(bytes))
+        } catch {
+            return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
+        }
+    }
+
+    /// Sends `request` and returns the result document; `completion` runs on the loop thread.
+    @discardableResult
+    func send(_ request: HTTPRequest, decoder: any ResponseDecoder,
+              completion: @escaping @Sendable ([UInt8]) -> Void) -> any NetworkCancellable {
+        network.send(request) { [dataTransfer] raw in
+            completion(Self.document(for: raw, request: request, decoder: decoder, dataTransfer: dataTransfer))
+        }
+    }
+
+    /// Sends every prepared request and waits for all of them. Results keep input order.
+    /// Decoding runs on the caller's thread, so the loop thread only moves bytes.
+    func perform(_ prepared: [Prepared]) -> [[UInt8]] {
+        let slots = ResultSlots(count: prepared.count)
+        let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
+        for (index, item) in prepared.enumerated() {
+            guard case .ready(let request, _) = item else { continue }
+            network.send(request) { raw in
+                slots.set(index, raw)
+                latch.countDown()
+            }
+        }
+        latch.wait()
+        return prepared.enumerated().map { index, item in
+            switch item {
+            case .failed(let document):
+                return document
+            case .ready(let request, let decoder):
+                return Self.document(for: slots.get(index)!, request: request, decoder: decoder,
+                                     dataTransfer: dataTransfer)
+            }
+        }
+    }
+
+    static func document(for raw: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+                         decoder: any ResponseDecoder, dataTransfer: DefaultDataTransferService) -> [UInt8] {
+        let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(raw, request: request,
+                                                                                          decoder: decoder)
+        switch decoded {
+        case .success(let response): return ResultDocument.success(response)
+        case .failure(let error): return ResultDocument.failure(error, response: try? raw.get())
+        }
+    }
+
+    // MARK: Asynchronous requests
+
+    func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    func register(_ id: UInt64) -> DeferredCancellable {
+        let token = DeferredCancellable()
+        inFlight.withLock { $0[id] = token }
+        return token
+    }
+
+    func unregister(_ id: UInt64) {
+        _ = inFlight.withLock { $0.removeValue(forKey: id) }
+    }
+
+    func cancel(_ id: UInt64) -> Bool {
+        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        return token.cancel()
+    }
+}
+
+/// Per-index results filled from loop-thread completions and read after the latch opens.
+private final class ResultSlots: @unchecked Sendable {
+    private let slots: Mutex<[Result<HTTPResponse, NetworkError>?]>
+
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+    func set(_ i: Int, _ raw: Result<HTTPResponse, NetworkError>) { slots.withLock { $0[i] = raw } }
+    func get(_ i: Int) -> Result<HTTPResponse, NetworkError>? { slots.withLock { $0[i] } }
+}

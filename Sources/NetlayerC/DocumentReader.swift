@@ -1,0 +1,143 @@
+import Netlayer
+
+/// Reads one JSON object of a document with typed accessors whose errors name the
+/// key ("endpoint key 'timeout' must be a positive number, not a string").
+/// A key set to null reads as absent: "use the default".
+struct DocumentReader {
+    let object: JSONObject
+    /// Where the object sits, for messages: "config", "endpoint", "endpoint key 'response'".
+    let context: String
+
+    init(_ value: JSON, context: String) throws(NetworkError) {
+        guard case .object(let object) = value else {
+            throw .invalidRequest("\(context) must be a JSON object, not \(value.typeName)")
+        }
+        self.object = object
+        self.context = context
+    }
+
+    /// Refuses keys outside `known`, and non-null keys in `unsupported` (part of the
+    /// contract, not of this version), so a typo or an unsupported feature never
+    /// passes silently.
+    func checkKeys(known: Set<String>, unsupported: Set<String> = []) throws(NetworkError) {
+        for member in object {
+            if unsupported.contains(member.key) {
+                if member.value.isNull { continue }
+                throw .invalidRequest("\(context) key '\(member.key)' is not supported by netlayer \(Netlayer.version) yet")
+            }
+            if !known.contains(member.key) {
+                throw .invalidRequest("unknown \(context) key '\(member.key.escaped)'")
+            }
+        }
+    }
+
+    func value(_ key: String) -> JSON? {
+        guard let v = object[key], !v.isNull else { return nil }
+        return v
+    }
+
+    private func fail(_ key: String, _ expected: String, _ got: JSON) -> NetworkError {
+        .invalidRequest("\(context) key '\(key)' must be \(expected), not \(got.typeName)")
+    }
+
+    func string(_ key: String) throws(NetworkError) -> String? {
+        guard let v = value(key) else { return nil }
+        guard case .string(let s) = v else { throw fail(key, "a string", v) }
+        return s
+    }
+
+    func bool(_ key: String) throws(NetworkError) -> Bool? {
+        guard let v = value(key) else { return nil }
+        guard case .bool(let b) = v else { throw fail(key, "true or false", v) }
+        return b
+    }
+
+    /// Seconds: a positive, finite number.
+    func seconds(_ key: String) throws(NetworkError) -> Double? {
+        guard let v = value(key) else { return nil }
+        guard let d = v.doubleValue else { throw fail(key, "a positive number of seconds", v) }
+        guard d > 0, d.isFinite, d <= 31_536_000 else {
+            throw .invalidRequest("\(context) key '\(key)' must be a positive number of seconds (at most a year), not \(d)")
+        }
+        return d
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int>) throws(NetworkError) -> Int? {
+        guard let v = value(key) else { return nil }
+        guard let i = v.intValue else { throw fail(key, "an integer", v) }
+        guard range.contains(i) else {
+            throw .invalidRequest("\(context) key '\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
+        }
+        return i
+    }
+
+    func object(_ key: String) throws(NetworkError) -> JSONObject? {
+        guard let v = value(key) else { return nil }
+        guard case .object(let o) = v else { throw fail(key, "an object", v) }
+        return o
+    }
+
+    func reader(_ key: String) throws(NetworkError) -> DocumentReader? {
+        guard let v = value(key) else { return nil }
+        return try DocumentReader(v, context: "\(context) key '\(key)'")
+    }
+
+    /// Header fields: an object of strings, each name and value validated by the core.
+    func headers(_ key: String) throws(NetworkError) -> HTTPHeaders? {
+        guard let o = try object(key) else { return nil }
+        var headers = HTTPHeaders()
+        for member in o {
+            guard case .string(let value) = member.value else {
+                throw .invalidRequest("\(context) key '\(key)': header '\(member.key.escaped)' must be a string, not \(member.value.typeName)")
+            }
+            do {
+                try HTTPHeaders.validate(name: member.key, value: value)
+            } catch {
+                throw .invalidRequest("\(context) key '\(key)': \(DataTransferError.networkFailure(error).message)")
+            }
+            headers[member.key] = value
+        }
+        return headers
+    }
+
+    /// Query parameters: an object whose values the core's query encoding accepts.
+    func query(_ key: String) throws(NetworkError) -> JSONObject? {
+        guard let o = try object(key) else { return nil }
+        _ = try QueryEncoding.pairs(from: o, context: "\(context) key '\(key)'")
+        return o
+    }
+
+    /// `[[200, 299], 304]`: codes and inclusive ranges of codes from 100 to 599.
+    func acceptableStatus(_ key: String) throws(NetworkError) -> AcceptableStatus? {
+        guard let v = value(key) else { return nil }
+        guard case .array(let items) = v, !items.isEmpty else { throw fail(key, "a non-empty array of codes and [low, high] ranges", v) }
+        var ranges: [ClosedRange<Int>] = []
+        for item in items {
+            if let code = item.intValue, (100...599).contains(code) {
+                ranges.append(code...code)
+            } else if case .array(let pair) = item, pair.count == 2,
+                      let low = pair[0].intValue, let high = pair[1].intValue,
+                      (100...599).contains(low), (100...599).contains(high), low <= high {
+                ranges.append(low...high)
+            } else {
+                throw .invalidRequest("\(context) key '\(key)': each entry must be a status code (100-599) or a [low, high] range with low <= high")
+            }
+        }
+        return AcceptableStatus(ranges)
+    }
+}
+
+extension String {
+    /// Control characters shown as escapes, so a message stays one clean line.
+    var escaped: String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,91 @@
+import Netlayer
+
+/// An endpoint document (`nl_request`, batch elements, named endpoints and overlays)
+/// translated into a core `Endpoint<JSON>`.
+struct EndpointDocument {
+    var endpoint: Endpoint<JSON>
+
+    static let knownKeys: Set<String> = [
+        "path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response", "timeout",
+        "acceptableStatus",
+    ]
+    static let unsupportedKeys: Set<String> = [
+        "multipart", "uploadFrom", "downloadTo", "xmlRoot", "deadline", "retry", "useCache", "progress", "stream",
+    ]
+
+    init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
+        let doc = try DocumentReader(json, context: context)
+        try doc.checkKeys(known: allowParams ? Self.knownKeys.union(["params"]) : Self.knownKeys,
+                          unsupported: Self.unsupportedKeys)
+        endpoint = Endpoint<JSON>(path: try doc.string("path") ?? "")
+        if let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
+        if let method = try doc.string("method") {
+            guard let m = HTTPMethod(rawValue: method.uppercased()) else {
+                throw .invalidRequest("\(context) key 'method': '\(method.escaped)' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+            }
+            endpoint.method = m
+        }
+        if let headers = try doc.headers("headers") { endpoint.headerParameters = headers }
+        if let query = try doc.query("query") { endpoint.queryParameters = query }
+        if let body = doc.value("body") { endpoint.bodyParameters = body }
+        if let encoding = try doc.string("bodyEncoding") {
+            switch encoding {
+            case "xml", "multipart":
+                throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding)' is not supported by netlayer \(Netlayer.version) yet")
+            default:
+                guard let e = BodyEncoding(rawValue: encoding) else {
+                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escaped)' is not one of json, form, text")
+                }
+                endpoint.bodyEncoding = e
+            }
+        }
+        if let body = endpoint.bodyParameters {
+            _ = try endpoint.bodyEncoding.encode(body)  // a body that cannot be encoded is the caller's error now
+        }
+        if let response = try doc.reader("response") {
+            try response.checkKeys(known: ["decoder", "keyPath"])
+            let keyPath = try response.string("keyPath")
+            switch try response.string("decoder") ?? "json" {
+            case "json": endpoint.responseDecoder = JSONResponseDecoder(keyPath: keyPath)
+            case "text": endpoint.responseDecoder = StringResponseDecoder()
+            case "base64": endpoint.responseDecoder = Base64ResponseDecoder()
+            case "none": endpoint.responseDecoder = EmptyResponseDecoder()
+            case let other:
+                throw .invalidRequest("\(context) key 'response': decoder '\(other.escaped)' is not one of json, text, base64, none")
+            }
+            if keyPath != nil, !(endpoint.responseDecoder is JSONResponseDecoder) {
+                throw .invalidRequest("\(context) key 'response': keyPath needs the json decoder")
+            }
+        }
+        if let t = try doc.seconds("timeout") { endpoint.timeout = t }
+        if let a = try doc.acceptableStatus("acceptableStatus") { endpoint.acceptableStatus = a }
+    }
+
+    /// The named endpoint `base` with `overlay` merged over it: overlay keys replace,
+    /// except the objects `headers`, `query` and `response`, whose members merge.
+    /// `params` fills the path's placeholders.
+    static func merged(named base: JSON, overlay: JSON) throws(NetworkError) -> JSON {
+        guard case .object(var merged) = base else { throw .invalidRequest("named endpoint is not an object") }
+        let overlayDoc = try DocumentReader(overlay, context: "overlay")
+        var params = JSONObject()
+        for member in overlayDoc.object {
+            if member.key == "params" {
+                guard case .object(let p) = member.value else {
+                    throw .invalidRequest("overlay key 'params' must be an object, not \(member.value.typeName)")
+                }
+                params = p
+                continue
+            }
+            if ["headers", "query", "response"].contains(member.key),
+               case .object(let add) = member.value, case .object(var existing)? = merged[member.key] {
+                for m in add { existing[m.key] = m.value }
+                merged[member.key] = .object(existing)
+            } else {
+                merged[member.key] = member.value
+            }
+        }
+        let path = merged["path"]?.stringValue ?? ""
+        merged["path"] = .string(try PathTemplate.render(path, params: params))
+        return .object(merged)
+    }
+}

@@ -1,0 +1,170 @@
+import Glibc
+import Netlayer
+
+// The C ABI of include/netlayer.h: each function decodes its documents, calls the
+// core, and encodes the result. No HTTP decisions are made here.
+
+/// `nl_callback` and its `user_data`, carried to the loop thread.
+private struct AsyncCallback: @unchecked Sendable {
+    let function: @convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+    let userData: UnsafeMutableRawPointer?
+
+    func callAsFunction(_ id: UInt64, _ document: [UInt8]) {
+        var document = document
+        document.append(0)
+        document.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { function(id, $0.baseAddress, userData) }
+        }
+    }
+}
+
+private func handle(_ client: OpaquePointer?) -> ClientHandle? {
+    client.map { Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+}
+
+private func output(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? { CString.make(bytes) }
+
+private let reentrantCallMessage =
+    "was called from inside a callback or hook of the same client, where waiting would deadlock; use nl_request_async there"
+
+// MARK: - Version
+
+nonisolated(unsafe) private let versionCString: UnsafePointer<CChar> = {
+    UnsafePointer(strdup(Netlayer.version)!)
+}()
+
+@_cdecl("nl_version")
+public func nl_version() -> UnsafePointer<CChar> { versionCString }
+
+@_cdecl("nl_abi_version")
+public func nl_abi_version() -> Int32 { Int32(Netlayer.abiVersion) }
+
+// MARK: - Clients
+
+@_cdecl("nl_client_new")
+public func nl_client_new(_ configJSON: UnsafePointer<CChar>?,
+                          _ errorJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> OpaquePointer? {
+    do {
+        let json: JSON
+        if let configJSON {
+            do {
+                json = try JSONParser.parse(CString.bytes(configJSON))
+            } catch {
+                throw NetworkError.invalidRequest("config is not valid JSON: \(error)")
+            }
+        } else {
+            json = .object(JSONObject())
+        }
+        let client = try ClientHandle(config: try ConfigDocument(json))
+        return OpaquePointer(Unmanaged.passRetained(client).toOpaque())
+    } catch {
+        errorJSON?.pointee = output(ResultDocument.failure(.networkFailure(error as! NetworkError)))
+        return nil
+    }
+}
+
+@_cdecl("nl_client_free")
+public func nl_client_free(_ client: OpaquePointer?) {
+    guard let client, let handle = handle(client) else { return }
+    if handle.session.isLoopThread { return }  // documented: freeing from a callback would deadlock
+    handle.session.shutdown()
+    Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer(client)).release()
+}
+
+// MARK: - Requests
+
+@_cdecl("nl_request")
+public func nl_request(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
+    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
+    guard let endpointJSON else { return output(ResultDocument.invalid("endpoint document is NULL")) }
+    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_request \(reentrantCallMessage)")) }
+    let prepared = handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document")
+    return output(handle.perform([prepared])[0])
+}
+
+@_cdecl("nl_call")
+public func nl_call(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                    _ overlayJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
+    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
+    guard let name else { return output(ResultDocument.invalid("endpoint name is NULL")) }
+    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_call \(reentrantCallMessage)")) }
+    let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
+    guard let named = handle.namedEndpoints[nameText] else {
+        return output(ResultDocument.invalid("no endpoint named '\(nameText.escaped)' in the config's endpoints"))
+    }
+    let overlay: JSON
+    do {
+        overlay = overlayJSON == nil ? .object(JSONObject()) : try JSONParser.parse(CString.bytes(overlayJSON!))
+    } catch {
+        return output(ResultDocument.invalid("overlay is not valid JSON: \(error)"))
+    }
+    do {
+        let merged = try EndpointDocument.merged(named: named, overlay: overlay)
+        return output(handle.perform([handle.prepare(merged)])[0])
+    } catch {
+        return output(ResultDocument.failure(.networkFailure(error)))
+    }
+}
+
+@_cdecl("nl_request_batch")
+public func nl_request_batch(_ client: OpaquePointer?,
+                             _ endpointsJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
+    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
+    guard let endpointsJSON else { return output(ResultDocument.invalid("endpoints array is NULL")) }
+    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
+    let parsed: JSON
+    do {
+        parsed = try JSONParser.parse(CString.bytes(endpointsJSON))
+    } catch {
+        return output(ResultDocument.invalid("endpoints array is not valid JSON: \(error)"))
+    }
+    guard case .array(let documents) = parsed else {
+        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
+    }
+    let results = handle.perform(documents.map { handle.prepare($0) })
+    var w = JSONWriter(capacity: results.reduce(2) { $0 + $1.count + 1 })
+    w.raw("[")
+    for (i, result) in results.enumerated() {
+        if i > 0 { w.raw(",") }
+        w.writeRaw(result)
+    }
+    w.raw("]")
+    return output(w.bytes)
+}
+
+@_cdecl("nl_request_async")
+public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?,
+                             _ callback: (@convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void)?,
+                             _ userData: UnsafeMutableRawPointer?) -> UInt64 {
+    guard let handle = handle(client), let callback else { return 0 }
+    let notify = AsyncCallback(function: callback, userData: userData)
+    let id = handle.newID()
+    let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document") }
+        ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
+    switch prepared {
+    case .failed(let document):
+        // The contract promises the callback on a library thread, never inline.
+        handle.session.execute { notify(id, document) }
+    case .ready(let request, let decoder):
+        let token = handle.register(id)
+        let transfer = handle.send(request, decoder: decoder) { [weak handle] document in
+            handle?.unregister(id)
+            notify(id, document)
+        }
+        token.attach(transfer)
+    }
+    return id
+}
+
+@_cdecl("nl_cancel")
+public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
+    guard let handle = handle(client) else { return 0 }
+    return handle.cancel(id) ? 1 : 0
+}
+
+// MARK: - Memory
+
+@_cdecl("nl_free")
+public func nl_free(_ pointer: UnsafeMutableRawPointer?) {
+    free(pointer)
+}

@@ -1,0 +1,75 @@
+import Netlayer
+
+/// Writes result documents (contract section 5).
+enum ResultDocument {
+    static func success(_ response: DataResponse<JSON>) -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"ok\":true,\"status\":")
+        w.write(int: Int64(response.statusCode))
+        w.raw(",\"headers\":")
+        writeHeaders(response.headers, into: &w)
+        w.raw(",\"value\":")
+        w.write(response.value)
+        w.raw(",\"fromCache\":")
+        w.raw(response.fromCache ? "true" : "false")
+        w.raw(",\"attempts\":")
+        w.write(int: Int64(response.attempts))
+        w.raw(",\"timing\":{\"totalMs\":")
+        w.write(double: (response.totalMs * 1000).rounded() / 1000)
+        w.raw("}}")
+        return w.bytes
+    }
+
+    /// A failure; `response` is what the server answered, when it answered.
+    static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1) -> [UInt8] {
+        let response = error.response ?? response
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"ok\":false,\"status\":")
+        if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
+        if let response {
+            w.raw(",\"headers\":")
+            writeHeaders(response.headers, into: &w)
+        }
+        w.raw(",\"attempts\":")
+        w.write(int: Int64(attempts))
+        if let response {
+            w.raw(",\"timing\":{\"totalMs\":")
+            w.write(double: (response.totalMs * 1000).rounded() / 1000)
+            w.raw("}")
+        }
+        w.raw(",\"error\":{\"kind\":")
+        w.write(string: error.kind.rawValue)
+        w.raw(",\"message\":")
+        w.write(string: error.message)
+        w.raw(",\"status\":")
+        if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
+        w.raw(",\"body\":")
+        if let response, error.kind == .status || error.kind == .parsing || error.kind == .noResponse {
+            w.write(string: String(decoding: response.body, as: UTF8.self))
+        } else {
+            w.raw("null")
+        }
+        w.raw(",\"code\":null")
+        if let curlCode = error.curlCode {
+            w.raw(",\"curlCode\":")
+            w.write(int: Int64(curlCode))
+        }
+        w.raw("}}")
+        return w.bytes
+    }
+
+    static func invalid(_ message: String) -> [UInt8] {
+        failure(.networkFailure(.invalidRequest(message)))
+    }
+
+    private static func writeHeaders(_ headers: HTTPHeaders, into w: inout JSONWriter) {
+        w.raw("{")
+        for (i, field) in headers.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.write(string: field.name)
+            w.raw(":")
+            w.write(string: field.value)
+        }
+        w.raw("}")
+    }
+}

@@ -1,0 +1,177 @@
+/*
+ * netlayer.h — the C interface of Netlayer, an HTTP API client over libcurl.
+ *
+ * Every request and every result is a JSON document (UTF-8, NUL-terminated).
+ * The documents are described in docs/documents.md; the contract they follow
+ * is versioned by NL_ABI_VERSION.
+ *
+ * Conventions used on every function below:
+ *  - Ownership: a `char *` returned by the library is owned by the caller and
+ *    must be released with nl_free(). A `const char *` argument is borrowed: the
+ *    library copies what it needs before the call returns.
+ *  - Threads: an nl_client may be used from any number of threads at once.
+ *  - Errors: bad input never crashes the process; it yields a result document
+ *    with error kind "invalid_request" and a message naming the key or byte
+ *    offset at fault.
+ */
+#ifndef NETLAYER_H
+#define NETLAYER_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define NL_EXTERN __attribute__((visibility("default")))
+#else
+#  define NL_EXTERN
+#endif
+
+/** Version of this header; compare with nl_version() at run time. */
+#define NL_VERSION_MAJOR 0
+#define NL_VERSION_MINOR 1
+#define NL_VERSION_PATCH 0
+#define NL_VERSION_STRING "0.1.0"
+
+/** Version of the C ABI and JSON contract; compare with nl_abi_version(). */
+#define NL_ABI_VERSION 1
+
+/**
+ * An HTTP client: configuration, one connection pool and one event-loop
+ * thread. Opaque; create with nl_client_new(), destroy with nl_client_free().
+ */
+typedef struct nl_client nl_client;
+
+/**
+ * The library's version, "MAJOR.MINOR.PATCH".
+ *
+ * Ownership: static storage; never free it.
+ * Threads: any thread, at any time.
+ * Errors: none.
+ */
+NL_EXTERN const char *nl_version(void);
+
+/**
+ * The ABI version the library implements; equals NL_ABI_VERSION when the
+ * header and the library match.
+ *
+ * Threads: any thread, at any time.
+ */
+NL_EXTERN int nl_abi_version(void);
+
+/**
+ * Creates a client from a config document (see docs/documents.md, "Config").
+ *
+ * @param config_json  borrowed; NULL means all defaults, like "{}".
+ * @param error_json   optional; on failure, when not NULL, receives an error
+ *                     document {"ok":false,"error":{...}} that the caller
+ *                     frees with nl_free(). Left untouched on success.
+ * @return a new client the caller destroys with nl_client_free(), or NULL when
+ *         the config is invalid (kind "invalid_request", the message names the
+ *         key) or the transport cannot start (kind "generic").
+ * Threads: any thread.
+ */
+NL_EXTERN nl_client *nl_client_new(const char *config_json, char **error_json);
+
+/**
+ * Destroys a client: cancels what is in flight, delivers every pending
+ * asynchronous callback (as kind "cancelled" when it had not finished), stops
+ * the event loop and returns only when no callback of this client can run any
+ * more. NULL is a no-op.
+ *
+ * Ownership: `client` is invalid after the call.
+ * Threads: any thread except one of the library's own (from inside a callback
+ * of the same client the call returns at once and does nothing, since waiting
+ * there would deadlock). No other call may use `client` concurrently with or
+ * after this one.
+ */
+NL_EXTERN void nl_client_free(nl_client *client);
+
+/**
+ * Performs one request described by an endpoint document and waits for it.
+ *
+ * @param client         the client; NULL yields an "invalid_request" result.
+ * @param endpoint_json  borrowed endpoint document (docs/documents.md).
+ * @return a result document (success or failure) the caller frees with
+ *         nl_free(); NULL only when memory is exhausted.
+ * Threads: any thread, concurrently on one client. Called from inside a
+ * callback of the same client it returns "invalid_request" instead of
+ * deadlocking.
+ */
+NL_EXTERN char *nl_request(nl_client *client, const char *endpoint_json);
+
+/**
+ * Performs the named endpoint of the config ("endpoints"), with `overlay_json`
+ * (an endpoint document, all keys optional, plus "params" to fill the
+ * {placeholders} of the path) merged over it, and waits for it.
+ *
+ * @param name          borrowed; an unknown name is "invalid_request".
+ * @param overlay_json  borrowed; NULL means "{}".
+ * @return a result document the caller frees with nl_free(); NULL only when
+ *         memory is exhausted.
+ * Threads: as nl_request().
+ */
+NL_EXTERN char *nl_call(nl_client *client, const char *name, const char *overlay_json);
+
+/**
+ * Runs a JSON array of endpoint documents concurrently (at most the config's
+ * "maxConcurrent" at once) and waits for all of them.
+ *
+ * @param endpoints_json_array  borrowed JSON array.
+ * @return a JSON array of result documents in input order, which the caller
+ *         frees with nl_free(); if the argument is not an array, a single
+ *         "invalid_request" result document. NULL only when memory is
+ *         exhausted.
+ * Threads: as nl_request().
+ */
+NL_EXTERN char *nl_request_batch(nl_client *client, const char *endpoints_json_array);
+
+/**
+ * Receives the result of an asynchronous request.
+ *
+ * @param id           the id nl_request_async() returned.
+ * @param result_json  the result document; borrowed, valid only during the call.
+ * @param user_data    the pointer given to nl_request_async().
+ */
+typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_data);
+
+/**
+ * Starts a request and returns at once; `callback` runs exactly once for the
+ * returned id, on a library thread, with a success, an error or kind
+ * "cancelled". Problems with the endpoint document are reported through the
+ * callback too.
+ *
+ * @param endpoint_json  borrowed; copied before the call returns.
+ * @param user_data      passed to `callback` untouched; the caller keeps it
+ *                       alive until the callback has run.
+ * @return a non-zero id, or 0 when `client` or `callback` is NULL (then no
+ *         callback runs).
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN uint64_t nl_request_async(nl_client *client, const char *endpoint_json,
+                                    nl_callback callback, void *user_data);
+
+/**
+ * Cancels an asynchronous request.
+ *
+ * @return 1 if the request was still in flight (its callback then reports kind
+ *         "cancelled"), 0 if it had already completed, is unknown, or
+ *         `client` is NULL.
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN int nl_cancel(nl_client *client, uint64_t id);
+
+/**
+ * Frees a string returned by the library. NULL is a no-op.
+ *
+ * Threads: any thread.
+ */
+NL_EXTERN void nl_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NETLAYER_H */
