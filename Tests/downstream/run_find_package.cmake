@@ -12,10 +12,14 @@ run("${CMAKE_COMMAND}" --install "${NETLAYER_BUILD}" --prefix "${WORK}/prefix")
 run("${CMAKE_COMMAND}" -S "${SOURCE}" -B "${WORK}/build" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${WORK}/prefix")
 run("${CMAKE_COMMAND}" --build "${WORK}/build")
 run(${WITH_SERVER} "${WORK}/build/consumer")
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${WORK}/prefix/lib/pkgconfig"
-                        pkg-config --cflags --libs netlayer
-                OUTPUT_VARIABLE flags RESULT_VARIABLE rc)
-if(rc OR NOT flags MATCHES "-lnetlayer" OR NOT flags MATCHES "${WORK}/prefix/include")
-  message(FATAL_ERROR "netlayer.pc gives unexpected flags: '${flags}'")
+# The same consumer built by a plain Makefile-style user with pkg-config.
+set(pc_env "PKG_CONFIG_PATH=${WORK}/prefix/lib/pkgconfig")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${pc_env} pkg-config --cflags --libs netlayer
+                OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(rc OR NOT flags MATCHES "-lnetlayer")
+  message(FATAL_ERROR "pkg-config netlayer failed or gave unexpected flags: '${flags}'")
 endif()
-message(STATUS "find_package consumer ok; pkg-config: ${flags}")
+separate_arguments(flag_list UNIX_COMMAND "${flags}")
+run(cc "${SOURCE}/../consumer.c" ${flag_list} "-Wl,-rpath,${WORK}/prefix/lib" -o "${WORK}/consumer_pc")
+run(${WITH_SERVER} "${WORK}/consumer_pc")
+message(STATUS "find_package and pkg-config consumers ok")
