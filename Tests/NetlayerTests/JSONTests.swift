@@ -1,0 +1,69 @@
+import Testing
+@testable import Netlayer
+
+@Suite struct JSONTests {
+    @Test func parsesAndWritesEveryKindOfValueRoundTrip() throws {
+        let text = #"{"a":1,"b":-2.5,"c":"x\"y\\z\n","d":[true,false,null],"e":{"f":[]},"g":12345678901234}"#
+        let value = try JSONParser.parse(text)
+        #expect(value["a"] == .int(1))
+        #expect(value["b"] == .double(-2.5))
+        #expect(value["c"] == .string("x\"y\\z\n"))
+        #expect(String(decoding: JSONWriter.serialize(value), as: UTF8.self) == text)
+    }
+
+    @Test func keepsMemberOrder() throws {
+        let value = try JSONParser.parse(#"{"z":1,"a":2,"m":3}"#)
+        #expect(value.objectValue?.keys == ["z", "a", "m"])
+    }
+
+    @Test func decodesUnicodeEscapesAndSurrogatePairs() throws {
+        #expect(try JSONParser.parse(#""\u00e9\ud83d\ude00""#) == .string("é😀"))
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(#""\ud83d""#) }
+    }
+
+    @Test(arguments: [
+        ("", 0), ("{", 1), ("[1,]", 3), ("{\"a\" 1}", 5), ("tru", 0), ("01", 0), ("1 2", 2),
+        ("{\"a\":1,\"a\":2}", 7), ("\"a\u{01}\"", 2), ("[1] x", 4),
+    ])
+    func rejectsMalformedTextWithTheByteOffset(text: String, offset: Int) {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(text) }
+        do {
+            _ = try JSONParser.parse(text)
+        } catch {
+            #expect(error.offset == offset, "\(text): \(error)")
+        }
+    }
+
+    @Test func reportsTheOffsetOfInvalidUTF8() {
+        let bytes: [UInt8] = Array(#"{"k":"ab"#.utf8) + [0xFF] + Array(#""}"#.utf8)
+        do {
+            _ = try JSONParser.parse(bytes)
+            Issue.record("parsed invalid UTF-8")
+        } catch {
+            #expect(error.offset == 8)
+            #expect(error.reason.contains("UTF-8"))
+        }
+    }
+
+    @Test func refusesNestingDeeperThanTheLimit() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }
+    }
+
+    @Test func writesControlCharactersAsEscapes() {
+        let out = String(decoding: JSONWriter.serialize(.string("a\u{01}b\tc")), as: UTF8.self)
+        #expect(out == #""a\u0001b\tc""#)
+    }
+
+    @Test func keyPathsWalkObjectsAndArraysAndNameTheMissingPart() throws {
+        let value = try JSONParser.parse(#"{"data":{"results":[{"title":"Dune"}]}}"#)
+        #expect(try value.value(atKeyPath: "data.results.0.title") == "Dune")
+        #expect(throws: DataTransferError.self) { try value.value(atKeyPath: "data.results.3") }
+        do {
+            _ = try value.value(atKeyPath: "data.missing.x")
+        } catch {
+            #expect(error.kind == .parsing)
+            #expect(error.message.contains("'missing'"))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Testing
+@testable import Netlayer
+
+@Suite struct RequestBuildingTests {
+    let config = NetworkConfig(baseURL: "https://api.example.com/v3/", headers: ["Accept": "application/json"],
+                               queryParameters: ["api_key": "k 1"])
+
+    @Test func joinsPathWithExactlyOneSlash() throws {
+        for path in ["movie/popular", "/movie/popular", "//movie/popular".dropFirst().description] {
+            let request = try Endpoint<JSON>(path: path).httpRequest(with: config)
+            #expect(request.url == "https://api.example.com/v3/movie/popular?api_key=k%201")
+        }
+    }
+
+    @Test func mergesQueryRepeatsArraysAndEncodesPerRFC3986() throws {
+        let endpoint = Endpoint<JSON>(path: "search", queryParameters: ["q": "a b&c/é", "ids": [1, 2], "adult": false,
+                                                                        "api_key": "override"])
+        let url = try endpoint.httpRequest(with: config).url
+        #expect(url == "https://api.example.com/v3/search?api_key=override&q=a%20b%26c%2F%C3%A9&ids=1&ids=2&adult=false")
+    }
+
+    @Test func encodableQueryAndBodyAreEncoded() throws {
+        struct Query: Encodable, Sendable { let page: Int; let tag: String }
+        struct Body: Encodable, Sendable { let title: String }
+        let endpoint = Endpoint<JSON>(path: "movies", method: .post, queryParametersEncodable: Query(page: 2, tag: "x"),
+                                      bodyParametersEncodable: Body(title: "Dune"))
+        let request = try endpoint.httpRequest(with: NetworkConfig(baseURL: "http://h/"))
+        #expect(request.url == "http://h/movies?page=2&tag=x")
+        #expect(request.body.map { String(decoding: $0, as: UTF8.self) } == #"{"title":"Dune"}"#)
+        #expect(request.headers["content-type"] == "application/json")
+    }
+
+    @Test func endpointHeadersOverrideConfigHeadersCaseInsensitively() throws {
+        let request = try Endpoint<JSON>(path: "x", headerParameters: ["accept": "text/plain"]).httpRequest(with: config)
+        #expect(request.headers.count == 1)
+        #expect(request.headers["Accept"] == "text/plain")
+    }
+
+    @Test(arguments: ["//evil.example/x", "http://other/", "https:evil", "a\\b", "\\\\evil"])
+    func aPathNeverChangesTheHost(path: String) {
+        #expect {
+            _ = try Endpoint<JSON>(path: path).httpRequest(with: config)
+        } throws: { error in
+            guard case NetworkError.urlGeneration = error else { return false }
+            return true
+        }
+    }
+
+    @Test(arguments: ["a\r\nX-Injected: 1", "a\u{0}b", "a\nb"])
+    func controlCharactersInAPathAreInvalidRequests(path: String) {
+        #expect {
+            _ = try Endpoint<JSON>(path: path).httpRequest(with: config)
+        } throws: { error in
+            guard case NetworkError.invalidRequest = error else { return false }
+            return true
+        }
+    }
+
+    @Test func headerValuesWithCRLFAndBadNamesAreRejected() {
+        #expect(throws: NetworkError.self) { try (["X": "a\r\nInjected: 1"] as HTTPHeaders).validate() }
+        #expect(throws: NetworkError.self) { try (["Bad Name": "v"] as HTTPHeaders).validate() }
+        #expect(throws: NetworkError.self) { try (["X:Y": "v"] as HTTPHeaders).validate() }
+        #expect(throws: Never.self) { try (["X-Trace": "1", "Empty": ""] as HTTPHeaders).validate() }
+    }
+
+    @Test func formAndTextBodiesHaveTheirContentTypes() throws {
+        let form = try Endpoint<JSON>(path: "f", method: .post, bodyParameters: ["a": "1 2", "b": ["x", "y"], "c": true],
+                                      bodyEncoding: .form).httpRequest(with: config)
+        #expect(form.body.map { String(decoding: $0, as: UTF8.self) } == "a=1%202&b=x&b=y&c=true")
+        #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        let text = try Endpoint<JSON>(path: "t", method: .put, bodyParameters: "plain", bodyEncoding: .text)
+            .httpRequest(with: config)
+        #expect(text.headers["Content-Type"] == "text/plain; charset=utf-8")
+        #expect(throws: NetworkError.self) {
+            try Endpoint<JSON>(path: "t", bodyParameters: ["a": 1], bodyEncoding: .text).httpRequest(with: config)
+        }
+    }
+
+    @Test func fullPathsMustBeHTTP() throws {
+        let ok = try Endpoint<JSON>(path: "http://127.0.0.1:9/x?y=1", isFullPath: true).httpRequest(with: config)
+        #expect(ok.url == "http://127.0.0.1:9/x?y=1&api_key=k%201")
+        #expect(throws: NetworkError.self) {
+            try Endpoint<JSON>(path: "file:///etc/passwd", isFullPath: true).httpRequest(with: config)
+        }
+    }
+
+    @Test func pathTemplatesEncodeEachParameterAsOneSegment() throws {
+        #expect(try PathTemplate.render("movie/{id}/{slug}", params: ["id": 7, "slug": "a/b c"]) == "movie/7/a%2Fb%20c")
+        #expect(throws: NetworkError.self) { try PathTemplate.render("movie/{id}", params: [:]) }
+        #expect(throws: NetworkError.self) { try PathTemplate.render("movie", params: ["id": 1]) }
+    }
+}

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Loopback HTTP test server for Netlayer (Python 3.11 standard library only).
+
+Usage: python3 server.py [--port 0] [--host 127.0.0.1] [--port-file PATH]
+
+Binds (port 0 picks a free port), prints "PORT <n>" on stdout, writes the
+port to --port-file when given, and serves until SIGTERM or SIGINT.
+HTTP/1.1 with keep-alive; every response carries Content-Length (except the
+ones HTTP forbids it on: 204 and 304).
+
+Endpoints (any method unless noted):
+  GET  /json                 fixed JSON document
+       /echo[/<anything>]    JSON description of the request (method, path,
+                             query, args, headers, body, bodyLength, connection)
+       /status/<code>        that status, {"detail":"status <code>"}
+       /delay/<ms>           sleeps, then {"delayed": ms}
+       /redirect/<n>         302 chain down to /redirect/0 -> /json
+       /redirect-to?url=U&status=302
+       /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
+       /stats /stats/reset   accepted TCP connections and requests
+       /movies /movies/<id>  small demo API (GET list, GET one, POST create)
+"""
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+JSON_DOC = {
+    "id": 1,
+    "title": "Dune",
+    "results": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+    "data": {"nested": {"value": 42}},
+}
+
+MOVIES = [
+    {"id": 1, "title": "Dune"},
+    {"id": 2, "title": "Arrival"},
+    {"id": 3, "title": "Heat"},
+]
+
+MAX_BODY = 256 * 1024 * 1024  # refuse absurd request bodies
+MAX_DELAY_MS = 120_000
+MAX_BYTES = 256 * 1024 * 1024
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.connections = 0  # since start or last reset
+        self.requests = 0  # since start or last reset
+        self.next_conn_id = 0  # monotonic, never reset
+
+    def new_connection(self):
+        with self.lock:
+            self.connections += 1
+            self.next_conn_id += 1
+            return self.next_conn_id
+
+    def new_request(self):
+        with self.lock:
+            self.requests += 1
+
+    def snapshot(self):
+        with self.lock:
+            return {"connections": self.connections, "requests": self.requests}
+
+    def reset(self):
+        with self.lock:
+            self.connections = 0
+            self.requests = 0
+
+
+STATS = Stats()
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _is_disconnect(exc):
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError,
+                            ConnectionAbortedError, TimeoutError,
+                            socket.timeout))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "NetlayerTestServer/1.0"
+    disable_nagle_algorithm = True
+    timeout = None
+
+    # ---- connection bookkeeping -------------------------------------------------
+
+    def setup(self):
+        super().setup()
+        self.conn_id = STATS.new_connection()
+
+    def log_message(self, format, *args):  # noqa: A002 - quiet
+        pass
+
+    # ---- dispatch -----------------------------------------------------------------
+
+    def _dispatch(self):
+        STATS.new_request()
+        self._response_started = False
+        try:
+            body = self._read_body()
+        except BadRequest as e:
+            self.close_connection = True
+            self._send_json(400, {"error": {"message": str(e)}})
+            return
+        try:
+            self._route(body)
+        except Exception as e:  # never let a handler bug kill the connection silently
+            if _is_disconnect(e):
+                self.close_connection = True
+                return
+            traceback.print_exc(file=sys.stderr)
+            self.close_connection = True
+            if not self._response_started:
+                try:
+                    self._send_json(500, {"error": {"message": "server error: %s" % e}})
+                except Exception:
+                    pass
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
+    do_TRACE = do_CONNECT = do_PROPFIND = do_QUERY = _dispatch
+
+    # ---- request body -------------------------------------------------------------
+
+    def _read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            return self._read_chunked()
+        cl = self.headers.get("Content-Length")
+        if cl is None:
+            return b""
+        try:
+            n = int(cl.strip())
+        except ValueError:
+            raise BadRequest("bad Content-Length")
+        if n < 0 or n > MAX_BODY:
+            raise BadRequest("bad Content-Length")
+        data = self.rfile.read(n) if n else b""
+        if len(data) != n:
+            self.close_connection = True
+            raise BadRequest("truncated body")
+        return data
+
+    def _read_chunked(self):
+        parts = []
+        total = 0
+        while True:
+            line = self.rfile.readline(65537)
+            if not line:
+                raise BadRequest("truncated chunked body")
+            size_text = line.split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise BadRequest("bad chunk size")
+            if size < 0:
+                raise BadRequest("bad chunk size")
+            if size == 0:
+                # trailers until an empty line
+                while True:
+                    t = self.rfile.readline(65537)
+                    if not t or t in (b"\r\n", b"\n"):
+                        break
+                break
+            total += size
+            if total > MAX_BODY:
+                raise BadRequest("body too large")
+            chunk = self.rfile.read(size)
+            if len(chunk) != size:
+                raise BadRequest("truncated chunk")
+            parts.append(chunk)
+            crlf = self.rfile.readline(65537)
+            if crlf not in (b"\r\n", b"\n"):
+                raise BadRequest("missing CRLF after chunk")
+        return b"".join(parts)
+
+    # ---- responses ----------------------------------------------------------------
+
+    def _send(self, status, body=b"", content_type=None, headers=()):
+        """Sends a whole response. Headers and body go out in one write."""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        self._response_started = True
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        for name, value in headers:
+            self.send_header(name, value)
+        no_body_status = status in (204, 304) or 100 <= status < 200
+        if status == 205:
+            body = b""
+        if not no_body_status:
+            self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        send_body = not no_body_status and self.command != "HEAD" and body
+        # end_headers() would flush the headers alone; append the body first so
+        # the whole response is one write.
+        self._headers_buffer.append(b"\r\n")
+        if send_body:
+            self._headers_buffer.append(body)
+        self.flush_headers()
+
+    def _send_json(self, status, obj, headers=()):
+        body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+        self._send(status, body, "application/json", headers)
+
+    # ---- routes -------------------------------------------------------------------
+
+    def _route(self, body):
+        parts = urlsplit(self.path)
+        path = parts.path
+        query = parts.query
+        segs = [s for s in path.split("/") if s != ""]
+        method = self.command
+
+        if path == "/json":
+            return self._send_json(200, JSON_DOC)
+
+        if segs and segs[0] == "echo":
+            return self._echo(parts, body)
+
+        if len(segs) == 2 and segs[0] == "status":
+            try:
+                code = int(segs[1])
+            except ValueError:
+                return self._send_json(400, {"error": {"message": "bad status code"}})
+            if code < 200 or code > 599:
+                return self._send_json(400, {"error": {"message": "status must be 200..599"}})
+            if code in (204, 205, 304):
+                return self._send(code, b"")
+            return self._send_json(code, {"detail": "status %d" % code})
+
+        if len(segs) == 2 and segs[0] == "delay":
+            try:
+                ms = int(float(segs[1]))
+            except ValueError:
+                return self._send_json(400, {"error": {"message": "bad delay"}})
+            ms = max(0, min(ms, MAX_DELAY_MS))
+            time.sleep(ms / 1000.0)
+            return self._send_json(200, {"delayed": ms})
+
+        if len(segs) == 2 and segs[0] == "redirect":
+            try:
+                n = int(segs[1])
+            except ValueError:
+                return self._send_json(400, {"error": {"message": "bad redirect count"}})
+            location = "/json" if n <= 0 else "/redirect/%d" % (n - 1)
+            return self._send_json(302, {"redirect": location},
+                                   headers=[("Location", location)])
+
+        if path == "/redirect-to":
+            args = parse_qs(query, keep_blank_values=True)
+            url = (args.get("url") or [""])[0]
+            try:
+                code = int((args.get("status") or ["302"])[0])
+            except ValueError:
+                code = 302
+            if code < 300 or code > 399:
+                code = 302
+            return self._send_json(code, {"redirect": url}, headers=[("Location", url)])
+
+        if path == "/text":
+            return self._send(200, b"hello, world", "text/plain")
+
+        if path == "/notjson":
+            return self._send(200, b"this is not json", "application/json")
+
+        if path == "/empty":
+            return self._send(200, b"")
+
+        if len(segs) == 2 and segs[0] == "bytes":
+            try:
+                n = int(segs[1])
+            except ValueError:
+                return self._send_json(400, {"error": {"message": "bad byte count"}})
+            n = max(0, min(n, MAX_BYTES))
+            data = bytes(i % 256 for i in range(min(n, 256))) * (n // 256 + 1)
+            return self._send(200, data[:n], "application/octet-stream")
+
+        if path == "/invalid-utf8":
+            return self._send(200, b"ab\xff\xfecd", "text/plain")
+
+        if path == "/headers-multi":
+            return self._send_json(200, {}, headers=[("X-Multi", "a"), ("X-Multi", "b")])
+
+        if path == "/stats":
+            return self._send_json(200, STATS.snapshot())
+
+        if path == "/stats/reset":
+            STATS.reset()
+            return self._send_json(200, STATS.snapshot())
+
+        if segs and segs[0] == "movies":
+            return self._movies(segs, method, body)
+
+        return self._send_json(404, {"error": {"message": "no route for %s" % path}})
+
+    def _echo(self, parts, body):
+        headers = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            if key in headers:
+                headers[key] = headers[key] + ", " + value
+            else:
+                headers[key] = value
+        doc = {
+            "method": self.command,
+            "path": parts.path,
+            "query": parts.query,
+            "args": parse_qs(parts.query, keep_blank_values=True),
+            "headers": headers,
+            "body": body.decode("utf-8", errors="replace"),
+            "bodyLength": len(body),
+            "connection": self.conn_id,
+        }
+        return self._send_json(200, doc)
+
+    def _movies(self, segs, method, body):
+        if len(segs) == 1:
+            if method in ("GET", "HEAD"):
+                return self._send_json(200, {"page": 1, "results": MOVIES})
+            if method == "POST":
+                try:
+                    doc = json.loads(body.decode("utf-8")) if body else None
+                except (UnicodeDecodeError, ValueError):
+                    doc = None
+                if not isinstance(doc, dict) or not isinstance(doc.get("title"), str):
+                    return self._send_json(
+                        400, {"error": {"message": "body must be {\"title\": string}"}})
+                return self._send_json(201, {"data": {"id": 4, "title": doc["title"]}})
+            return self._send_json(405, {"error": {"message": "method %s not allowed" % method}},
+                                   headers=[("Allow", "GET, HEAD, POST")])
+        if len(segs) == 2:
+            if method not in ("GET", "HEAD"):
+                return self._send_json(405, {"error": {"message": "method %s not allowed" % method}},
+                                       headers=[("Allow", "GET, HEAD")])
+            for m in MOVIES:
+                if str(m["id"]) == segs[1]:
+                    return self._send_json(200, {"data": m})
+            return self._send_json(404, {"error": {"message": "movie %s not found" % segs[1]}})
+        return self._send_json(404, {"error": {"message": "no route"}})
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def handle_error(self, request, client_address):
+        exc = sys.exc_info()[1]
+        if exc is not None and _is_disconnect(exc):
+            return
+        sys.stderr.write("server.py: error while handling a request:\n")
+        traceback.print_exc(file=sys.stderr)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Netlayer loopback test server")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port-file", default=None)
+    ap.add_argument("--exit-on-stdin-eof", action="store_true",
+                    help="stop when stdin closes (the parent test process ended)")
+    args = ap.parse_args(argv)
+
+    httpd = Server((args.host, args.port), Handler)
+    port = httpd.server_address[1]
+
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    if args.exit_on_stdin_eof:
+        def watch_stdin():
+            while sys.stdin.buffer.read(4096):
+                pass
+            stop.set()
+        threading.Thread(target=watch_stdin, name="stdin_watch", daemon=True).start()
+
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                              name="serve_forever", daemon=True)
+    thread.start()
+
+    if args.port_file:
+        tmp = args.port_file + ".tmp%d" % os.getpid()
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    sys.stdout.write("PORT %d\n" % port)
+    sys.stdout.flush()
+
+    try:
+        while not stop.wait(0.5):
+            if not thread.is_alive():
+                break
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+# Sourced by scripts/test and scripts/demo: installs the Debian packages the build
+# and the tests need, when any is missing. The Swift toolchain itself is assumed.
+NETLAYER_DEBIAN_PACKAGES=(cmake ninja-build pkg-config libcurl4-openssl-dev libjansson-dev valgrind python3 python3-venv)
+
+ensure_system_packages() {
+    local missing=()
+    for pkg in "${NETLAYER_DEBIAN_PACKAGES[@]}" "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing missing Debian packages: ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    command -v swift >/dev/null || { echo "error: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
+}
