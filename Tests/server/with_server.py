@@ -67,6 +67,8 @@ def main(argv):
         return 2
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    # even when started with SIGINT ignored (e.g. as a background job)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     server = None
     child = None
     with tempfile.TemporaryDirectory(prefix="netlayer-server-") as tmp:

@@ -1,0 +1,462 @@
+/*
+ * harness.h — a tiny header-only test harness for the Netlayer C tests.
+ *
+ * Include this header first (it defines _POSIX_C_SOURCE when nobody did).
+ *
+ *   static void test_something(void) { CHECK(1 + 1 == 2); }
+ *   int main(int argc, char **argv) {
+ *       static const nlt_test tests[] = { NLT_TEST(test_something) };
+ *       return nlt_main(argc, argv, tests, NLT_COUNT(tests));
+ *   }
+ *
+ * - CHECK(cond) records a failure (file:line and the expression) and goes on.
+ *   CHECK and its variants are thread-safe and may be used from any thread.
+ * - REQUIRE(cond) records a failure and aborts the current test; use it only
+ *   on the thread that runs the test (it longjmps).
+ * - nlt_main runs every test (or those whose name contains argv[1]), prints
+ *   one "ok"/"FAIL" line per test and a final line "N passed, N failed", and
+ *   returns non-zero when any test failed. Each test has a watchdog
+ *   (NLT_TEST_TIMEOUT seconds) so a hung library call fails the run instead of
+ *   blocking it forever.
+ *
+ * Link with the library, -ljansson and -lpthread.
+ */
+#ifndef NETLAYER_TEST_HARNESS_H
+#define NETLAYER_TEST_HARNESS_H
+
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <ctype.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "netlayer.h"
+
+#ifndef NLT_TEST_TIMEOUT
+#  define NLT_TEST_TIMEOUT 60
+#endif
+
+typedef void (*nlt_fn)(void);
+
+typedef struct nlt_test {
+    const char *name;
+    nlt_fn fn;
+} nlt_test;
+
+#define NLT_TEST(fn) { #fn, fn }
+#define NLT_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- state ------------------------------------------------------------------ */
+
+static pthread_mutex_t nlt_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nlt_current_failures = 0;
+static const char *volatile nlt_current_name = "";
+static jmp_buf nlt_abort_jmp;
+
+static inline void nlt_vfail(const char *file, int line, const char *expr, const char *fmt, va_list ap)
+{
+    pthread_mutex_lock(&nlt_lock);
+    nlt_current_failures++;
+    fprintf(stdout, "    %s:%d: check failed: %s\n", file, line, expr);
+    if (fmt != NULL) {
+        fputs("        ", stdout);
+        vfprintf(stdout, fmt, ap);
+        fputc('\n', stdout);
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&nlt_lock);
+}
+
+static inline void nlt_fail(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    nlt_vfail(file, line, expr, fmt, ap);
+    va_end(ap);
+}
+
+/* Prints a note under the current test (thread-safe). */
+static inline void nlt_note(const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&nlt_lock);
+    fputs("    note: ", stdout);
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+    fflush(stdout);
+    pthread_mutex_unlock(&nlt_lock);
+}
+
+static inline void nlt_abort_test(void)
+{
+    longjmp(nlt_abort_jmp, 1);
+}
+
+#define CHECK(cond) \
+    do { if (!(cond)) nlt_fail(__FILE__, __LINE__, #cond, NULL); } while (0)
+
+/* CHECK_MSG(cond, fmt, ...): like CHECK, plus a printf-style explanation. */
+#define CHECK_MSG(cond, ...) \
+    do { if (!(cond)) nlt_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); } while (0)
+
+#define REQUIRE(cond) \
+    do { if (!(cond)) { nlt_fail(__FILE__, __LINE__, #cond, "(test aborted)"); nlt_abort_test(); } } while (0)
+
+#define REQUIRE_MSG(cond, ...) \
+    do { if (!(cond)) { nlt_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); nlt_abort_test(); } } while (0)
+
+#define CHECK_STR_EQ(actual, expected)                                                   \
+    do {                                                                                 \
+        const char *nlt_a_ = (actual);                                                   \
+        const char *nlt_e_ = (expected);                                                 \
+        if (nlt_a_ == NULL || nlt_e_ == NULL || strcmp(nlt_a_, nlt_e_) != 0)             \
+            nlt_fail(__FILE__, __LINE__, #actual " == " #expected,                       \
+                     "actual \"%s\", expected \"%s\"", nlt_a_ ? nlt_a_ : "(null)",       \
+                     nlt_e_ ? nlt_e_ : "(null)");                                        \
+    } while (0)
+
+#define CHECK_INT_EQ(actual, expected)                                                   \
+    do {                                                                                 \
+        long long nlt_a_ = (long long)(actual);                                          \
+        long long nlt_e_ = (long long)(expected);                                        \
+        if (nlt_a_ != nlt_e_)                                                            \
+            nlt_fail(__FILE__, __LINE__, #actual " == " #expected,                       \
+                     "actual %lld, expected %lld", nlt_a_, nlt_e_);                      \
+    } while (0)
+
+/* ---- small utilities ---------------------------------------------------------- */
+
+static inline double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1.0e6;
+}
+
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* Case-insensitive strstr; NULL arguments never match. */
+static inline const char *nlt_stristr(const char *haystack, const char *needle)
+{
+    size_t n;
+    if (haystack == NULL || needle == NULL)
+        return NULL;
+    n = strlen(needle);
+    for (; *haystack; haystack++) {
+        size_t i;
+        for (i = 0; i < n; i++) {
+            if (tolower((unsigned char)haystack[i]) != tolower((unsigned char)needle[i]))
+                break;
+        }
+        if (i == n)
+            return haystack;
+    }
+    return n == 0 ? haystack : NULL;
+}
+
+/* printf into a fresh malloc'ed string (caller frees). */
+static inline char *nlt_vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    int n;
+    char *s;
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return NULL;
+    s = (char *)malloc((size_t)n + 1);
+    if (s != NULL)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+static inline char *nlt_format(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    s = nlt_vformat(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ---- Netlayer helpers ------------------------------------------------------- */
+
+/* The test server's base URL (NETLAYER_TEST_URL, with a trailing slash).
+ * Aborts the current test when the variable is not set. */
+static inline const char *base_url(void)
+{
+    const char *u = getenv("NETLAYER_TEST_URL");
+    if (u == NULL || *u == '\0') {
+        nlt_fail(__FILE__, __LINE__, "getenv(\"NETLAYER_TEST_URL\") != NULL",
+                 "NETLAYER_TEST_URL is not set: run the tests through "
+                 "Tests/server/with_server.py -- <test binary>");
+        nlt_abort_test();
+    }
+    return u;
+}
+
+/* Parses a document returned by the library; NULL (with a failure recorded)
+ * when it is NULL or not JSON. Does not free `text`. */
+static inline json_t *nlt_parse(const char *text, const char *what)
+{
+    json_error_t err;
+    json_t *j;
+    if (text == NULL) {
+        nlt_fail(__FILE__, __LINE__, "result != NULL", "%s returned NULL", what);
+        return NULL;
+    }
+    j = json_loads(text, JSON_DECODE_ANY, &err);
+    if (j == NULL)
+        nlt_fail(__FILE__, __LINE__, "json_loads(result)",
+                 "%s returned text that is not JSON (%s at %d): %.400s", what, err.text,
+                 err.position, text);
+    return j;
+}
+
+/* Sends an endpoint document given verbatim (may be NULL or malformed) and
+ * returns the parsed result (caller json_decref()s). */
+static inline json_t *request_doc(nl_client *c, const char *endpoint)
+{
+    char *text = nl_request(c, endpoint);
+    json_t *j = nlt_parse(text, "nl_request");
+    nl_free(text);
+    return j;
+}
+
+/* printf-formats the endpoint document, calls nl_request and returns the parsed
+ * result (caller json_decref()s). Remember to write a literal '%' as "%%". */
+static inline json_t *request_json(nl_client *c, const char *endpoint_fmt, ...)
+{
+    va_list ap;
+    char *doc;
+    json_t *j;
+    va_start(ap, endpoint_fmt);
+    doc = nlt_vformat(endpoint_fmt, ap);
+    va_end(ap);
+    if (doc == NULL) {
+        nlt_fail(__FILE__, __LINE__, "format", "cannot format endpoint document");
+        return NULL;
+    }
+    j = request_doc(c, doc);
+    free(doc);
+    return j;
+}
+
+/* Creates a client with {"baseURL": base_url(), <extra members>}. `extra` is a
+ * list of JSON object members without braces, e.g. "\"timeout\": 5", or NULL.
+ * Aborts the test when the client cannot be created. */
+static inline nl_client *client_for(const char *extra_config_json_members)
+{
+    char *err = NULL;
+    nl_client *c;
+    int has_extra = extra_config_json_members != NULL && *extra_config_json_members != '\0';
+    char *config = nlt_format("{\"baseURL\": \"%s\"%s%s}", base_url(), has_extra ? ", " : "",
+                              has_extra ? extra_config_json_members : "");
+    REQUIRE(config != NULL);
+    c = nl_client_new(config, &err);
+    if (c == NULL) {
+        nlt_fail(__FILE__, __LINE__, "nl_client_new(config) != NULL", "config %s -> %s", config,
+                 err ? err : "(no error document)");
+        nl_free(err);
+        free(config);
+        nlt_abort_test();
+    }
+    free(config);
+    return c;
+}
+
+/* Follows a dot-separated path through objects and arrays (numeric parts index
+ * arrays). Returns a borrowed reference or NULL. An empty path is `root`. */
+static inline json_t *jpath(json_t *root, const char *path)
+{
+    json_t *cur = root;
+    const char *p = path;
+    char part[256];
+    if (root == NULL || path == NULL)
+        return NULL;
+    while (*p) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof(part))
+            return NULL;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        p += n;
+        if (*p == '.')
+            p++;
+        if (json_is_object(cur)) {
+            cur = json_object_get(cur, part);
+        } else if (json_is_array(cur)) {
+            char *end;
+            long idx = strtol(part, &end, 10);
+            if (*part == '\0' || *end != '\0' || idx < 0)
+                return NULL;
+            cur = json_array_get(cur, (size_t)idx);
+        } else {
+            return NULL;
+        }
+        if (cur == NULL)
+            return NULL;
+    }
+    return cur;
+}
+
+/* The string at `path`, or NULL when it is missing or not a string. */
+static inline const char *jpath_str(json_t *root, const char *path)
+{
+    json_t *v = jpath(root, path);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The number at `path`, or `dflt` when it is missing or not a number. */
+static inline double jpath_num(json_t *root, const char *path, double dflt)
+{
+    json_t *v = jpath(root, path);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+/* 1 when the result's "ok" is true, else 0. */
+static inline int result_ok(json_t *r)
+{
+    return json_is_true(json_object_get(r, "ok")) ? 1 : 0;
+}
+
+/* The result's HTTP "status", or -1 when absent. */
+static inline long long result_status(json_t *r)
+{
+    json_t *s = json_object_get(r, "status");
+    return json_is_number(s) ? (long long)json_number_value(s) : -1;
+}
+
+/* error.kind, or "" when absent (never NULL). */
+static inline const char *error_kind(json_t *r)
+{
+    const char *k = jpath_str(r, "error.kind");
+    return k ? k : "";
+}
+
+/* error.message, or "" when absent (never NULL). */
+static inline const char *error_message(json_t *r)
+{
+    const char *m = jpath_str(r, "error.message");
+    return m ? m : "";
+}
+
+/* Prints a compact rendering of a JSON value as a note. */
+static inline void nlt_dump(const char *label, json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    nlt_note("%s: %.1500s", label, s ? s : "(null)");
+    free(s);
+}
+
+/* Checks that a result succeeded; on failure prints the document. */
+#define CHECK_OK(r)                                                                      \
+    do {                                                                                 \
+        json_t *nlt_r_ = (r);                                                            \
+        if (!result_ok(nlt_r_)) {                                                        \
+            char *nlt_s_ = nlt_r_ ? json_dumps(nlt_r_, JSON_COMPACT) : NULL;             \
+            nlt_fail(__FILE__, __LINE__, "result_ok(" #r ")", "result: %.1500s",         \
+                     nlt_s_ ? nlt_s_ : "(null)");                                        \
+            free(nlt_s_);                                                                \
+        }                                                                                \
+    } while (0)
+
+/* Checks that a result failed with error kind `kind`; on failure prints it. */
+#define CHECK_KIND(r, kind)                                                              \
+    do {                                                                                 \
+        json_t *nlt_r_ = (r);                                                            \
+        if (result_ok(nlt_r_) || strcmp(error_kind(nlt_r_), (kind)) != 0) {              \
+            char *nlt_s_ = nlt_r_ ? json_dumps(nlt_r_, JSON_COMPACT) : NULL;             \
+            nlt_fail(__FILE__, __LINE__, "error.kind == " #kind, "result: %.1500s",      \
+                     nlt_s_ ? nlt_s_ : "(null)");                                        \
+            free(nlt_s_);                                                                \
+        }                                                                                \
+    } while (0)
+
+/* ---- runner ------------------------------------------------------------------ */
+
+static inline void nlt_on_alarm(int sig)
+{
+    const char *name = nlt_current_name;
+    static const char msg1[] = "\nFAIL (watchdog: test did not finish within the time limit): ";
+    ssize_t w;
+    (void)sig;
+    w = write(STDOUT_FILENO, msg1, sizeof(msg1) - 1);
+    w = write(STDOUT_FILENO, name, strlen(name));
+    w = write(STDOUT_FILENO, "\n", 1);
+    (void)w;
+    _exit(3);
+}
+
+static inline int nlt_main(int argc, char **argv, const nlt_test *tests, size_t count)
+{
+    size_t i;
+    int passed = 0, failed = 0;
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = nlt_on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    for (i = 0; i < count; i++) {
+        double t0;
+        int failures;
+        if (filter != NULL && strstr(tests[i].name, filter) == NULL)
+            continue;
+        pthread_mutex_lock(&nlt_lock);
+        nlt_current_failures = 0;
+        nlt_current_name = tests[i].name;
+        pthread_mutex_unlock(&nlt_lock);
+        printf("RUN  %s\n", tests[i].name);
+        fflush(stdout);
+        alarm(NLT_TEST_TIMEOUT);
+        t0 = now_ms();
+        if (setjmp(nlt_abort_jmp) == 0)
+            tests[i].fn();
+        alarm(0);
+        pthread_mutex_lock(&nlt_lock);
+        failures = nlt_current_failures;
+        pthread_mutex_unlock(&nlt_lock);
+        if (failures == 0) {
+            passed++;
+            printf("ok   %s (%.0f ms)\n", tests[i].name, now_ms() - t0);
+        } else {
+            failed++;
+            printf("FAIL %s (%d failed checks, %.0f ms)\n", tests[i].name, failures,
+                   now_ms() - t0);
+        }
+        fflush(stdout);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    fflush(stdout);
+    return failed == 0 ? 0 : 1;
+}
+
+#endif /* NETLAYER_TEST_HARNESS_H */

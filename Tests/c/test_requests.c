@@ -1,0 +1,558 @@
+/*
+ * test_requests.c — requests, results and error kinds of the Netlayer C ABI,
+ * against the loopback test server (run through Tests/server/with_server.py).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+
+#include <strings.h>
+
+/* ---- basic GET and the result document ------------------------------------- */
+
+static void test_get_json_returns_value_headers_and_metadata(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\"}");
+    json_t *headers = json_object_get(r, "headers");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 200);
+    CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
+    CHECK(json_is_object(headers));
+    CHECK_MSG(json_is_string(json_object_get(headers, "content-type")),
+              "headers must have lower-case \"content-type\"");
+    CHECK(jpath_str(r, "headers.content-type") != NULL &&
+          strstr(jpath_str(r, "headers.content-type"), "application/json") != NULL);
+    CHECK_INT_EQ(jpath_num(r, "attempts", -1), 1);
+    CHECK(json_is_number(jpath(r, "timing.totalMs")));
+    CHECK(jpath_num(r, "timing.totalMs", -1) >= 0);
+    CHECK(json_is_false(json_object_get(r, "fromCache")));
+    CHECK(json_object_get(r, "error") == NULL || json_is_null(json_object_get(r, "error")));
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_path_joins_base_url_with_one_slash(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"/json\"}");
+    char *base;
+    size_t n;
+    nl_client *c2;
+    char *config;
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
+    json_decref(r);
+    nl_client_free(c);
+
+    /* baseURL without a trailing slash, path without a leading one */
+    base = nlt_format("%s", base_url());
+    REQUIRE(base != NULL);
+    n = strlen(base);
+    if (n > 0 && base[n - 1] == '/')
+        base[n - 1] = '\0';
+    config = nlt_format("{\"baseURL\": \"%s/echo\"}", base);
+    REQUIRE(config != NULL);
+    c2 = nl_client_new(config, NULL);
+    REQUIRE(c2 != NULL);
+    r = request_json(c2, "{\"path\": \"sub/x\"}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/sub/x");
+    json_decref(r);
+    nl_client_free(c2);
+    free(config);
+    free(base);
+}
+
+static void test_keypath_indexes_arrays(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\", \"response\": {\"keyPath\": \"results.1.name\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value"), "b");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_keypath_walks_nested_objects(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\", \"response\": {\"keyPath\": \"data.nested.value\"}}");
+    CHECK_OK(r);
+    CHECK(json_is_number(json_object_get(r, "value")));
+    CHECK_INT_EQ(jpath_num(r, "value", -1), 42);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_missing_keypath_is_parsing_error_naming_the_key(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\", \"response\": {\"keyPath\": \"data.nosuchkey.value\"}}");
+    CHECK_KIND(r, "parsing");
+    CHECK_MSG(strstr(error_message(r), "nosuchkey") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- query, headers, bodies ------------------------------------------------- */
+
+static int args_equal(json_t *r, const char *name, const char *v1, const char *v2)
+{
+    json_t *a = jpath(r, "value.args");
+    json_t *list = json_object_get(a, name);
+    size_t want = v2 ? 2 : 1;
+    if (!json_is_array(list) || json_array_size(list) != want)
+        return 0;
+    if (strcmp(json_string_value(json_array_get(list, 0)) ? json_string_value(json_array_get(list, 0)) : "", v1) != 0)
+        return 0;
+    if (v2 && strcmp(json_string_value(json_array_get(list, 1)) ? json_string_value(json_array_get(list, 1)) : "", v2) != 0)
+        return 0;
+    return 1;
+}
+
+static void test_query_merges_over_config_and_percent_encodes(void)
+{
+    nl_client *c = client_for("\"query\": {\"api_key\": \"k\", \"lang\": \"en\"}");
+    json_t *r = request_json(c,
+        "{\"path\": \"echo\", \"query\": {\"lang\": \"fr\", \"ids\": [1, 2], \"adult\": false,"
+        " \"q\": \"a b&c\"}}");
+    const char *raw;
+    CHECK_OK(r);
+    CHECK(args_equal(r, "api_key", "k", NULL));
+    CHECK_MSG(args_equal(r, "lang", "fr", NULL), "endpoint query must win over the config's");
+    CHECK_MSG(args_equal(r, "ids", "1", "2"), "arrays repeat the key");
+    CHECK(args_equal(r, "adult", "false", NULL));
+    CHECK(args_equal(r, "q", "a b&c", NULL));
+    raw = jpath_str(r, "value.query");
+    CHECK(raw != NULL);
+    CHECK_MSG(raw && strstr(raw, "a%20b") != NULL, "raw query: %s", raw ? raw : "(null)");
+    CHECK_MSG(raw && strstr(raw, "%26c") != NULL, "raw query: %s", raw ? raw : "(null)");
+    CHECK_MSG(raw && strchr(raw, '+') == NULL, "space must be %%20, not '+': %s", raw ? raw : "(null)");
+    if (!result_ok(r))
+        nlt_dump("result", r);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_headers_merge_case_insensitively_endpoint_wins(void)
+{
+    nl_client *c = client_for("\"headers\": {\"X-A\": \"1\", \"X-B\": \"config\"}");
+    json_t *r = request_json(c, "{\"path\": \"echo\", \"headers\": {\"x-b\": \"endpoint\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.headers.x-a"), "1");
+    /* the server joins repeated headers with ", ", so "config, endpoint" would fail here */
+    CHECK_STR_EQ(jpath_str(r, "value.headers.x-b"), "endpoint");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_json_body_is_posted_with_json_content_type(void)
+{
+    nl_client *c = client_for(NULL);
+    const char *body = "{\"title\": \"Dune\", \"n\": [1, 2.5, {\"x\": null}], \"u\": \"\\u00e9\\u2603\", \"t\": true}";
+    json_t *r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"body\": %s}", body);
+    json_t *expected = json_loads(body, 0, NULL);
+    json_t *got = NULL;
+    const char *sent = jpath_str(r, "value.body");
+    const char *ct = jpath_str(r, "value.headers.content-type");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.method"), "POST");
+    CHECK_MSG(ct && strncmp(ct, "application/json", 16) == 0, "content-type: %s", ct ? ct : "(null)");
+    CHECK(sent != NULL);
+    if (sent)
+        got = json_loads(sent, 0, NULL);
+    CHECK_MSG(got != NULL && json_equal(got, expected), "server got body: %s", sent ? sent : "(null)");
+    json_decref(got);
+    json_decref(expected);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_form_body_is_url_encoded(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c,
+        "{\"path\": \"echo\", \"method\": \"POST\", \"bodyEncoding\": \"form\","
+        " \"body\": {\"a\": \"1 2\", \"b\": [\"x\", \"y\"], \"c\": true}}");
+    const char *ct = jpath_str(r, "value.headers.content-type");
+    CHECK_OK(r);
+    CHECK_MSG(ct && strncmp(ct, "application/x-www-form-urlencoded", 33) == 0, "content-type: %s",
+              ct ? ct : "(null)");
+    CHECK_STR_EQ(jpath_str(r, "value.body"), "a=1%202&b=x&b=y&c=true");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_text_body_is_sent_verbatim_as_text_plain(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c,
+        "{\"path\": \"echo\", \"method\": \"POST\", \"bodyEncoding\": \"text\", \"body\": \"plain text\"}");
+    const char *ct = jpath_str(r, "value.headers.content-type");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.body"), "plain text");
+    CHECK_INT_EQ(jpath_num(r, "value.bodyLength", -1), 10);
+    CHECK_MSG(ct && strcasecmp(ct, "text/plain; charset=utf-8") == 0, "content-type: %s",
+              ct ? ct : "(null)");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_methods_are_sent_as_given(void)
+{
+    static const char *methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+    nl_client *c = client_for(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(methods); i++) {
+        json_t *r = request_json(c, "{\"path\": \"echo\", \"method\": \"%s\"}", methods[i]);
+        CHECK_OK(r);
+        CHECK_MSG(jpath_str(r, "value.method") && strcmp(jpath_str(r, "value.method"), methods[i]) == 0,
+                  "sent %s, server saw %s", methods[i],
+                  jpath_str(r, "value.method") ? jpath_str(r, "value.method") : "(null)");
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
+static void test_head_request_has_null_value(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\", \"method\": \"HEAD\"}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 200);
+    CHECK_MSG(json_is_null(json_object_get(r, "value")), "value must be present and null");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- status handling --------------------------------------------------------- */
+
+static void test_404_is_status_error_with_status_and_body(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"status/404\"}");
+    const char *body = jpath_str(r, "error.body");
+    CHECK(!result_ok(r));
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ(result_status(r), 404);
+    CHECK_INT_EQ(jpath_num(r, "error.status", -1), 404);
+    CHECK_MSG(body && strstr(body, "status 404") != NULL, "error.body: %s", body ? body : "(null)");
+    CHECK(strlen(error_message(r)) > 0);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_endpoint_acceptable_status_can_accept_404(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"status/404\", \"acceptableStatus\": [[200, 299], 404]}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 404);
+    CHECK_STR_EQ(jpath_str(r, "value.detail"), "status 404");
+    json_decref(r);
+    /* and the same client still rejects 404 without the override */
+    r = request_json(c, "{\"path\": \"status/404\"}");
+    CHECK_KIND(r, "status");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_500_is_status_error(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"status/500\"}");
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ(result_status(r), 500);
+    CHECK_INT_EQ(jpath_num(r, "error.status", -1), 500);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_204_is_ok_with_null_value(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"status/204\"}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 204);
+    CHECK_MSG(json_is_null(json_object_get(r, "value")), "value must be present and null");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- decoders ------------------------------------------------------------------ */
+
+static void test_empty_body_with_json_decoder_is_no_response(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"empty\", \"response\": {\"decoder\": \"json\"}}");
+    CHECK_KIND(r, "no_response");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_body_that_is_not_json_is_parsing_error(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"notjson\"}");
+    CHECK_KIND(r, "parsing");
+    CHECK_INT_EQ(result_status(r), 200);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_text_decoder_returns_the_body_as_string(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"text\", \"response\": {\"decoder\": \"text\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value"), "hello, world");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_text_decoder_rejects_invalid_utf8(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"invalid-utf8\", \"response\": {\"decoder\": \"text\"}}");
+    CHECK_KIND(r, "parsing");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_base64_decoder_encodes_raw_bytes(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"bytes/3\", \"response\": {\"decoder\": \"base64\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value"), "AAEC");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_none_decoder_gives_null_value(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\", \"response\": {\"decoder\": \"none\"}}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 200);
+    CHECK_MSG(json_is_null(json_object_get(r, "value")), "value must be present and null");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- transport errors ----------------------------------------------------------- */
+
+static void test_connection_refused_is_not_connected(void)
+{
+    char *err = NULL;
+    nl_client *c = nl_client_new("{\"baseURL\": \"http://127.0.0.1:1/\"}", &err);
+    json_t *r;
+    REQUIRE_MSG(c != NULL, "nl_client_new: %s", err ? err : "(null)");
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "not_connected");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_endpoint_timeout_gives_timeout_kind_quickly(void)
+{
+    nl_client *c = client_for(NULL);
+    double t0 = now_ms(), elapsed;
+    json_t *r = request_json(c, "{\"path\": \"delay/2000\", \"timeout\": 0.3}");
+    elapsed = now_ms() - t0;
+    CHECK_KIND(r, "timeout");
+    CHECK_MSG(elapsed < 1500.0, "took %.0f ms", elapsed);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- redirects and URLs --------------------------------------------------------- */
+
+static void test_redirects_are_followed_by_default(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"redirect/2\"}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(result_status(r), 200);
+    CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_redirect_is_status_error_when_not_followed(void)
+{
+    nl_client *c = client_for("\"followRedirects\": false");
+    json_t *r = request_json(c, "{\"path\": \"redirect/2\"}");
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ(result_status(r), 302);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_max_redirects_limits_the_chain(void)
+{
+    nl_client *c = client_for("\"maxRedirects\": 1");
+    json_t *r = request_json(c, "{\"path\": \"redirect/3\"}");
+    CHECK(!result_ok(r));
+    nlt_note("maxRedirects 1 on /redirect/3 -> ok=%d status=%lld kind=\"%s\" message=\"%s\"",
+             result_ok(r), result_status(r), error_kind(r), error_message(r));
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_full_path_to_the_same_server_works(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"%sjson\", \"isFullPath\": true}", base_url());
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_path_may_not_change_the_host(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"//evil.example/x\"}");
+    CHECK_KIND(r, "url_generation");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"http://evil.example/x\"}");
+    CHECK_KIND(r, "url_generation");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* ---- connections ----------------------------------------------------------------- */
+
+static void test_sequential_requests_reuse_keep_alive_connections(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r;
+    int i, failures = 0;
+    double connections;
+    long long first_conn, second_conn;
+
+    r = request_json(c, "{\"path\": \"stats/reset\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    for (i = 0; i < 200; i++) {
+        r = request_json(c, "{\"path\": \"json\"}");
+        if (!result_ok(r)) {
+            if (failures++ == 0)
+                nlt_dump("failed request", r);
+        }
+        json_decref(r);
+    }
+    CHECK_INT_EQ(failures, 0);
+    r = request_json(c, "{\"path\": \"stats\"}");
+    CHECK_OK(r);
+    connections = jpath_num(r, "value.connections", -1);
+    CHECK_MSG(connections >= 0 && connections <= 2, "200 requests used %.0f connections", connections);
+    json_decref(r);
+
+    r = request_json(c, "{\"path\": \"echo\"}");
+    first_conn = (long long)jpath_num(r, "value.connection", -1);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\"}");
+    second_conn = (long long)jpath_num(r, "value.connection", -2);
+    json_decref(r);
+    CHECK_INT_EQ(second_conn, first_conn);
+    nl_client_free(c);
+}
+
+/* ---- misc ------------------------------------------------------------------------ */
+
+static void test_version_matches_the_header(void)
+{
+    CHECK(nl_version() != NULL);
+    CHECK_STR_EQ(nl_version(), NL_VERSION_STRING);
+    CHECK_INT_EQ(nl_abi_version(), NL_ABI_VERSION);
+}
+
+static void test_repeated_response_headers_are_joined(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"headers-multi\"}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.x-multi"), "a, b");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_config_user_agent_is_sent(void)
+{
+    nl_client *c = client_for("\"userAgent\": \"ua-test/1\"");
+    json_t *r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.headers.user-agent"), "ua-test/1");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_named_endpoint_call_fills_path_params(void)
+{
+    nl_client *c = client_for(
+        "\"endpoints\": {\"movie\": {\"path\": \"movies/{id}\", \"response\": {\"keyPath\": \"data\"}}}");
+    char *text = nl_call(c, "movie", "{\"params\": {\"id\": 2}}");
+    json_t *r = nlt_parse(text, "nl_call");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.title"), "Arrival");
+    json_decref(r);
+    nl_free(text);
+
+    text = nl_call(c, "movie", "{\"params\": {\"id\": 9}}");
+    r = nlt_parse(text, "nl_call");
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ(result_status(r), 404);
+    json_decref(r);
+    nl_free(text);
+
+    text = nl_call(c, "nosuchendpoint", NULL);
+    r = nlt_parse(text, "nl_call");
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(strstr(error_message(r), "nosuchendpoint") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    nl_free(text);
+    nl_client_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_version_matches_the_header),
+        NLT_TEST(test_get_json_returns_value_headers_and_metadata),
+        NLT_TEST(test_path_joins_base_url_with_one_slash),
+        NLT_TEST(test_keypath_indexes_arrays),
+        NLT_TEST(test_keypath_walks_nested_objects),
+        NLT_TEST(test_missing_keypath_is_parsing_error_naming_the_key),
+        NLT_TEST(test_query_merges_over_config_and_percent_encodes),
+        NLT_TEST(test_headers_merge_case_insensitively_endpoint_wins),
+        NLT_TEST(test_json_body_is_posted_with_json_content_type),
+        NLT_TEST(test_form_body_is_url_encoded),
+        NLT_TEST(test_text_body_is_sent_verbatim_as_text_plain),
+        NLT_TEST(test_methods_are_sent_as_given),
+        NLT_TEST(test_head_request_has_null_value),
+        NLT_TEST(test_404_is_status_error_with_status_and_body),
+        NLT_TEST(test_endpoint_acceptable_status_can_accept_404),
+        NLT_TEST(test_500_is_status_error),
+        NLT_TEST(test_204_is_ok_with_null_value),
+        NLT_TEST(test_empty_body_with_json_decoder_is_no_response),
+        NLT_TEST(test_body_that_is_not_json_is_parsing_error),
+        NLT_TEST(test_text_decoder_returns_the_body_as_string),
+        NLT_TEST(test_text_decoder_rejects_invalid_utf8),
+        NLT_TEST(test_base64_decoder_encodes_raw_bytes),
+        NLT_TEST(test_none_decoder_gives_null_value),
+        NLT_TEST(test_connection_refused_is_not_connected),
+        NLT_TEST(test_endpoint_timeout_gives_timeout_kind_quickly),
+        NLT_TEST(test_redirects_are_followed_by_default),
+        NLT_TEST(test_redirect_is_status_error_when_not_followed),
+        NLT_TEST(test_max_redirects_limits_the_chain),
+        NLT_TEST(test_full_path_to_the_same_server_works),
+        NLT_TEST(test_path_may_not_change_the_host),
+        NLT_TEST(test_sequential_requests_reuse_keep_alive_connections),
+        NLT_TEST(test_repeated_response_headers_are_joined),
+        NLT_TEST(test_config_user_agent_is_sent),
+        NLT_TEST(test_named_endpoint_call_fills_path_params),
+    };
+    return nlt_main(argc, argv, tests, NLT_COUNT(tests));
+}
