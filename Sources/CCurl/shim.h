@@ -17,6 +17,53 @@ static inline CURLcode nl_curl_getinfo_ptr(CURL *h, CURLINFO i, void **v) { retu
 
 static inline CURLMcode nl_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 
+static inline CURLMcode nl_curl_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode nl_curl_multi_setopt_socketfn(CURLM *m, curl_socket_callback f) { return curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, f); }
+static inline CURLMcode nl_curl_multi_setopt_timerfn(CURLM *m, curl_multi_timer_callback f) { return curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, f); }
+
 /* CURLMsg's payload is a union; these read it without Swift's union import. */
 static inline CURLcode nl_curl_msg_result(const CURLMsg *m) { return m->data.result; }
+
+/* epoll and eventfd, wrapped so Swift never touches the packed epoll_event or its union. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static inline int nl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+/* Registers, changes or removes interest in `fd` after libcurl's CURL_POLL_* value. */
+static inline int nl_epoll_update(int epfd, int fd, int what) {
+    struct epoll_event ev;
+    ev.events = 0;
+    ev.data.fd = fd;
+    if (what == CURL_POLL_REMOVE) return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+    if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return 0;
+    if (errno == ENOENT) return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+    return -1;
+}
+
+/* Waits for events; fills fds[i] and the matching CURL_CSELECT_* flags. */
+static inline int nl_epoll_wait(int epfd, int *fds, int *flags, int max, int timeout_ms) {
+    struct epoll_event events[256];
+    int n, i;
+    if (max > 256) max = 256;
+    n = epoll_wait(epfd, events, max, timeout_ms);
+    for (i = 0; i < n; i++) {
+        int f = 0;
+        if (events[i].events & EPOLLIN) f |= CURL_CSELECT_IN;
+        if (events[i].events & EPOLLOUT) f |= CURL_CSELECT_OUT;
+        if (events[i].events & (EPOLLERR | EPOLLHUP)) f |= CURL_CSELECT_ERR;
+        fds[i] = events[i].data.fd;
+        flags[i] = f;
+    }
+    return n;
+}
+
+static inline int nl_eventfd_create(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+static inline void nl_eventfd_signal(int fd) { uint64_t one = 1; ssize_t r = write(fd, &one, sizeof one); (void)r; }
+static inline void nl_eventfd_drain(int fd) { uint64_t v; ssize_t r = read(fd, &v, sizeof v); (void)r; }
 #endif

@@ -5,8 +5,12 @@ import Synchronization
 /// One libcurl multi handle driven by one thread: every transfer of a client runs
 /// here, so they share one connection pool, DNS cache and TLS session cache.
 ///
+/// The loop waits with epoll and drives libcurl with `curl_multi_socket_action`, so
+/// each wake-up costs in proportion to the sockets that are ready, not to the number
+/// of transfers in flight (a `curl_multi_perform` + poll loop walks every transfer).
+///
 /// Other threads never touch the multi handle. They queue work under a mutex and
-/// wake the loop with `curl_multi_wakeup`; the loop adds, cancels and completes
+/// wake the loop through an eventfd; the loop adds, cancels and completes
 /// transfers, and runs completions on its own thread.
 final class CurlEventLoop: @unchecked Sendable {
     private struct Inbox {
@@ -19,6 +23,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
     let maxConcurrent: Int
     private let multi: UnsafeMutableRawPointer
+    private let epoll: Int32
+    private let wakeFD: Int32
     private let inbox = Mutex(Inbox())
     private var thread = pthread_t()
     private let threadStarted = Atomic<Bool>(false)
@@ -30,14 +36,35 @@ final class CurlEventLoop: @unchecked Sendable {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
+    fileprivate var timerDeadline: UInt64?
+    private var readyFDs = [Int32](repeating: 0, count: 256)
+    private var readyFlags = [Int32](repeating: 0, count: 256)
 
     init(maxConcurrent: Int) throws(NetworkError) {
         try CurlGlobal.ensureInitialized()
-        guard let multi = curl_multi_init() else { throw .generic("curl_multi_init failed", curlCode: 27) }
+        let epoll = nl_epoll_create()
+        let wakeFD = nl_eventfd_create()
+        guard epoll >= 0, wakeFD >= 0, nl_epoll_update(epoll, wakeFD, CURL_POLL_IN) == 0,
+              let multi = curl_multi_init()
+        else {
+            if epoll >= 0 { close(epoll) }
+            if wakeFD >= 0 { close(wakeFD) }
+            throw .generic("could not create the event loop (epoll, eventfd or curl_multi_init failed)", curlCode: -1)
+        }
         self.multi = multi
+        self.epoll = epoll
+        self.wakeFD = wakeFD
         self.maxConcurrent = max(1, maxConcurrent)
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, self.maxConcurrent))
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // libcurl calls these only from inside curl_multi_* calls on the loop thread,
+        // so an unretained pointer is enough: the loop outlives its multi handle.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = nl_curl_multi_setopt_socketfn(multi, curlSocketCallback)
+        _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, me)
+        _ = nl_curl_multi_setopt_timerfn(multi, curlTimerCallback)
+        _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
 
         let context = Unmanaged.passRetained(self).toOpaque()
         let rc = pthread_create(&thread, nil, { context in
@@ -47,7 +74,6 @@ final class CurlEventLoop: @unchecked Sendable {
         }, context)
         guard rc == 0 else {
             Unmanaged<CurlEventLoop>.fromOpaque(context).release()
-            curl_multi_cleanup(multi)
             throw .generic("could not start the event-loop thread (error \(rc))", curlCode: -1)
         }
         threadStarted.store(true, ordering: .releasing)
@@ -56,6 +82,8 @@ final class CurlEventLoop: @unchecked Sendable {
     deinit {
         for easy in idleHandles { curl_easy_cleanup(easy) }
         curl_multi_cleanup(multi)
+        close(epoll)
+        close(wakeFD)
     }
 
     /// Whether the caller is this loop's thread (inside a completion or hook).
@@ -72,7 +100,7 @@ final class CurlEventLoop: @unchecked Sendable {
             inbox.starts.append(transfer)
             return true
         }
-        if accepted { curl_multi_wakeup(multi) } else { transfer.deliverCancelled() }
+        if accepted { wake() } else { transfer.deliverCancelled() }
     }
 
     func enqueueCancel(_ transfer: CurlTransfer) {
@@ -81,7 +109,7 @@ final class CurlEventLoop: @unchecked Sendable {
             inbox.cancels.append(transfer)
             return true
         }
-        if accepted { curl_multi_wakeup(multi) }
+        if accepted { wake() }
     }
 
     /// Runs `task` on the loop thread; after shutdown, on the caller's thread.
@@ -91,7 +119,7 @@ final class CurlEventLoop: @unchecked Sendable {
             inbox.tasks.append(task)
             return true
         }
-        if accepted { curl_multi_wakeup(multi) } else { task() }
+        if accepted { wake() } else { task() }
     }
 
     /// Cancels everything, delivers every pending completion and joins the thread.
@@ -103,15 +131,16 @@ final class CurlEventLoop: @unchecked Sendable {
             return !inbox.stopping
         }
         if first {
-            curl_multi_wakeup(multi)
+            wake()
             pthread_join(thread, nil)
         }
     }
 
+    private func wake() { nl_eventfd_signal(wakeFD) }
+
     // MARK: Loop thread
 
     private func run() {
-        var stillRunning: Int32 = 0
         while true {
             let work = inbox.withLock { inbox -> Inbox in
                 let taken = inbox
@@ -129,11 +158,45 @@ final class CurlEventLoop: @unchecked Sendable {
                 return
             }
             startWaiting()
-            curl_multi_perform(multi, &stillRunning)
+            runTimerIfDue()
+            let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), waitMilliseconds()))
+            var stillRunning: Int32 = 0
+            for i in 0..<max(0, count) {
+                if readyFDs[i] == wakeFD {
+                    nl_eventfd_drain(wakeFD)
+                } else {
+                    curl_multi_socket_action(multi, readyFDs[i], readyFlags[i], &stillRunning)
+                }
+            }
+            runTimerIfDue()
             readCompletions()
-            startWaiting()
-            curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// How long epoll may sleep: until libcurl's timer, at most a second.
+    private func waitMilliseconds() -> Int32 {
+        guard let deadline = timerDeadline else { return 1000 }
+        let now = Self.now()
+        if deadline <= now { return 0 }
+        return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
+    }
+
+    private func runTimerIfDue() {
+        guard let deadline = timerDeadline, deadline <= Self.now() else { return }
+        timerDeadline = nil
+        var stillRunning: Int32 = 0
+        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &stillRunning)
+        readCompletions()
+    }
+
+    fileprivate func watch(socket: Int32, what: Int32) {
+        _ = nl_epoll_update(epoll, socket, what)
+    }
+
+    fileprivate static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     private func enqueue(_ transfer: CurlTransfer) {
@@ -229,4 +292,18 @@ final class CurlEventLoop: @unchecked Sendable {
         for task in late.tasks { task() }
         for transfer in late.starts { transfer.deliverCancelled() }
     }
+}
+
+private func curlSocketCallback(_ easy: UnsafeMutableRawPointer?, _ socket: curl_socket_t, _ what: Int32,
+                                _ context: UnsafeMutableRawPointer?, _ socketContext: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return -1 }
+    Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().watch(socket: socket, what: what)
+    return 0
+}
+
+private func curlTimerCallback(_ multi: UnsafeMutableRawPointer?, _ timeoutMs: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return -1 }
+    let loop = Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue()
+    loop.timerDeadline = timeoutMs < 0 ? nil : CurlEventLoop.now() + UInt64(timeoutMs) * 1_000_000
+    return 0
 }
