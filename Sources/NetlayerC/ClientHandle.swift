@@ -57,7 +57,7 @@ final class ClientHandle: @unchecked Sendable {
         let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
         for (index, item) in prepared.enumerated() {
             guard case .ready(let request, _) = item else { continue }
-            network.send(request) { raw in
+            _ = network.send(request) { raw in
                 slots.set(index, raw)
                 latch.countDown()
             }

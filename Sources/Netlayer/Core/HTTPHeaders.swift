@@ -47,6 +47,16 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return merged
     }
 
+    /// Adds a response field whose name is already lower case, joining a repeated
+    /// field's values with ", " as RFC 9110 allows.
+    mutating func appendJoining(lowercasedName name: String, value: String) {
+        if let i = fields.firstIndex(where: { $0.name == name }) {
+            fields[i].value += ", " + value
+        } else {
+            fields.append(Field(name: name, value: value))
+        }
+    }
+
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
     /// Throws `invalidRequest` naming the first field whose name or value is unsafe to send.
@@ -69,8 +79,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
         default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
+            return false
         }
     }
 }

@@ -21,18 +21,22 @@ public struct DefaultNetworkErrorLogger: NetworkErrorLogger, DataTransferErrorLo
     public init(isEnabled: Bool = false) { self.isEnabled = isEnabled }
 
     public func log(request: HTTPRequest) {
+        guard isEnabled else { return }
         write("request \(request.method.rawValue) \(Self.redactingUserInfo(request.url))")
     }
 
     public func log(response: HTTPResponse) {
+        guard isEnabled else { return }
         write("response \(response.statusCode) \(response.body.count) bytes in \(response.totalMs) ms")
     }
 
     public func log(error: NetworkError) {
+        guard isEnabled else { return }
         write("error \(DataTransferError.networkFailure(error))")
     }
 
     public func log(error: DataTransferError) {
+        guard isEnabled else { return }
         write("error \(error)")
     }
 

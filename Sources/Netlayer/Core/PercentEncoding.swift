@@ -17,7 +17,14 @@ enum PercentEncoding {
     /// Path characters that may stay as they are (RFC 3986 `pchar` plus "/").
     static func isPathByte(_ b: UInt8) -> Bool {
         if isUnreserved(b) { return true }
-        return Array("!$&'()*+,;=:@/".utf8).contains(b)
+        switch b {
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+             UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
     }
 
     private static func isHexDigit(_ b: UInt8) -> Bool {

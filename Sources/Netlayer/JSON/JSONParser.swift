@@ -136,14 +136,17 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
+        var ascii = true
         // Fast path: no escapes, so the bytes are the string.
         while index < buffer.count {
             let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
                 index += 1
-                return try validatedString(slice, offset: start)
+                // ASCII needs no validation; decoding it cannot repair anything.
+                return ascii ? String(decoding: slice, as: UTF8.self) : try validatedString(slice, offset: start)
             }
+            ascii = ascii && byte < 0x80
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
             index += 1

@@ -173,25 +173,34 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return true
     }
 
+    /// Parses one header line libcurl hands over. Hot: it runs for every header of
+    /// every response, so it works on bytes and builds two small strings.
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        var line = bytes[...]
-        while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
-        if line.isEmpty { return }
-        if line.starts(with: "HTTP/".utf8) {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        if end == 0 { return }
+        if end >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
+           bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/") {
             headers = HTTPHeaders()  // a new response: a redirect, or after 100 Continue
             return
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-        var value = line[(colon + 1)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
-        let text = String(decoding: value, as: UTF8.self)
-        if let existing = headers[name] {
-            headers[name] = existing + ", " + text
-        } else {
-            headers.add(name: name, value: text)
+        var colon = 0
+        while colon < end, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+        guard colon < end, colon > 0 else { return }
+        var valueStart = colon + 1
+        while valueStart < end, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
+        var valueEnd = end
+        while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+        // Header names are ASCII tokens: lower-case the bytes, not Unicode.
+        let name = String(unsafeUninitializedCapacity: colon) { out in
+            for i in 0..<colon {
+                let b = bytes[i]
+                out[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+            }
+            return colon
         }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self)
+        headers.appendJoining(lowercasedName: name, value: value)
     }
 }
 
