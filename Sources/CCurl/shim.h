@@ -24,6 +24,49 @@ static inline CURLMcode nl_curl_multi_setopt_timerfn(CURLM *m, curl_multi_timer_
 /* CURLMsg's payload is a union; these read it without Swift's union import. */
 static inline CURLcode nl_curl_msg_result(const CURLMsg *m) { return m->data.result; }
 
+/* A share handle whose connection cache, DNS cache and TLS sessions are used from
+ * several threads (the event loop and callers of blocking requests), so it carries
+ * one mutex per kind of shared data. */
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct { pthread_mutex_t locks[CURL_LOCK_DATA_LAST]; } nl_share_locks;
+
+static void nl_share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *u) {
+    (void)h; (void)a;
+    pthread_mutex_lock(&((nl_share_locks *)u)->locks[d]);
+}
+
+static void nl_share_unlock(CURL *h, curl_lock_data d, void *u) {
+    (void)h;
+    pthread_mutex_unlock(&((nl_share_locks *)u)->locks[d]);
+}
+
+static inline CURLSH *nl_share_create(void **locks_out) {
+    nl_share_locks *locks = (nl_share_locks *)malloc(sizeof *locks);
+    CURLSH *sh;
+    int i;
+    if (!locks) return NULL;
+    for (i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&locks->locks[i], NULL);
+    sh = curl_share_init();
+    if (!sh) { free(locks); return NULL; }
+    curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, nl_share_lock);
+    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, nl_share_unlock);
+    curl_share_setopt(sh, CURLSHOPT_USERDATA, (void *)locks);
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    *locks_out = locks;
+    return sh;
+}
+
+static inline void nl_share_destroy(CURLSH *sh, void *locks) {
+    int i;
+    curl_share_cleanup(sh);
+    for (i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&((nl_share_locks *)locks)->locks[i]);
+    free(locks);
+}
+
 /* epoll and eventfd, wrapped so Swift never touches the packed epoll_event or its union. */
 #include <errno.h>
 #include <stdint.h>

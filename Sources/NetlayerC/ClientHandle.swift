@@ -53,6 +53,11 @@ final class ClientHandle: @unchecked Sendable {
     /// Sends every prepared request and waits for all of them. Results keep input order.
     /// Decoding runs on the caller's thread, so the loop thread only moves bytes.
     func perform(_ prepared: [Prepared]) -> [[UInt8]] {
+        if prepared.count == 1, case .ready(let request, let decoder) = prepared[0] {
+            // One request: run it on this thread, no hop to the loop and back.
+            return [Self.document(for: network.sendBlocking(request), request: request, decoder: decoder,
+                                  dataTransfer: dataTransfer)]
+        }
         let slots = ResultSlots(count: prepared.count)
         let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
         for (index, item) in prepared.enumerated() {

@@ -8,6 +8,10 @@ public protocol NetworkService: Sendable {
     /// Sends a built request; a status outside its `acceptableStatus` is
     /// `NetworkError.error`. `completion` runs exactly once, on a transport thread.
     func send(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable
+
+    /// Sends a built request and waits for it on the calling thread, with the same
+    /// status validation as `send`.
+    func sendBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError>
 }
 
 extension NetworkService {
@@ -57,20 +61,30 @@ public struct DefaultNetworkService: NetworkService {
 
     public func send(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         logger.log(request: request)
-        let logger = self.logger
-        return sessionManager.request(request) { result in
-            switch result {
-            case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
-                let error = NetworkError.error(statusCode: response.statusCode, response: response)
-                logger.log(error: error)
-                completion(.failure(error))
-            case .success(let response):
-                logger.log(response: response)
-                completion(.success(response))
-            case .failure(let error):
-                logger.log(error: error)
-                completion(.failure(error))
-            }
+        return sessionManager.request(request) { [self] result in
+            completion(validate(result, for: request))
+        }
+    }
+
+    public func sendBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        logger.log(request: request)
+        return validate(sessionManager.requestBlocking(request), for: request)
+    }
+
+    /// A status outside the request's acceptable ones becomes `NetworkError.error`.
+    private func validate(_ result: Result<HTTPResponse, NetworkError>,
+                          for request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        switch result {
+        case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
+            let error = NetworkError.error(statusCode: response.statusCode, response: response)
+            logger.log(error: error)
+            return .failure(error)
+        case .success(let response):
+            logger.log(response: response)
+            return .success(response)
+        case .failure(let error):
+            logger.log(error: error)
+            return .failure(error)
         }
     }
 }

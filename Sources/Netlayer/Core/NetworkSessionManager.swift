@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The transport seam: sends a built request and reports the raw response. Netlayer's
 /// implementation is `CurlSessionManager`; tests may plug in their own.
 public protocol NetworkSessionManager: Sendable {
@@ -5,4 +7,22 @@ public protocol NetworkSessionManager: Sendable {
 
     /// Starts `request`; `completion` runs exactly once, on a transport thread.
     func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable
+
+    /// Sends `request` and waits for it on the calling thread.
+    func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError>
+}
+
+extension NetworkSessionManager {
+    /// Waits on `request(_:completion:)`; transports that can run a request on the
+    /// caller's thread do better.
+    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        let slot = Mutex<Result<HTTPResponse, NetworkError>?>(nil)
+        let latch = Latch()
+        _ = self.request(request) { result in
+            slot.withLock { $0 = result }
+            latch.countDown()
+        }
+        latch.wait()
+        return slot.withLock { $0! }
+    }
 }

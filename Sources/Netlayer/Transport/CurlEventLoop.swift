@@ -22,6 +22,7 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     let maxConcurrent: Int
+    let share: CurlShare
     private let multi: UnsafeMutableRawPointer
     private let epoll: Int32
     private let wakeFD: Int32
@@ -41,8 +42,9 @@ final class CurlEventLoop: @unchecked Sendable {
     private var readyFDs = [Int32](repeating: 0, count: 256)
     private var readyFlags = [Int32](repeating: 0, count: 256)
 
-    init(maxConcurrent: Int) throws(NetworkError) {
+    init(maxConcurrent: Int, share: CurlShare) throws(NetworkError) {
         try CurlGlobal.ensureInitialized()
+        self.share = share
         let epoll = nl_epoll_create()
         let wakeFD = nl_eventfd_create()
         guard epoll >= 0, wakeFD >= 0, nl_epoll_update(epoll, wakeFD, CURL_POLL_IN) == 0,

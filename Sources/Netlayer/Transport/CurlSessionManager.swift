@@ -1,22 +1,71 @@
+import CCurl
+import Synchronization
+import Glibc
+
 /// The libcurl `NetworkSessionManager`: one multi handle and one event-loop thread
-/// per instance, so all its requests share connections (keep-alive, HTTP/2).
+/// per instance for callback and async requests, plus blocking requests that run on
+/// the caller's own thread. All of them share one connection pool, DNS cache and
+/// TLS session cache (a libcurl share handle), so keep-alive works across both.
 ///
 /// Completions run on the loop thread; keep them short. `shutdown()` (or releasing
 /// the last reference) cancels what is in flight and waits for every completion.
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
-    private let loop: CurlEventLoop
-
-    /// - Parameter maxConcurrent: transfers in flight at once; the rest queue in order.
-    public init(maxConcurrent: Int = 64) throws(NetworkError) {
-        loop = try CurlEventLoop(maxConcurrent: maxConcurrent)
+    /// An easy handle between blocking requests; only one thread uses it at a time.
+    private struct EasyHandle: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
     }
 
-    deinit { loop.shutdown() }
+    private struct Blocking {
+        var idleHandles: [EasyHandle] = []
+        var inFlight: [ObjectIdentifier: CurlTransfer] = [:]
+        var shutDown = false
+    }
+
+    private let share: CurlShare
+    private let loop: CurlEventLoop
+    private let blocking = Mutex(Blocking())
+
+    /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
+    ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
+    public init(maxConcurrent: Int = 64) throws(NetworkError) {
+        share = try CurlShare()
+        loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
+    }
+
+    deinit {
+        shutdown()
+        for easy in blocking.withLock({ $0.idleHandles }) { curl_easy_cleanup(easy.pointer) }
+    }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        let transfer = CurlTransfer(request: request, loop: loop, completion: completion)
+        let transfer = CurlTransfer(request: request, loop: loop, share: share, completion: completion)
         loop.start(transfer)
         return transfer
+    }
+
+    /// Runs `request` on the calling thread with `curl_easy_perform`: no hop to the
+    /// loop thread and back, which is most of the cost of a small request on loopback.
+    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        let transfer = CurlTransfer(request: request, loop: nil, share: share) { _ in }
+        let pooled: EasyHandle? = blocking.withLock { state in
+            guard !state.shutDown else { return nil }
+            state.inFlight[ObjectIdentifier(transfer)] = transfer
+            return state.idleHandles.popLast() ?? curl_easy_init().map(EasyHandle.init)
+        }
+        guard let pooled else { return .failure(.cancelled) }
+        let easy = pooled.pointer
+        defer {
+            curl_easy_reset(easy)  // no option of one request leaks into the next
+            blocking.withLock { state in
+                state.inFlight[ObjectIdentifier(transfer)] = nil
+                if state.idleHandles.count < 64 { state.idleHandles.append(pooled) } else { curl_easy_cleanup(easy) }
+            }
+        }
+        if let error = transfer.configure(easy) { return .failure(error) }
+        let code = curl_easy_perform(easy)
+        let result = transfer.result(code: code)
+        transfer.finishBlocking()
+        return result
     }
 
     /// Runs `task` on the loop thread, in order with completions; after shutdown,
@@ -29,7 +78,17 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// for a request of the same manager would deadlock.
     public var isLoopThread: Bool { loop.isCurrentThread }
 
-    /// Cancels every request, delivers their completions and stops the loop thread.
-    /// Returns when no completion can run any more. Does nothing on the loop thread.
-    public func shutdown() { loop.shutdown() }
+    /// Cancels every request, delivers their completions, stops the loop thread and
+    /// waits for blocking requests to return. Does nothing on the loop thread.
+    public func shutdown() {
+        if loop.isCurrentThread { return }
+        let running = blocking.withLock { state -> [CurlTransfer] in
+            state.shutDown = true
+            return Array(state.inFlight.values)
+        }
+        for transfer in running { transfer.cancel() }
+        loop.shutdown()
+        // Blocking transfers notice the cancel in their progress callback.
+        while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }
+    }
 }

@@ -11,7 +11,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     let request: HTTPRequest
     private let completion: NetworkSessionManager.CompletionHandler
+    /// The loop that runs this transfer; nil for a blocking transfer on a caller's
+    /// thread, which notices a cancel through its progress callback instead.
     private weak var loop: CurlEventLoop?
+    private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
     private let state = Atomic<Int>(State.pending.rawValue)
@@ -25,9 +28,11 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private var exceededLimit = false
     private var delivered = false
 
-    init(request: HTTPRequest, loop: CurlEventLoop, completion: @escaping NetworkSessionManager.CompletionHandler) {
+    init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
+         completion: @escaping NetworkSessionManager.CompletionHandler) {
         self.request = request
         self.loop = loop
+        self.share = share
         self.completion = completion
     }
 
@@ -70,6 +75,14 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         completion(.failure(.cancelled))
     }
 
+    /// Ends a blocking transfer (its result was returned to the caller directly).
+    func finishBlocking() {
+        delivered = true
+        _ = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
+                                  ordering: .acquiringAndReleasing)
+        releaseResources()
+    }
+
     private func releaseResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
@@ -87,6 +100,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
         check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
+        if loop == nil {
+            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlBlockingProgress))
+            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
+        }
         check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         errorBuffer.withUnsafeMutableBufferPointer { check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, $0.baseAddress)) }
@@ -146,6 +165,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
+        if code == CURLE_ABORTED_BY_CALLBACK, isCancelRequested { return .failure(.cancelled) }
         let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if code != CURLE_OK {
             return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: exceededLimit,
@@ -202,6 +222,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self)
         headers.appendJoining(lowercasedName: name, value: value)
     }
+}
+
+private func curlBlockingProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
+                                  _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().isCancelRequested ? 1 : 0
 }
 
 private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
