@@ -163,6 +163,56 @@ NL_EXTERN uint64_t nl_request_async(nl_client *client, const char *endpoint_json
  */
 NL_EXTERN int nl_cancel(nl_client *client, uint64_t id);
 
+/** A hook's way to answer; valid only during the hook call. Opaque. */
+typedef struct nl_reply nl_reply;
+
+/** Hook kinds for nl_client_set_hook(). Values are never renumbered. */
+enum {
+    NL_HOOK_ADAPT = 1,         /**< before every attempt: may add headers or cancel */
+    NL_HOOK_RETRY = 2,         /**< after a failed attempt: may ask for a retry */
+    NL_HOOK_RESOLVE_ERROR = 3, /**< on a status failure: may name it (kind "resolved") */
+    NL_HOOK_LOG = 4,           /**< every log event, secrets redacted */
+    NL_HOOK_PROGRESS = 5,      /**< transfer progress (not delivered by this version) */
+    NL_HOOK_STREAM = 6         /**< streamed body parts (not delivered by this version) */
+};
+
+/**
+ * A hook: receives an event document and may answer with nl_reply_set().
+ *
+ * @param event_json  borrowed; valid only during the call.
+ * @param reply       where to answer; valid only during the call. Returning
+ *                    without calling nl_reply_set() accepts the default.
+ * @param user_data   the pointer given to nl_client_set_hook().
+ *
+ * Hooks run on a library thread (the client's event loop). A blocking call on
+ * the same client from inside a hook returns "invalid_request". The events and
+ * replies of each kind are described in docs/documents.md ("Hooks").
+ */
+typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_data);
+
+/**
+ * Sets, replaces or (with fn == NULL) removes the hook of `kind`. Safe while
+ * requests are in flight: each hook call uses the hook set at that moment.
+ *
+ * @param user_data  passed to `fn` untouched; the caller keeps it alive while
+ *                   the hook is set.
+ * @return 0 on success; -1 for a NULL client, an unknown kind, or a kind this
+ *         version does not deliver yet (NL_HOOK_PROGRESS, NL_HOOK_STREAM).
+ * Threads: any thread, including from inside a hook.
+ */
+NL_EXTERN int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, void *user_data);
+
+/**
+ * Answers a hook with a JSON document. The library copies `json`; a second
+ * call replaces the first, NULL withdraws the answer. A reply that is not valid
+ * JSON of the expected shape fails only the request concerned, with kind
+ * "invalid_request".
+ *
+ * Ownership: `json` is borrowed. `reply` is the hook's argument; NULL is a no-op.
+ * Threads: only from inside the hook that received `reply`.
+ */
+NL_EXTERN void nl_reply_set(nl_reply *reply, const char *json);
+
 /**
  * Frees a string returned by the library. NULL is a no-op.
  *

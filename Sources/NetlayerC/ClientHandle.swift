@@ -8,13 +8,22 @@ final class ClientHandle: @unchecked Sendable {
     let network: DefaultNetworkService
     let dataTransfer: DefaultDataTransferService
     let namedEndpoints: JSONObject
+    let hooks = HookTable()
     private let nextID = Atomic<UInt64>(1)
     private let inFlight = Mutex<[UInt64: DeferredCancellable]>([:])
 
     init(config: ConfigDocument) throws(NetworkError) {
         session = try CurlSessionManager(maxConcurrent: config.maxConcurrent)
-        network = DefaultNetworkService(config: config.network, sessionManager: session)
-        dataTransfer = DefaultDataTransferService(with: network)
+        let hooks = self.hooks
+        let logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders) { event in
+            if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
+        }
+        network = DefaultNetworkService(config: config.network, sessionManager: session,
+                                        interceptor: HookInterceptor(hooks: hooks), logger: logger)
+        dataTransfer = DefaultDataTransferService(
+            with: network,
+            errorResolver: HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules)),
+            errorLogger: logger)
         namedEndpoints = config.endpoints
     }
 
@@ -43,27 +52,28 @@ final class ClientHandle: @unchecked Sendable {
 
     /// Sends `request` and returns the result document; `completion` runs on the loop thread.
     @discardableResult
-    func send(_ request: HTTPRequest, decoder: any ResponseDecoder,
+    func send(_ request: HTTPRequest, id: UInt64, decoder: any ResponseDecoder,
               completion: @escaping @Sendable ([UInt8]) -> Void) -> any NetworkCancellable {
-        network.send(request) { [dataTransfer] raw in
-            completion(Self.document(for: raw, request: request, decoder: decoder, dataTransfer: dataTransfer))
+        network.send(request, id: id) { [dataTransfer] outcome in
+            completion(Self.document(for: outcome, request: request, decoder: decoder, dataTransfer: dataTransfer))
         }
     }
 
     /// Sends every prepared request and waits for all of them. Results keep input order.
     /// Decoding runs on the caller's thread, so the loop thread only moves bytes.
     func perform(_ prepared: [Prepared]) -> [[UInt8]] {
-        if prepared.count == 1, case .ready(let request, let decoder) = prepared[0] {
-            // One request: run it on this thread, no hop to the loop and back.
-            return [Self.document(for: network.sendBlocking(request), request: request, decoder: decoder,
+        if prepared.count == 1, case .ready(let request, let decoder) = prepared[0], hooks.isEmpty {
+            // One request: run it on this thread, no hop to the loop and back. (With
+            // hooks set it goes through the loop, where the contract runs hooks.)
+            return [Self.document(for: network.sendBlocking(request, id: nil), request: request, decoder: decoder,
                                   dataTransfer: dataTransfer)]
         }
         let slots = ResultSlots(count: prepared.count)
         let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
         for (index, item) in prepared.enumerated() {
             guard case .ready(let request, _) = item else { continue }
-            _ = network.send(request) { raw in
-                slots.set(index, raw)
+            _ = network.send(request, id: nil) { outcome in
+                slots.set(index, outcome)
                 latch.countDown()
             }
         }
@@ -79,13 +89,14 @@ final class ClientHandle: @unchecked Sendable {
         }
     }
 
-    static func document(for raw: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+    static func document(for outcome: NetworkOutcome, request: HTTPRequest,
                          decoder: any ResponseDecoder, dataTransfer: DefaultDataTransferService) -> [UInt8] {
-        let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(raw, request: request,
+        let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(outcome, request: request,
                                                                                           decoder: decoder)
         switch decoded {
         case .success(let response): return ResultDocument.success(response)
-        case .failure(let error): return ResultDocument.failure(error, response: try? raw.get())
+        case .failure(let error):
+            return ResultDocument.failure(error, response: try? outcome.result.get(), attempts: outcome.attempts)
         }
     }
 
@@ -111,10 +122,10 @@ final class ClientHandle: @unchecked Sendable {
 
 /// Per-index results filled from loop-thread completions and read after the latch opens.
 private final class ResultSlots: @unchecked Sendable {
-    private let slots: Mutex<[Result<HTTPResponse, NetworkError>?]>
+    private let slots: Mutex<[NetworkOutcome?]>
 
     init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
 
-    func set(_ i: Int, _ raw: Result<HTTPResponse, NetworkError>) { slots.withLock { $0[i] = raw } }
-    func get(_ i: Int) -> Result<HTTPResponse, NetworkError>? { slots.withLock { $0[i] } }
+    func set(_ i: Int, _ outcome: NetworkOutcome) { slots.withLock { $0[i] = outcome } }
+    func get(_ i: Int) -> NetworkOutcome? { slots.withLock { $0[i] } }
 }

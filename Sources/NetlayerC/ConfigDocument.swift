@@ -6,12 +6,17 @@ struct ConfigDocument {
     var maxConcurrent = 64
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     var endpoints = JSONObject()
+    var errorRules: [RuleBasedErrorResolver.Rule] = []
+    var logLevel = LogLevel.off
+    var redactedHeaders = Redaction.defaultHeaders
+    var tlsVerifyOff = false
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "endpoints",
+        "retry", "deadline", "errorResolver", "log",
     ]
-    static let unsupportedKeys: Set<String> = ["deadline", "retry", "cache", "errorResolver", "log"]
+    static let unsupportedKeys: Set<String> = ["cache"]
 
     init(_ json: JSON) throws(NetworkError) {
         let doc = try DocumentReader(json, context: "config")
@@ -43,9 +48,29 @@ struct ConfigDocument {
             if let f = try tls.string("caFile") { options.tls.caFile = f }
             if let p = try tls.string("pinnedPublicKey") { options.tls.pinnedPublicKey = p }
         }
+        if let retry = try doc.retry("retry", over: options.retry) { options.retry = retry }
+        if let d = try doc.seconds("deadline") { options.deadline = d }
         network.requestOptions = options
         if let m = try doc.integer("maxConcurrent", in: 1...100_000) { maxConcurrent = m }
+        if let rules = doc.value("errorResolver") { errorRules = try Self.errorRules(rules) }
+        if let log = try doc.reader("log") {
+            try log.checkKeys(known: ["level", "redact"])
+            if let name = try log.string("level") {
+                guard let level = LogLevel(name: name) else {
+                    throw .invalidRequest("config key 'log': level '\(name.escaped)' is not one of off, error, info, debug")
+                }
+                logLevel = level
+            }
+            if let redact = log.value("redact") {
+                guard case .array(let names) = redact, names.allSatisfy({ $0.stringValue != nil }) else {
+                    throw .invalidRequest("config key 'log': redact must be an array of header names")
+                }
+                // The defaults always stay redacted; the list adds to them.
+                redactedHeaders.formUnion(names.compactMap { $0.stringValue?.lowercased() })
+            }
+        }
 
+        if !options.tls.verify { tlsVerifyOff = true }
         if let endpoints = try doc.object("endpoints") {
             for member in endpoints {
                 // Validated now so a broken named endpoint fails nl_client_new.
@@ -54,5 +79,23 @@ struct ConfigDocument {
             }
             self.endpoints = endpoints
         }
+    }
+
+    private static func errorRules(_ value: JSON) throws(NetworkError) -> [RuleBasedErrorResolver.Rule] {
+        guard case .array(let items) = value else {
+            throw .invalidRequest("config key 'errorResolver' must be an array of rules, not \(value.typeName)")
+        }
+        var rules: [RuleBasedErrorResolver.Rule] = []
+        for (i, item) in items.enumerated() {
+            let rule = try DocumentReader(item, context: "config key 'errorResolver' rule \(i)")
+            try rule.checkKeys(known: ["status", "code", "message", "messageKeyPath"])
+            guard let status = try rule.acceptableStatus("status") else {
+                throw .invalidRequest("config key 'errorResolver' rule \(i) needs 'status'")
+            }
+            rules.append(RuleBasedErrorResolver.Rule(status: status, code: try rule.string("code"),
+                                                     message: try rule.string("message"),
+                                                     messageKeyPath: try rule.string("messageKeyPath")))
+        }
+        return rules
     }
 }

@@ -107,6 +107,49 @@ struct DocumentReader {
         return o
     }
 
+    /// A `retry` object applied over `policy`: only the keys present change it.
+    func retry(_ key: String, over policy: RetryPolicy) throws(NetworkError) -> RetryPolicy? {
+        guard let doc = try reader(key) else { return nil }
+        try doc.checkKeys(known: ["maxAttempts", "backoff", "maxBackoff", "onStatus", "methods"])
+        var policy = policy
+        if let n = try doc.integer("maxAttempts", in: 1...100) { policy.maxAttempts = n }
+        if let v = doc.value("backoff") {
+            guard let d = v.doubleValue, d >= 0, d <= 3600 else {
+                throw .invalidRequest("\(doc.context) key 'backoff' must be a number of seconds from 0 to 3600")
+            }
+            policy.backoff = d
+        }
+        if let v = doc.value("maxBackoff") {
+            guard let d = v.doubleValue, d >= 0, d <= 3600 else {
+                throw .invalidRequest("\(doc.context) key 'maxBackoff' must be a number of seconds from 0 to 3600")
+            }
+            policy.maxBackoff = d
+        }
+        if let v = doc.value("onStatus") {
+            guard case .array(let items) = v else { throw fail("onStatus", "an array of status codes", v) }
+            var codes = Set<Int>()
+            for item in items {
+                guard let code = item.intValue, (100...599).contains(code) else {
+                    throw .invalidRequest("\(doc.context) key 'onStatus': each entry must be a status code from 100 to 599")
+                }
+                codes.insert(code)
+            }
+            policy.onStatus = codes
+        }
+        if let v = doc.value("methods") {
+            guard case .array(let items) = v else { throw fail("methods", "an array of method names", v) }
+            var methods = Set<HTTPMethod>()
+            for item in items {
+                guard let name = item.stringValue, let method = HTTPMethod(rawValue: name.uppercased()) else {
+                    throw .invalidRequest("\(doc.context) key 'methods': each entry must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+                }
+                methods.insert(method)
+            }
+            policy.methods = methods
+        }
+        return policy
+    }
+
     /// `[[200, 299], 304]`: codes and inclusive ranges of codes from 100 to 599.
     func acceptableStatus(_ key: String) throws(NetworkError) -> AcceptableStatus? {
         guard let v = value(key) else { return nil }

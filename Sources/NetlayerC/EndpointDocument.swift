@@ -7,10 +7,10 @@ struct EndpointDocument {
 
     static let knownKeys: Set<String> = [
         "path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response", "timeout",
-        "acceptableStatus",
+        "acceptableStatus", "retry", "deadline",
     ]
     static let unsupportedKeys: Set<String> = [
-        "multipart", "uploadFrom", "downloadTo", "xmlRoot", "deadline", "retry", "useCache", "progress", "stream",
+        "multipart", "uploadFrom", "downloadTo", "xmlRoot", "useCache", "progress", "stream",
     ]
 
     init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
@@ -59,6 +59,16 @@ struct EndpointDocument {
         }
         if let t = try doc.seconds("timeout") { endpoint.timeout = t }
         if let a = try doc.acceptableStatus("acceptableStatus") { endpoint.acceptableStatus = a }
+        // Retry keys apply over the config's policy, key by key, when the request is built.
+        let hasRetry = try doc.retry("retry", over: RetryPolicy()) != nil  // validated now, applied per request
+        let deadline = try doc.seconds("deadline")
+        if hasRetry || deadline != nil {
+            let doc = doc
+            endpoint.configureOptions = { options in
+                if let policy = try? doc.retry("retry", over: options.retry) { options.retry = policy }
+                if let deadline { options.deadline = deadline }
+            }
+        }
     }
 
     /// The named endpoint `base` with `overlay` merged over it: overlay keys replace,

@@ -147,7 +147,7 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
         handle.session.execute { notify(id, document) }
     case .ready(let request, let decoder):
         let token = handle.register(id)
-        let transfer = handle.send(request, decoder: decoder) { [weak handle] document in
+        let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
             handle?.unregister(id)
             notify(id, document)
         }
@@ -160,6 +160,39 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
 public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
     guard let handle = handle(client) else { return 0 }
     return handle.cancel(id) ? 1 : 0
+}
+
+// MARK: - Hooks
+
+@_cdecl("nl_client_set_hook")
+public func nl_client_set_hook(_ client: OpaquePointer?, _ kind: Int32, _ function: HookFunction?,
+                               _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let handle = handle(client), let kind = HookKind(rawValue: kind) else { return -1 }
+    switch kind {
+    case .adapt, .retry, .resolveError, .log:
+        handle.hooks.set(kind, function, userData)
+        return 0
+    case .progress, .stream:
+        return -1  // arrive with progress reporting and streaming bodies
+    }
+}
+
+@_cdecl("nl_reply_set")
+public func nl_reply_set(_ reply: OpaquePointer?, _ json: UnsafePointer<CChar>?) {
+    guard let reply else { return }
+    let box = Unmanaged<HookReply>.fromOpaque(UnsafeRawPointer(reply)).takeUnretainedValue()
+    guard let json else {
+        box.value = nil
+        box.invalid = nil
+        return
+    }
+    do {
+        box.value = try JSONParser.parse(CString.bytes(json))
+        box.invalid = nil
+    } catch {
+        box.value = nil
+        box.invalid = "is not valid JSON: \(error)"
+    }
 }
 
 // MARK: - Memory

@@ -44,18 +44,35 @@ enum ResultDocument {
         w.raw(",\"status\":")
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         w.raw(",\"body\":")
-        if let response, error.kind == .status || error.kind == .parsing || error.kind == .noResponse {
+        if let response, [.status, .parsing, .noResponse, .resolved].contains(error.kind) {
             w.write(string: String(decoding: response.body, as: UTF8.self))
         } else {
             w.raw("null")
         }
-        w.raw(",\"code\":null")
+        w.raw(",\"code\":")
+        if let code = error.code { w.write(string: code) } else { w.raw("null") }
         if let curlCode = error.curlCode {
             w.raw(",\"curlCode\":")
             w.write(int: Int64(curlCode))
         }
         w.raw("}}")
         return w.bytes
+    }
+
+    /// The `error` member of a failure document, as hooks receive it.
+    static func errorObject(_ error: DataTransferError) -> JSON {
+        let response = error.response
+        var object: JSONObject = [
+            "kind": .string(error.kind.rawValue), "message": .string(error.message),
+            "status": response.map { .int(Int64($0.statusCode)) } ?? .null,
+            "body": response.map { .string(String(decoding: $0.body, as: UTF8.self)) } ?? .null,
+            "code": error.code.map { .string($0) } ?? .null,
+        ]
+        if let response {
+            object["headers"] = .object(JSONObject(response.headers.map { ($0.name, JSON.string($0.value)) }))
+        }
+        if let curlCode = error.curlCode { object["curlCode"] = .int(Int64(curlCode)) }
+        return .object(object)
     }
 
     static func invalid(_ message: String) -> [UInt8] {

@@ -80,8 +80,8 @@ public struct DefaultDataTransferService: DataTransferService {
             return nil
         }
         let decoder = endpoint.responseDecoder
-        return networkService.send(request) { result in
-            completion(self.decode(result, request: request, decoder: decoder))
+        return networkService.send(request, id: nil) { outcome in
+            completion(self.decode(outcome, request: request, decoder: decoder))
         }
     }
 
@@ -97,16 +97,16 @@ public struct DefaultDataTransferService: DataTransferService {
 
     /// Turns a transport result into a decoded result: status errors go through the
     /// resolver, empty bodies follow the 204/205/HEAD rule, then the decoder runs.
-    public func decode<T: Decodable>(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+    public func decode<T: Decodable>(_ outcome: NetworkOutcome, request: HTTPRequest,
                                      decoder: any ResponseDecoder) -> Result<DataResponse<T>, DataTransferError> {
-        switch result {
+        switch outcome.result {
         case .failure(let error):
             return .failure(finish(resolve(error)))
         case .success(let response):
             do {
                 let value: T = try decodeBody(response, method: request.method, decoder: decoder)
                 return .success(DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
-                                             totalMs: response.totalMs))
+                                             attempts: outcome.attempts, totalMs: response.totalMs))
             } catch {
                 return .failure(finish(error))
             }

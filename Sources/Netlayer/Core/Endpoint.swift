@@ -21,6 +21,7 @@ public struct Endpoint<R>: ResponseRequestable {
     public var responseDecoder: any ResponseDecoder
     public var timeout: Double?
     public var acceptableStatus: AcceptableStatus?
+    public var configureOptions: (@Sendable (inout RequestOptions) -> Void)?
 
     public init(path: String,
                 isFullPath: Bool = false,
@@ -33,7 +34,8 @@ public struct Endpoint<R>: ResponseRequestable {
                 bodyEncoding: BodyEncoding = .json,
                 responseDecoder: any ResponseDecoder = JSONResponseDecoder(),
                 timeout: Double? = nil,
-                acceptableStatus: AcceptableStatus? = nil) {
+                acceptableStatus: AcceptableStatus? = nil,
+                configureOptions: (@Sendable (inout RequestOptions) -> Void)? = nil) {
         self.path = path
         self.isFullPath = isFullPath
         self.method = method
@@ -46,5 +48,6 @@ public struct Endpoint<R>: ResponseRequestable {
         self.responseDecoder = responseDecoder
         self.timeout = timeout
         self.acceptableStatus = acceptableStatus
+        self.configureOptions = configureOptions
     }
 }

@@ -41,12 +41,15 @@ extension DataTransferError {
         }
     }
 
-    /// A one-line human description; never contains header values.
-    public var message: String {
+    /// A one-line human description; never contains header values, and URL
+    /// user-info is redacted.
+    public var message: String { Redaction.userInfo(in: rawMessage) }
+
+    private var rawMessage: String {
         switch self {
         case .noResponse: return "the response has no body"
         case .parsing(let why): return why
-        case .resolvedNetworkFailure(let error): return String(describing: error)
+        case .resolvedNetworkFailure(let error): return (error as? ResolvedError)?.message ?? String(describing: error)
         case .networkFailure(let error):
             switch error {
             case .error(let code, _): return "HTTP \(code) \(HTTPStatus.reasonPhrase(code))"
@@ -72,7 +75,16 @@ extension DataTransferError {
 
     /// The HTTP response that came with the error, if any.
     public var response: HTTPResponse? {
-        if case .networkFailure(let error) = self { return error.response }
+        switch self {
+        case .networkFailure(let error): return error.response
+        case .resolvedNetworkFailure(let error): return (error as? ResolvedError)?.underlying.response
+        default: return nil
+        }
+    }
+
+    /// The resolver's code for a resolved error.
+    public var code: String? {
+        if case .resolvedNetworkFailure(let error) = self { return (error as? ResolvedError)?.code }
         return nil
     }
 }

@@ -3,9 +3,9 @@ import Glibc
 /// Logs requests, responses and network errors (the seeds' `NetworkErrorLogger`).
 /// Implementations must not print secrets; the default prints no header values.
 public protocol NetworkErrorLogger: Sendable {
-    func log(request: HTTPRequest)
-    func log(response: HTTPResponse)
-    func log(error: NetworkError)
+    func log(request: HTTPRequest, context: RequestContext)
+    func log(response: HTTPResponse, request: HTTPRequest, context: RequestContext)
+    func log(error: NetworkError, request: HTTPRequest, context: RequestContext)
 }
 
 /// Logs decoding and resolved errors (the seeds' `DataTransferErrorLogger`).
@@ -20,17 +20,17 @@ public struct DefaultNetworkErrorLogger: NetworkErrorLogger, DataTransferErrorLo
 
     public init(isEnabled: Bool = false) { self.isEnabled = isEnabled }
 
-    public func log(request: HTTPRequest) {
+    public func log(request: HTTPRequest, context: RequestContext) {
         guard isEnabled else { return }
         write("request \(request.method.rawValue) \(Self.redactingUserInfo(request.url))")
     }
 
-    public func log(response: HTTPResponse) {
+    public func log(response: HTTPResponse, request: HTTPRequest, context: RequestContext) {
         guard isEnabled else { return }
         write("response \(response.statusCode) \(response.body.count) bytes in \(response.totalMs) ms")
     }
 
-    public func log(error: NetworkError) {
+    public func log(error: NetworkError, request: HTTPRequest, context: RequestContext) {
         guard isEnabled else { return }
         write("error \(DataTransferError.networkFailure(error))")
     }

@@ -1,24 +1,27 @@
-/// Sends endpoints and validates the status (the seeds' `NetworkService`).
+/// Sends endpoints and validates the status (the seeds' `NetworkService`), with
+/// retries, the interceptor and logging around every attempt.
 public protocol NetworkService: Sendable {
-    typealias CompletionHandler = @Sendable (Result<HTTPResponse, NetworkError>) -> Void
+    typealias CompletionHandler = @Sendable (NetworkOutcome) -> Void
 
     /// The request `endpoint` describes under this service's config.
     func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest
 
     /// Sends a built request; a status outside its `acceptableStatus` is
     /// `NetworkError.error`. `completion` runs exactly once, on a transport thread.
-    func send(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable
+    /// - Parameter id: the request's id in logs and hooks; nil picks a new one.
+    func send(_ request: HTTPRequest, id: UInt64?, completion: @escaping CompletionHandler) -> any NetworkCancellable
 
     /// Sends a built request and waits for it on the calling thread, with the same
-    /// status validation as `send`.
-    func sendBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError>
+    /// attempts, status validation and logging as `send`.
+    func sendBlocking(_ request: HTTPRequest, id: UInt64?) -> NetworkOutcome
 }
 
 extension NetworkService {
-    /// Builds and sends `endpoint`. A request that cannot be built completes at once,
-    /// on the calling thread, and returns nil.
+    /// Builds and sends `endpoint` (the seeds' form). A request that cannot be built
+    /// completes at once, on the calling thread, and returns nil.
     @discardableResult
-    public func request(endpoint: some Requestable, completion: @escaping CompletionHandler) -> (any NetworkCancellable)? {
+    public func request(endpoint: some Requestable,
+                        completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void) -> (any NetworkCancellable)? {
         let request: HTTPRequest
         do {
             request = try makeRequest(for: endpoint)
@@ -26,7 +29,7 @@ extension NetworkService {
             completion(.failure(error))
             return nil
         }
-        return send(request, completion: completion)
+        return send(request, id: nil) { completion($0.result) }
     }
 }
 
@@ -34,16 +37,20 @@ extension NetworkService {
 public struct DefaultNetworkService: NetworkService {
     public let config: any NetworkConfigurable
     public let sessionManager: any NetworkSessionManager
-    public let logger: any NetworkErrorLogger
+    private let environment: AttemptEnvironment
     private let base: BaseURL?
     private let baseError: NetworkError?
 
+    /// - Parameters:
+    ///   - interceptor: adapts every attempt and decides retries before the policy.
+    ///   - logger: sees every attempt's request, response and error.
     public init(config: any NetworkConfigurable,
                 sessionManager: any NetworkSessionManager,
+                interceptor: (any RequestInterceptor)? = nil,
                 logger: any NetworkErrorLogger = DefaultNetworkErrorLogger()) {
         self.config = config
         self.sessionManager = sessionManager
-        self.logger = logger
+        environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger)
         // Parsed once: every request reuses it.
         do {
             base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
@@ -59,32 +66,16 @@ public struct DefaultNetworkService: NetworkService {
         return try RequestBuilder.build(endpoint, config: config, base: base)
     }
 
-    public func send(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        logger.log(request: request)
-        return sessionManager.request(request) { [self] result in
-            completion(validate(result, for: request))
-        }
+    public func send(_ request: HTTPRequest, id: UInt64? = nil,
+                     completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        let attempts = RequestAttempts(environment: environment, request: request, id: id ?? environment.newID(),
+                                       completion: completion)
+        attempts.start()
+        return attempts
     }
 
-    public func sendBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        logger.log(request: request)
-        return validate(sessionManager.requestBlocking(request), for: request)
-    }
-
-    /// A status outside the request's acceptable ones becomes `NetworkError.error`.
-    private func validate(_ result: Result<HTTPResponse, NetworkError>,
-                          for request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        switch result {
-        case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
-            let error = NetworkError.error(statusCode: response.statusCode, response: response)
-            logger.log(error: error)
-            return .failure(error)
-        case .success(let response):
-            logger.log(response: response)
-            return .success(response)
-        case .failure(let error):
-            logger.log(error: error)
-            return .failure(error)
-        }
+    public func sendBlocking(_ request: HTTPRequest, id: UInt64? = nil) -> NetworkOutcome {
+        RequestAttempts(environment: environment, request: request, id: id ?? environment.newID(), completion: nil)
+            .runBlocking()
     }
 }

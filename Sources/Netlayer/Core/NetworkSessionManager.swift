@@ -10,6 +10,9 @@ public protocol NetworkSessionManager: Sendable {
 
     /// Sends `request` and waits for it on the calling thread.
     func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError>
+
+    /// Runs `task` after `delay` seconds on a transport thread (retry back-off).
+    func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void)
 }
 
 extension NetworkSessionManager {
@@ -24,5 +27,12 @@ extension NetworkSessionManager {
         }
         latch.wait()
         return slot.withLock { $0! }
+    }
+
+    public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1e9))
+            task()
+        }
     }
 }

@@ -33,6 +33,7 @@ enum RequestBuilder {
         var options = config.requestOptions
         if let timeout = endpoint.timeout { options.timeout = timeout }
         if let acceptable = endpoint.acceptableStatus { options.acceptableStatus = acceptable }
+        endpoint.configureOptions?(&options)
         try validate(options)
         return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options)
     }
@@ -43,6 +44,8 @@ enum RequestBuilder {
         if let t = options.connectTimeout, !(t > 0 && t.isFinite) { throw .invalidRequest("connectTimeout must be a positive number of seconds") }
         if options.maxRedirects < 0 { throw .invalidRequest("maxRedirects must not be negative") }
         if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
+        if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
+        if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
         if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
     }
 

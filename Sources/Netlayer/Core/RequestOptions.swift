@@ -16,6 +16,10 @@ public struct RequestOptions: Sendable, Hashable {
     /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
     public var proxy: String?
     public var tls = TLSOptions()
+    /// When and how failed attempts are tried again.
+    public var retry = RetryPolicy()
+    /// Seconds the whole operation may take, every attempt and back-off included.
+    public var deadline: Double?
 
     public init() {}
 }

@@ -19,12 +19,16 @@ public protocol Requestable: Sendable {
     var timeout: Double? { get }
     /// Overrides the config's acceptable status codes.
     var acceptableStatus: AcceptableStatus? { get }
+    /// Adjusts any other option of the config for this endpoint (retry, deadline, ...).
+    var configureOptions: (@Sendable (inout RequestOptions) -> Void)? { get }
 
     /// The request for this endpoint under `config`.
     func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest
 }
 
 extension Requestable {
+    public var configureOptions: (@Sendable (inout RequestOptions) -> Void)? { nil }
+
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
         let base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
         return try RequestBuilder.build(self, config: config, base: base)

@@ -17,6 +17,7 @@ final class CurlEventLoop: @unchecked Sendable {
         var starts: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
         var tasks: [@Sendable () -> Void] = []
+        var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
         var stopping = false
         var stopped = false
     }
@@ -39,6 +40,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
     fileprivate var timerDeadline: UInt64?
+    /// Delayed tasks (retry back-off), earliest first.
+    private var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
     private var readyFDs = [Int32](repeating: 0, count: 256)
     private var readyFlags = [Int32](repeating: 0, count: 256)
 
@@ -124,6 +127,18 @@ final class CurlEventLoop: @unchecked Sendable {
         if accepted { wake() } else { task() }
     }
 
+    /// Runs `task` on the loop thread after `delay` seconds; after shutdown, at once
+    /// on the calling thread.
+    func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
+        let deadline = Self.now() + UInt64(max(0, delay) * 1e9)
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inbox.timers.append((deadline, task))
+            return true
+        }
+        if accepted { wake() } else { task() }
+    }
+
     /// Cancels everything, delivers every pending completion and joins the thread.
     /// From the loop's own thread it does nothing.
     func shutdown() {
@@ -149,16 +164,22 @@ final class CurlEventLoop: @unchecked Sendable {
                 inbox.starts = []
                 inbox.cancels = []
                 inbox.tasks = []
+                inbox.timers = []
                 if inbox.stopping { inbox.stopped = true }
                 return taken
             }
             for task in work.tasks { task() }
+            for timer in work.timers {
+                let at = timers.firstIndex { $0.deadline > timer.deadline } ?? timers.endIndex
+                timers.insert(timer, at: at)
+            }
             for transfer in work.starts { enqueue(transfer) }
             for transfer in work.cancels { cancel(transfer) }
             if work.stopping {
                 drainAll()
                 return
             }
+            runDueTasks()
             startWaiting()
             runTimerIfDue()
             let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), waitMilliseconds()))
@@ -177,10 +198,19 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
     private func waitMilliseconds() -> Int32 {
-        guard let deadline = timerDeadline else { return 1000 }
+        let deadline = [timerDeadline, timers.first?.deadline].compactMap { $0 }.min()
+        guard let deadline else { return 1000 }
         let now = Self.now()
         if deadline <= now { return 0 }
         return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
+    }
+
+    private func runDueTasks() {
+        let now = Self.now()
+        while let first = timers.first, first.deadline <= now {
+            timers.removeFirst()
+            first.task()
+        }
     }
 
     private func runTimerIfDue() {
@@ -293,6 +323,10 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         for task in late.tasks { task() }
         for transfer in late.starts { transfer.deliverCancelled() }
+        // Pending back-off timers run now; what they start is cancelled at once.
+        let pending = timers + late.timers
+        timers.removeAll()
+        for timer in pending { timer.task() }
     }
 }
 

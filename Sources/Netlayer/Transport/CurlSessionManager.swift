@@ -74,6 +74,10 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         loop.execute(task)
     }
 
+    public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
+        loop.execute(after: delay, task)
+    }
+
     /// Whether the caller is running on this manager's loop thread, where waiting
     /// for a request of the same manager would deadlock.
     public var isLoopThread: Bool { loop.isCurrentThread }

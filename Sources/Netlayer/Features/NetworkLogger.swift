@@ -1,0 +1,149 @@
+import Glibc
+
+/// How much a `NetworkLogger` reports.
+public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+    case off = 0, error, info, debug
+
+    public var name: String { ["off", "error", "info", "debug"][rawValue] }
+
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
+        self = level
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One structured log event: `{"level", "event", "id", ...}`.
+public struct LogEvent: Sendable {
+    public var level: LogLevel
+    /// "request", "response", "error" or "warning".
+    public var event: String
+    public var fields: JSONObject
+
+    /// The event as one JSON object, level and event first.
+    public var json: JSON {
+        var object: JSONObject = ["level": .string(event == "warning" ? "warning" : level.name), "event": .string(event)]
+        for member in fields { object[member.key] = member.value }
+        return .object(object)
+    }
+}
+
+/// The structured logger: request, response and error events at `error`, `info` or
+/// `debug` level, with sensitive header values and URL user-info redacted in every
+/// event. At `debug` it adds the response body (first 4 KiB) and the request as a
+/// runnable `curl` command. Events go to `sink`, or to stderr as JSON lines.
+public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
+    public var level: LogLevel
+    /// Lower-case header names whose values never appear.
+    public var redactedHeaders: Set<String>
+    public var sink: (@Sendable (LogEvent) -> Void)?
+
+    public static let bodyLimit = 4096
+
+    public init(level: LogLevel = .off, redactedHeaders: Set<String> = Redaction.defaultHeaders,
+                sink: (@Sendable (LogEvent) -> Void)? = nil) {
+        self.level = level
+        self.redactedHeaders = Set(redactedHeaders.map { $0.lowercased() })
+        self.sink = sink
+    }
+
+    public func log(request: HTTPRequest, context: RequestContext) {
+        if !request.options.tls.verify {
+            warn("TLS certificate verification is off for \(Redaction.userInfo(in: request.url)) (tls.verify: false)")
+        }
+        guard level >= .info else { return }
+        var fields = base(context)
+        fields["method"] = .string(request.method.rawValue)
+        fields["url"] = .string(Redaction.userInfo(in: request.url))
+        fields["headers"] = .object(Redaction.headers(request.headers, redacting: redactedHeaders))
+        if level >= .debug {
+            if let body = request.body { fields["bodyBytes"] = .int(Int64(body.count)) }
+            fields["curl"] = .string(curlCommand(for: request))
+        }
+        emit(.info, "request", fields)
+    }
+
+    public func log(response: HTTPResponse, request: HTTPRequest, context: RequestContext) {
+        guard level >= .info else { return }
+        var fields = base(context)
+        fields["status"] = .int(Int64(response.statusCode))
+        fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders))
+        fields["elapsedMs"] = .double(response.totalMs)
+        fields["bodyBytes"] = .int(Int64(response.body.count))
+        if level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
+        emit(.info, "response", fields)
+    }
+
+    public func log(error: NetworkError, request: HTTPRequest, context: RequestContext) {
+        guard level >= .error else { return }
+        let failure = DataTransferError.networkFailure(error)
+        var fields = base(context)
+        fields["method"] = .string(request.method.rawValue)
+        fields["url"] = .string(Redaction.userInfo(in: request.url))
+        fields["kind"] = .string(failure.kind.rawValue)
+        fields["message"] = .string(failure.message)
+        if let response = error.response {
+            fields["status"] = .int(Int64(response.statusCode))
+            if level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
+        }
+        emit(.error, "error", fields)
+    }
+
+    public func log(error: DataTransferError) {
+        guard level >= .error else { return }
+        if case .networkFailure = error { return }  // already logged per attempt
+        emit(.error, "error", ["kind": .string(error.kind.rawValue), "message": .string(error.message)])
+    }
+
+    /// A warning about a risky setting (such as TLS verification turned off).
+    public func warn(_ message: String) {
+        guard level >= .error else { return }
+        emit(.error, "warning", ["message": .string(message)])
+    }
+
+    private func base(_ context: RequestContext) -> JSONObject {
+        ["id": .int(Int64(truncatingIfNeeded: context.id)), "attempt": .int(Int64(context.attempt))]
+    }
+
+    private func emit(_ level: LogLevel, _ event: String, _ fields: JSONObject) {
+        let record = LogEvent(level: level, event: event, fields: fields)
+        if let sink { sink(record) } else { Self.writeToStderr(record) }
+    }
+
+    /// Writes `event` to stderr as one JSON line (the default sink).
+    public static func writeToStderr(_ event: LogEvent) {
+        var line = JSONWriter.serialize(event.json)
+        line.append(0x0A)
+        _ = line.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    private static func bodyText(_ body: [UInt8]) -> String {
+        let prefix = body.prefix(bodyLimit)
+        let text = String(decoding: prefix, as: UTF8.self)
+        return body.count > bodyLimit ? text + "…(\(body.count - bodyLimit) more bytes)" : text
+    }
+
+    /// The request as a shell command, secrets redacted.
+    public func curlCommand(for request: HTTPRequest) -> String {
+        var parts = ["curl"]
+        if request.method == .head {
+            parts.append("--head")
+        } else if request.method != .get {
+            parts += ["-X", request.method.rawValue]
+        }
+        parts.append(Self.quote(Redaction.userInfo(in: request.url)))
+        for field in request.headers {
+            let value = redactedHeaders.contains(field.name.lowercased()) ? Redaction.marker : field.value
+            parts += ["-H", Self.quote("\(field.name): \(value)")]
+        }
+        if let body = request.body {
+            parts += ["--data-binary", Self.quote(String(decoding: body.prefix(Self.bodyLimit), as: UTF8.self))]
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private static func quote(_ s: String) -> String {
+        "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}

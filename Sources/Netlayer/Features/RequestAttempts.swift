@@ -1,0 +1,210 @@
+import Glibc
+import Synchronization
+
+/// Runs one request through its attempts: adapt, send, validate the status, and on
+/// failure ask the retrier and the retry policy whether and when to go again, all
+/// within the request's deadline. The async driver hops between transport
+/// callbacks and scheduled back-off; the blocking driver loops on its thread.
+final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
+    private let environment: AttemptEnvironment
+    private let original: HTTPRequest
+    private let id: UInt64
+    private let startedAt = MonotonicClock.now()
+    private let completion: (@Sendable (NetworkOutcome) -> Void)?
+    private let state = Mutex<(current: (any NetworkCancellable)?, cancelled: Bool, finished: Bool)>((nil, false, false))
+    private var attempt = 0  // touched by one thread at a time: each step hands over to the next
+
+    init(environment: AttemptEnvironment, request: HTTPRequest, id: UInt64,
+         completion: (@Sendable (NetworkOutcome) -> Void)?) {
+        self.environment = environment
+        self.original = request
+        self.id = id
+        self.completion = completion
+    }
+
+    // MARK: Async driver
+
+    func start() { attemptNext(lastError: nil) }
+
+    private func attemptNext(lastError: NetworkError?) {
+        let request: HTTPRequest
+        switch prepareAttempt(lastError: lastError) {
+        case .failure(let error):
+            finish(.failure(error))
+            return
+        case .success(let prepared):
+            request = prepared
+        }
+        let context = RequestContext(id: id, attempt: attempt)
+        let transfer = environment.sessionManager.request(request) { [self] result in
+            let validated = environment.validate(result, request: request, context: context)
+            switch validated {
+            case .success:
+                finish(validated)
+            case .failure(let error):
+                if case .retry(let delay) = decide(after: error, request: request) {
+                    environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
+                } else {
+                    finish(validated)
+                }
+            }
+        }
+        let cancelNow = state.withLock { s -> Bool in
+            s.current = transfer
+            return s.cancelled
+        }
+        if cancelNow { transfer.cancel() }
+    }
+
+    private func finish(_ result: Result<HTTPResponse, NetworkError>) {
+        let first = state.withLock { s -> Bool in
+            defer { s.finished = true; s.current = nil }
+            return !s.finished
+        }
+        guard first else { return }
+        completion?(NetworkOutcome(result: result, attempts: max(1, attempt), id: id))
+    }
+
+    @discardableResult
+    func cancel() -> Bool {
+        let (current, wasLive) = state.withLock { s -> ((any NetworkCancellable)?, Bool) in
+            defer { s.cancelled = true }
+            return (s.current, !s.finished && !s.cancelled)
+        }
+        current?.cancel()
+        return wasLive
+    }
+
+    // MARK: Blocking driver
+
+    func runBlocking() -> NetworkOutcome {
+        var lastError: NetworkError?
+        while true {
+            let request: HTTPRequest
+            switch prepareAttempt(lastError: lastError) {
+            case .failure(let error):
+                return NetworkOutcome(result: .failure(error), attempts: max(1, attempt), id: id)
+            case .success(let prepared):
+                request = prepared
+            }
+            let context = RequestContext(id: id, attempt: attempt)
+            let validated = environment.validate(environment.sessionManager.requestBlocking(request),
+                                                 request: request, context: context)
+            guard case .failure(let error) = validated, case .retry(let delay) = decide(after: error, request: request)
+            else { return NetworkOutcome(result: validated, attempts: attempt, id: id) }
+            lastError = error
+            if delay > 0 { usleep(useconds_t(min(delay, 3600) * 1e6)) }
+        }
+    }
+
+    // MARK: Shared steps
+
+    /// The request for the next attempt, with the per-attempt timeout clipped to what
+    /// is left of the deadline; fails when the deadline has passed or the adapter refuses.
+    private func prepareAttempt(lastError: NetworkError?) -> Result<HTTPRequest, NetworkError> {
+        if state.withLock({ $0.cancelled }) { return .failure(.cancelled) }
+        attempt += 1
+        var request = original
+        if let deadline = original.options.deadline {
+            let remaining = deadline - MonotonicClock.seconds(since: startedAt)
+            if remaining <= 0.001 {
+                return .failure(lastError ?? .timedOut("the deadline of \(deadline) s passed"))
+            }
+            request.options.timeout = min(request.options.timeout ?? remaining, remaining)
+        }
+        if let adapter = environment.adapter {
+            do {
+                request = try adapter.adapt(request, context: RequestContext(id: id, attempt: attempt))
+                try request.headers.validate()
+            } catch {
+                return .failure(error)
+            }
+        }
+        environment.logger.log(request: request, context: RequestContext(id: id, attempt: attempt))
+        return .success(request)
+    }
+
+    /// Retry or not after a failed attempt: the retrier first (serialised per
+    /// service), then the policy; never past `maxAttempts` or the deadline.
+    private func decide(after error: NetworkError, request: HTTPRequest) -> RetryDecision {
+        if error.isCancelled || state.withLock({ $0.cancelled }) { return .doNotRetry }
+        let policy = original.options.retry
+        guard attempt < policy.maxAttempts else { return .doNotRetry }
+        var decision = RetryDecision.useDefault
+        if let retrier = environment.retrier {
+            do {
+                decision = try environment.retrierLock.withLock { _ throws(NetworkError) -> RetryDecision in
+                    try retrier.retry(request, context: RequestContext(id: id, attempt: attempt), dueTo: error)
+                }
+            } catch {
+                return .doNotRetry
+            }
+        }
+        var delay: Double
+        switch decision {
+        case .doNotRetry: return .doNotRetry
+        case .retry(let d): delay = max(0, d)
+        case .useDefault:
+            guard policy.shouldRetry(error, method: request.method) else { return .doNotRetry }
+            delay = policy.delay(after: attempt, error: error)
+        }
+        if let deadline = original.options.deadline {
+            let remaining = deadline - MonotonicClock.seconds(since: startedAt)
+            guard remaining > 0.001 else { return .doNotRetry }
+            delay = min(delay, remaining)  // the next attempt then ends at the deadline
+        }
+        return .retry(delay: delay)
+    }
+}
+
+/// What the attempts of a request need from their service: the transport, the
+/// interceptor, the logger and the status check. One per service.
+final class AttemptEnvironment: Sendable {
+    let sessionManager: any NetworkSessionManager
+    let adapter: (any RequestAdapter)?
+    let retrier: (any RequestRetrier)?
+    let logger: any NetworkErrorLogger
+    let retrierLock = Mutex(())
+    private let nextID = Atomic<UInt64>(1)
+
+    init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
+         logger: any NetworkErrorLogger) {
+        self.sessionManager = sessionManager
+        self.adapter = interceptor
+        self.retrier = interceptor
+        self.logger = logger
+    }
+
+    func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    /// Logs the attempt's outcome; a status outside the request's acceptable ones
+    /// becomes `NetworkError.error`.
+    func validate(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+                  context: RequestContext) -> Result<HTTPResponse, NetworkError> {
+        switch result {
+        case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
+            let error = NetworkError.error(statusCode: response.statusCode, response: response)
+            logger.log(error: error, request: request, context: context)
+            return .failure(error)
+        case .success(let response):
+            logger.log(response: response, request: request, context: context)
+            return .success(response)
+        case .failure(let error):
+            logger.log(error: error, request: request, context: context)
+            return .failure(error)
+        }
+    }
+}
+
+/// Monotonic time for deadlines.
+enum MonotonicClock {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    static func seconds(since start: UInt64) -> Double {
+        Double(now() &- start) / 1e9
+    }
+}

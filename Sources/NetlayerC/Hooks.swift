@@ -1,0 +1,154 @@
+import Glibc
+import Netlayer
+import Synchronization
+
+/// `nl_hook_fn`: event document in, optional reply through `nl_reply_set`.
+public typealias HookFunction = @convention(c) (UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void
+
+/// The contract's hook kinds (`NL_HOOK_*`).
+enum HookKind: Int32, CaseIterable {
+    case adapt = 1, retry = 2, resolveError = 3, log = 4, progress = 5, stream = 6
+
+    var name: String {
+        switch self {
+        case .adapt: return "NL_HOOK_ADAPT"
+        case .retry: return "NL_HOOK_RETRY"
+        case .resolveError: return "NL_HOOK_RESOLVE_ERROR"
+        case .log: return "NL_HOOK_LOG"
+        case .progress: return "NL_HOOK_PROGRESS"
+        case .stream: return "NL_HOOK_STREAM"
+        }
+    }
+}
+
+/// The object behind an `nl_reply *`: what the hook answered, parsed.
+final class HookReply {
+    var value: JSON?
+    var invalid: String?
+}
+
+/// What calling a hook came to.
+enum HookOutcome {
+    case notSet
+    case noReply
+    case reply(JSONObject)
+    /// The reply was not a JSON object (or not JSON): the request fails with this message.
+    case invalid(String)
+}
+
+/// The hooks of one client. They may be set or removed at any time, also while
+/// requests are in flight: each call takes a snapshot under the lock.
+final class HookTable: @unchecked Sendable {
+    private struct Entry: @unchecked Sendable {
+        let function: HookFunction
+        let userData: UnsafeMutableRawPointer?
+    }
+
+    private let entries = Mutex<[Int32: Entry]>([:])
+
+    func set(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
+        entries.withLock { $0[kind.rawValue] = function.map { Entry(function: $0, userData: userData) } }
+    }
+
+    var isEmpty: Bool { entries.withLock { $0.isEmpty } }
+
+    func isSet(_ kind: HookKind) -> Bool { entries.withLock { $0[kind.rawValue] != nil } }
+
+    /// Calls the hook of `kind` with `event` and returns its reply.
+    func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
+        guard let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
+        let reply = HookReply()
+        var document = JSONWriter.serialize(event)
+        document.append(0)
+        let replyPointer = OpaquePointer(Unmanaged.passUnretained(reply).toOpaque())
+        document.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { entry.function($0.baseAddress, replyPointer, entry.userData) }
+        }
+        withExtendedLifetime(reply) {}
+        if let invalid = reply.invalid { return .invalid("\(kind.name) reply \(invalid)") }
+        guard let value = reply.value else { return .noReply }
+        guard case .object(let object) = value else {
+            return .invalid("\(kind.name) reply must be a JSON object, not \(value.typeName)")
+        }
+        return .reply(object)
+    }
+}
+
+// MARK: - Hooks as core protocols
+
+/// ADAPT and RETRY hooks as the core's `RequestInterceptor`.
+struct HookInterceptor: RequestInterceptor {
+    let hooks: HookTable
+
+    func adapt(_ request: HTTPRequest, context: RequestContext) throws(NetworkError) -> HTTPRequest {
+        let event: JSON = .object([
+            "id": .int(Int64(truncatingIfNeeded: context.id)), "attempt": .int(Int64(context.attempt)),
+            "method": .string(request.method.rawValue), "url": .string(request.url),
+            "headers": .object(JSONObject(request.headers.map { ($0.name, JSON.string($0.value)) })),
+        ])
+        switch hooks.call(.adapt, event) {
+        case .notSet, .noReply:
+            return request
+        case .invalid(let message):
+            throw .invalidRequest(message)
+        case .reply(let reply):
+            let doc = try DocumentReader(.object(reply), context: "NL_HOOK_ADAPT reply")
+            try doc.checkKeys(known: ["headers", "cancel"])
+            if try doc.bool("cancel") == true { throw .cancelled }
+            var adapted = request
+            if let headers = try doc.headers("headers") { adapted.headers = adapted.headers.merging(headers) }
+            return adapted
+        }
+    }
+
+    func retry(_ request: HTTPRequest, context: RequestContext, dueTo error: NetworkError) throws(NetworkError) -> RetryDecision {
+        guard hooks.isSet(.retry) else { return .useDefault }
+        let errorDocument = ResultDocument.errorObject(.networkFailure(error))
+        let event: JSON = .object([
+            "id": .int(Int64(truncatingIfNeeded: context.id)), "attempt": .int(Int64(context.attempt)),
+            "method": .string(request.method.rawValue), "url": .string(request.url), "error": errorDocument,
+        ])
+        switch hooks.call(.retry, event) {
+        case .notSet, .noReply:
+            return .useDefault
+        case .invalid(let message):
+            throw .invalidRequest(message)
+        case .reply(let reply):
+            let doc = try DocumentReader(.object(reply), context: "NL_HOOK_RETRY reply")
+            try doc.checkKeys(known: ["retry", "delay"])
+            guard let retry = try doc.bool("retry") else { return .useDefault }
+            guard retry else { return .doNotRetry }
+            let delay = doc.value("delay")
+            if let delay, !(delay.doubleValue.map { $0 >= 0 && $0 <= 3600 } ?? false) {
+                throw .invalidRequest("NL_HOOK_RETRY reply key 'delay' must be a number of seconds from 0 to 3600")
+            }
+            return .retry(delay: delay?.doubleValue ?? 0)
+        }
+    }
+}
+
+/// The RESOLVE_ERROR hook in front of the config's rules, as the core's resolver.
+struct HookErrorResolver: DataTransferErrorResolver {
+    let hooks: HookTable
+    let rules: RuleBasedErrorResolver
+
+    func resolve(error: NetworkError) -> any Error & Sendable {
+        guard case .error = error else { return error }
+        switch hooks.call(.resolveError, ResultDocument.errorObject(.networkFailure(error))) {
+        case .notSet, .noReply:
+            return rules.resolve(error: error)
+        case .invalid(let message):
+            return NetworkError.invalidRequest(message)
+        case .reply(let reply):
+            do {
+                let doc = try DocumentReader(.object(reply), context: "NL_HOOK_RESOLVE_ERROR reply")
+                try doc.checkKeys(known: ["code", "message"])
+                let code = try doc.string("code")
+                let message = try doc.string("message") ?? DataTransferError.networkFailure(error).message
+                return ResolvedError(code: code, message: message, underlying: error)
+            } catch {
+                return error
+            }
+        }
+    }
+}
