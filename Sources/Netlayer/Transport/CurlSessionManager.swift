@@ -4,8 +4,9 @@ import Glibc
 
 /// The libcurl `NetworkSessionManager`: one multi handle and one event-loop thread
 /// per instance for callback and async requests, plus blocking requests that run on
-/// the caller's own thread. All of them share one connection pool, DNS cache and
-/// TLS session cache (a libcurl share handle), so keep-alive works across both.
+/// the caller's own thread. They share the DNS and TLS session caches; the loop has
+/// one connection pool and each pooled blocking handle keeps its own connection, so
+/// keep-alive works on both paths.
 ///
 /// Completions run on the loop thread; keep them short. `shutdown()` (or releasing
 /// the last reference) cancels what is in flight and waits for every completion.

@@ -1,8 +1,8 @@
 import CCurl
 
-/// The connection cache, DNS cache and TLS session cache of one client, shared by
-/// its event loop and by blocking requests on callers' threads, so every request of
-/// a client draws on one pool of connections.
+/// The DNS cache and TLS session cache of one client, shared by its event loop and
+/// by blocking requests on callers' threads. Connections are not shared (see the
+/// shim): the loop keeps its pool, and each pooled blocking handle its connection.
 final class CurlShare: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private let locks: UnsafeMutableRawPointer
