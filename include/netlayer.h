@@ -172,8 +172,8 @@ enum {
     NL_HOOK_RETRY = 2,         /**< after a failed attempt: may ask for a retry */
     NL_HOOK_RESOLVE_ERROR = 3, /**< on a status failure: may name it (kind "resolved") */
     NL_HOOK_LOG = 4,           /**< every log event, secrets redacted */
-    NL_HOOK_PROGRESS = 5,      /**< transfer progress (not delivered by this version) */
-    NL_HOOK_STREAM = 6         /**< streamed body parts (not delivered by this version) */
+    NL_HOOK_PROGRESS = 5,      /**< transfer progress of requests with "progress": true */
+    NL_HOOK_STREAM = 6         /**< body events of requests with "stream" set */
 };
 
 /**
@@ -196,8 +196,7 @@ typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_d
  *
  * @param user_data  passed to `fn` untouched; the caller keeps it alive while
  *                   the hook is set.
- * @return 0 on success; -1 for a NULL client, an unknown kind, or a kind this
- *         version does not deliver yet (NL_HOOK_PROGRESS, NL_HOOK_STREAM).
+ * @return 0 on success; -1 for a NULL client or an unknown kind.
  * Threads: any thread, including from inside a hook.
  */
 NL_EXTERN int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, void *user_data);

@@ -9,6 +9,7 @@ static inline CURLcode nl_curl_setopt_ptr(CURL *h, CURLoption o, const void *v) 
 static inline CURLcode nl_curl_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_write(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode nl_curl_setopt_read(CURL *h, CURLoption o, curl_read_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
 
 static inline CURLcode nl_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
@@ -106,6 +107,12 @@ static inline int nl_epoll_wait(int epfd, int *fds, int *flags, int max, int tim
     }
     return n;
 }
+
+/* mkostemp is a GNU extension Swift's Glibc module does not show. */
+#include <stdlib.h>
+#include <fcntl.h>
+int mkostemp(char *template_, int flags);
+static inline int nl_mkstemp_cloexec(char *template_) { return mkostemp(template_, O_CLOEXEC); }
 
 static inline int nl_eventfd_create(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 static inline void nl_eventfd_signal(int fd) { uint64_t one = 1; ssize_t r = write(fd, &one, sizeof one); (void)r; }

@@ -29,22 +29,52 @@ final class ClientHandle: @unchecked Sendable {
 
     /// A request prepared from a document: either ready to send, or already failed.
     enum Prepared {
-        case ready(HTTPRequest, any ResponseDecoder)
+        case ready(HTTPRequest, any ResponseDecoder, id: UInt64)
         case failed([UInt8])
     }
 
-    func prepare(_ document: JSON) -> Prepared {
+    /// The request a document describes, with its progress and stream events wired
+    /// to this client's hooks under `id` (a new one when nil).
+    func prepare(_ document: JSON, id: UInt64? = nil) -> Prepared {
         do {
-            let endpoint = try EndpointDocument(document).endpoint
-            return .ready(try network.makeRequest(for: endpoint), endpoint.responseDecoder)
+            let parsed = try EndpointDocument(document)
+            var endpoint = parsed.endpoint
+            let id = id ?? newID()
+            let hooks = self.hooks
+            if parsed.wantsProgress {
+                endpoint.transfer.progress = { progress in
+                    hooks.control(.progress, [
+                        "id": .int(Int64(truncatingIfNeeded: id)), "direction": .string(progress.direction.rawValue),
+                        "done": .int(progress.done), "total": .int(progress.total),
+                    ])
+                }
+            }
+            if endpoint.transfer.stream != nil {
+                endpoint.transfer.onStreamEvent = { event in
+                    var fields: JSONObject = ["id": .int(Int64(truncatingIfNeeded: id))]
+                    switch event {
+                    case .serverSent(let name, let data, let lastEventId, let retry):
+                        fields["event"] = .string(name)
+                        fields["data"] = .string(data)
+                        fields["lastEventId"] = .string(lastEventId)
+                        fields["retry"] = retry.map { .int(Int64($0)) } ?? .null
+                    case .line(let line):
+                        fields["line"] = .string(line)
+                    case .chunk(let bytes):
+                        fields["chunk"] = .string(Base64.encode(bytes))
+                    }
+                    return hooks.control(.stream, fields)
+                }
+            }
+            return .ready(try network.makeRequest(for: endpoint), endpoint.responseDecoder, id: id)
         } catch {
             return .failed(ResultDocument.failure(.networkFailure(error)))
         }
     }
 
-    func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String) -> Prepared {
+    func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String, id: UInt64? = nil) -> Prepared {
         do {
-            return prepare(try JSONParser.parse(bytes))
+            return prepare(try JSONParser.parse(bytes), id: id)
         } catch {
             return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
         }
@@ -62,17 +92,17 @@ final class ClientHandle: @unchecked Sendable {
     /// Sends every prepared request and waits for all of them. Results keep input order.
     /// Decoding runs on the caller's thread, so the loop thread only moves bytes.
     func perform(_ prepared: [Prepared]) -> [[UInt8]] {
-        if prepared.count == 1, case .ready(let request, let decoder) = prepared[0], hooks.isEmpty {
+        if prepared.count == 1, case .ready(let request, let decoder, let id) = prepared[0], hooks.isEmpty {
             // One request: run it on this thread, no hop to the loop and back. (With
             // hooks set it goes through the loop, where the contract runs hooks.)
-            return [Self.document(for: network.sendBlocking(request, id: nil), request: request, decoder: decoder,
+            return [Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
                                   dataTransfer: dataTransfer)]
         }
         let slots = ResultSlots(count: prepared.count)
         let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
         for (index, item) in prepared.enumerated() {
-            guard case .ready(let request, _) = item else { continue }
-            _ = network.send(request, id: nil) { outcome in
+            guard case .ready(let request, _, let id) = item else { continue }
+            _ = network.send(request, id: id) { outcome in
                 slots.set(index, outcome)
                 latch.countDown()
             }
@@ -82,7 +112,7 @@ final class ClientHandle: @unchecked Sendable {
             switch item {
             case .failed(let document):
                 return document
-            case .ready(let request, let decoder):
+            case .ready(let request, let decoder, _):
                 return Self.document(for: slots.get(index)!, request: request, decoder: decoder,
                                      dataTransfer: dataTransfer)
             }

@@ -4,14 +4,15 @@ import Netlayer
 /// translated into a core `Endpoint<JSON>`.
 struct EndpointDocument {
     var endpoint: Endpoint<JSON>
+    /// `"progress": true`: report to NL_HOOK_PROGRESS.
+    var wantsProgress = false
 
     static let knownKeys: Set<String> = [
         "path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response", "timeout",
-        "acceptableStatus", "retry", "deadline",
+        "acceptableStatus", "retry", "deadline", "multipart", "uploadFrom", "downloadTo", "xmlRoot", "progress",
+        "stream",
     ]
-    static let unsupportedKeys: Set<String> = [
-        "multipart", "uploadFrom", "downloadTo", "xmlRoot", "useCache", "progress", "stream",
-    ]
+    static let unsupportedKeys: Set<String> = ["useCache"]
 
     init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
         let doc = try DocumentReader(json, context: context)
@@ -29,18 +30,31 @@ struct EndpointDocument {
         if let query = try doc.query("query") { endpoint.queryParameters = query }
         if let body = doc.value("body") { endpoint.bodyParameters = body }
         if let encoding = try doc.string("bodyEncoding") {
-            switch encoding {
-            case "xml", "multipart":
-                throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding)' is not supported by netlayer \(Netlayer.version) yet")
-            default:
+            if encoding == "multipart" {
+                guard doc.value("multipart") != nil else {
+                    throw .invalidRequest("\(context) key 'bodyEncoding': 'multipart' needs the 'multipart' key")
+                }
+            } else {
                 guard let e = BodyEncoding(rawValue: encoding) else {
-                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escaped)' is not one of json, form, text")
+                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escaped)' is not one of json, form, text, xml, multipart")
                 }
                 endpoint.bodyEncoding = e
             }
         }
+        if let root = try doc.string("xmlRoot") { endpoint.xmlRoot = root }
         if let body = endpoint.bodyParameters {
-            _ = try endpoint.bodyEncoding.encode(body)  // a body that cannot be encoded is the caller's error now
+            // A body that cannot be encoded is the caller's error now, not at send time.
+            _ = try endpoint.bodyEncoding.encode(body, xmlRoot: endpoint.xmlRoot)
+        }
+        if let parts = doc.value("multipart") { endpoint.transfer.multipart = try Self.multipart(parts, context: context) }
+        endpoint.transfer.uploadFrom = try doc.string("uploadFrom")
+        endpoint.transfer.downloadTo = try doc.string("downloadTo")
+        wantsProgress = try doc.bool("progress") ?? false
+        if let mode = try doc.string("stream") {
+            guard let m = StreamMode(rawValue: mode) else {
+                throw .invalidRequest("\(context) key 'stream': '\(mode.escaped)' is not one of sse, lines, chunks")
+            }
+            endpoint.transfer.stream = m
         }
         if let response = try doc.reader("response") {
             try response.checkKeys(known: ["decoder", "keyPath"])
@@ -69,6 +83,39 @@ struct EndpointDocument {
                 if let deadline { options.deadline = deadline }
             }
         }
+    }
+
+    private static func multipart(_ value: JSON, context: String) throws(NetworkError) -> [MultipartPart] {
+        guard case .array(let items) = value, !items.isEmpty else {
+            throw .invalidRequest("\(context) key 'multipart' must be a non-empty array of parts")
+        }
+        var parts: [MultipartPart] = []
+        for (i, item) in items.enumerated() {
+            let part = try DocumentReader(item, context: "\(context) key 'multipart' part \(i)")
+            try part.checkKeys(known: ["name", "text", "file", "base64", "filename", "contentType"])
+            guard let name = try part.string("name") else {
+                throw .invalidRequest("\(part.context) needs 'name'")
+            }
+            let sources = ["text", "file", "base64"].filter { part.value($0) != nil }
+            guard sources.count == 1 else {
+                throw .invalidRequest("\(part.context) needs exactly one of 'text', 'file', 'base64'")
+            }
+            let content: MultipartPart.Content
+            if let text = try part.string("text") {
+                content = .text(text)
+            } else if let file = try part.string("file") {
+                content = .file(path: file)
+            } else {
+                let encoded = try part.string("base64") ?? ""
+                guard let bytes = Base64.decode(encoded) else {
+                    throw .invalidRequest("\(part.context) key 'base64' is not valid base64")
+                }
+                content = .data(bytes)
+            }
+            parts.append(MultipartPart(name: name, content: content, filename: try part.string("filename"),
+                                       contentType: try part.string("contentType")))
+        }
+        return parts
     }
 
     /// The named endpoint `base` with `overlay` merged over it: overlay keys replace,

@@ -139,13 +139,13 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
     guard let handle = handle(client), let callback else { return 0 }
     let notify = AsyncCallback(function: callback, userData: userData)
     let id = handle.newID()
-    let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document") }
+    let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id) }
         ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
     switch prepared {
     case .failed(let document):
         // The contract promises the callback on a library thread, never inline.
         handle.session.execute { notify(id, document) }
-    case .ready(let request, let decoder):
+    case .ready(let request, let decoder, _):
         let token = handle.register(id)
         let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
             handle?.unregister(id)
@@ -168,13 +168,8 @@ public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
 public func nl_client_set_hook(_ client: OpaquePointer?, _ kind: Int32, _ function: HookFunction?,
                                _ userData: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = handle(client), let kind = HookKind(rawValue: kind) else { return -1 }
-    switch kind {
-    case .adapt, .retry, .resolveError, .log:
-        handle.hooks.set(kind, function, userData)
-        return 0
-    case .progress, .stream:
-        return -1  // arrive with progress reporting and streaming bodies
-    }
+    handle.hooks.set(kind, function, userData)
+    return 0
 }
 
 @_cdecl("nl_reply_set")

@@ -74,6 +74,27 @@ final class HookTable: @unchecked Sendable {
     }
 }
 
+extension HookTable {
+    /// Calls a PROGRESS or STREAM hook: a reply `{"cancel": true}` stops the transfer,
+    /// a malformed reply fails it with `invalid_request`.
+    func control(_ kind: HookKind, _ fields: JSONObject) -> TransferControl {
+        switch call(kind, .object(fields)) {
+        case .notSet, .noReply:
+            return .proceed
+        case .invalid(let message):
+            return .fail(.invalidRequest(message))
+        case .reply(let reply):
+            do {
+                let doc = try DocumentReader(.object(reply), context: "\(kind.name) reply")
+                try doc.checkKeys(known: ["cancel"])
+                return try doc.bool("cancel") == true ? .cancel : .proceed
+            } catch {
+                return .fail(error)
+            }
+        }
+    }
+}
+
 // MARK: - Hooks as core protocols
 
 /// ADAPT and RETRY hooks as the core's `RequestInterceptor`.

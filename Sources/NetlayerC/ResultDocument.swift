@@ -14,6 +14,10 @@ enum ResultDocument {
         w.raw(response.fromCache ? "true" : "false")
         w.raw(",\"attempts\":")
         w.write(int: Int64(response.attempts))
+        if let events = response.streamEvents {
+            w.raw(",\"events\":")
+            w.write(int: Int64(events))
+        }
         w.raw(",\"timing\":{\"totalMs\":")
         w.write(double: (response.totalMs * 1000).rounded() / 1000)
         w.raw("}}")

@@ -6,12 +6,14 @@ public enum BodyEncoding: String, Sendable, CaseIterable {
     case form
     /// The body is a string, sent as is as `text/plain; charset=utf-8`.
     case text
+    /// `application/xml`: the body rendered as XML elements under a root element.
+    case xml
 
     /// The seeds' name for `form`.
     public static let stringEncodingAscii = BodyEncoding.form
 
     /// The bytes and content type of `body` in this encoding.
-    public func encode(_ body: JSON) throws(NetworkError) -> (bytes: [UInt8], contentType: String) {
+    public func encode(_ body: JSON, xmlRoot: String = "request") throws(NetworkError) -> (bytes: [UInt8], contentType: String) {
         switch self {
         case .json:
             return (JSONWriter.serialize(body), "application/json")
@@ -26,6 +28,8 @@ public enum BodyEncoding: String, Sendable, CaseIterable {
                 throw .invalidRequest("body must be a string for bodyEncoding 'text', not \(body.typeName)")
             }
             return (Array(text.utf8), "text/plain; charset=utf-8")
+        case .xml:
+            return (try XMLBodyWriter.render(body, root: xmlRoot), "application/xml; charset=utf-8")
         }
     }
 }

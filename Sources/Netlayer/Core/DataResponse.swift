@@ -9,6 +9,8 @@ public struct DataResponse<Value> {
     /// Milliseconds from the first attempt to the end of the last one.
     public var totalMs: Double
     public var fromCache: Bool
+    /// Events delivered, for a streamed body.
+    public var streamEvents: Int?
 
     public init(value: Value, statusCode: Int, headers: HTTPHeaders, attempts: Int = 1, totalMs: Double = 0,
                 fromCache: Bool = false) {

@@ -105,8 +105,10 @@ public struct DefaultDataTransferService: DataTransferService {
         case .success(let response):
             do {
                 let value: T = try decodeBody(response, method: request.method, decoder: decoder)
-                return .success(DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
-                                             attempts: outcome.attempts, totalMs: response.totalMs))
+                var decoded = DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
+                                           attempts: outcome.attempts, totalMs: response.totalMs)
+                decoded.streamEvents = response.streamEvents
+                return .success(decoded)
             } catch {
                 return .failure(finish(error))
             }
@@ -115,6 +117,15 @@ public struct DefaultDataTransferService: DataTransferService {
 
     private func decodeBody<T: Decodable>(_ response: HTTPResponse, method: HTTPMethod,
                                           decoder: any ResponseDecoder) throws(DataTransferError) -> T {
+        if let file = response.downloadedFile {
+            // The body is on disk: the value says where.
+            if T.self == JSON.self {
+                return JSON.object(["path": .string(file), "bytes": .int(response.bodyBytes)]) as! T
+            }
+            if let path = file as? T { return path }
+            return try decoder.decodeEmpty()
+        }
+        if response.streamEvents != nil { return try EmptyResponseDecoder().decodeEmpty() }
         if response.body.isEmpty && decoder.requiresBody {
             if response.statusCode == 204 || response.statusCode == 205 || method == .head {
                 return try decoder.decodeEmpty()

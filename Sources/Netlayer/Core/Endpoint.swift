@@ -18,10 +18,12 @@ public struct Endpoint<R>: ResponseRequestable {
     public var bodyParametersEncodable: (any Encodable & Sendable)?
     public var bodyParameters: JSON?
     public var bodyEncoding: BodyEncoding
+    public var xmlRoot = "request"
     public var responseDecoder: any ResponseDecoder
     public var timeout: Double?
     public var acceptableStatus: AcceptableStatus?
     public var configureOptions: (@Sendable (inout RequestOptions) -> Void)?
+    public var transfer: TransferOptions
 
     public init(path: String,
                 isFullPath: Bool = false,
@@ -35,7 +37,8 @@ public struct Endpoint<R>: ResponseRequestable {
                 responseDecoder: any ResponseDecoder = JSONResponseDecoder(),
                 timeout: Double? = nil,
                 acceptableStatus: AcceptableStatus? = nil,
-                configureOptions: (@Sendable (inout RequestOptions) -> Void)? = nil) {
+                configureOptions: (@Sendable (inout RequestOptions) -> Void)? = nil,
+                transfer: TransferOptions = TransferOptions()) {
         self.path = path
         self.isFullPath = isFullPath
         self.method = method
@@ -49,5 +52,6 @@ public struct Endpoint<R>: ResponseRequestable {
         self.timeout = timeout
         self.acceptableStatus = acceptableStatus
         self.configureOptions = configureOptions
+        self.transfer = transfer
     }
 }

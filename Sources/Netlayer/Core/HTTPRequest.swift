@@ -6,13 +6,16 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]?
     public var options: RequestOptions
+    /// Multipart, file upload and download, progress and streaming.
+    public var transfer: TransferOptions
 
     public init(method: HTTPMethod = .get, url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
-                options: RequestOptions = RequestOptions()) {
+                options: RequestOptions = RequestOptions(), transfer: TransferOptions = TransferOptions()) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.options = options
+        self.transfer = transfer
     }
 }

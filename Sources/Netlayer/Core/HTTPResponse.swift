@@ -8,6 +8,12 @@ public struct HTTPResponse: Sendable {
     public var totalMs: Double
     /// The URL of the last request, after redirects.
     public var effectiveURL: String
+    /// Where the body was saved, for a request with `downloadTo`.
+    public var downloadedFile: String?
+    /// Body bytes received (also when they went to a file or a stream).
+    public var bodyBytes: Int64 = 0
+    /// Events delivered, for a streamed body.
+    public var streamEvents: Int?
 
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], totalMs: Double = 0,
                 effectiveURL: String = "") {

@@ -21,21 +21,45 @@ enum RequestBuilder {
 
         var body: [UInt8]?
         if let encodable = endpoint.bodyParametersEncodable {
-            let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding)
+            let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
             body = bytes
             if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
         } else if let parameters = endpoint.bodyParameters {
-            let (bytes, contentType) = try endpoint.bodyEncoding.encode(parameters)
+            let (bytes, contentType) = try endpoint.bodyEncoding.encode(parameters, xmlRoot: endpoint.xmlRoot)
             body = bytes
             if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
         }
+
+        let transfer = endpoint.transfer
+        try validate(transfer, method: endpoint.method, hasBody: body != nil)
+        if transfer.uploadFrom != nil, headers["Content-Type"] == nil { headers["Content-Type"] = "application/octet-stream" }
 
         var options = config.requestOptions
         if let timeout = endpoint.timeout { options.timeout = timeout }
         if let acceptable = endpoint.acceptableStatus { options.acceptableStatus = acceptable }
         endpoint.configureOptions?(&options)
         try validate(options)
-        return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options)
+        return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,
+                           transfer: transfer)
+    }
+
+    /// Combinations that cannot be sent.
+    static func validate(_ transfer: TransferOptions, method: HTTPMethod, hasBody: Bool) throws(NetworkError) {
+        let sources = [hasBody, transfer.multipart != nil, transfer.uploadFrom != nil].filter { $0 }.count
+        if sources > 1 { throw .invalidRequest("body, multipart and uploadFrom exclude each other") }
+        if sources == 1, method == .get || method == .head {
+            throw .invalidRequest("a \(method.rawValue) request cannot carry a body, multipart or uploadFrom")
+        }
+        if transfer.stream != nil, transfer.downloadTo != nil {
+            throw .invalidRequest("stream and downloadTo exclude each other")
+        }
+        if let path = transfer.downloadTo, path.isEmpty || path.hasSuffix("/") {
+            throw .invalidRequest("downloadTo must be a file path, not '\(path)'")
+        }
+        for part in transfer.multipart ?? [] {
+            try HTTPHeaders.validate(name: "Content-Disposition", value: part.name + (part.filename ?? ""))
+            if let type = part.contentType { try HTTPHeaders.validate(name: "Content-Type", value: type) }
+        }
     }
 
     /// Options a config or endpoint may set to nonsense when built in Swift.
@@ -49,8 +73,8 @@ enum RequestBuilder {
         if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
     }
 
-    private static func encodeBody(_ value: any Encodable & Sendable,
-                                   encoding: BodyEncoding) throws(NetworkError) -> ([UInt8], String) {
+    private static func encodeBody(_ value: any Encodable & Sendable, encoding: BodyEncoding,
+                                   xmlRoot: String) throws(NetworkError) -> ([UInt8], String) {
         if encoding == .json {
             do {
                 return (Array(try JSONEncoder.sorted.encode(value)), "application/json")
@@ -58,7 +82,7 @@ enum RequestBuilder {
                 throw .invalidRequest("body could not be encoded: \(error)")
             }
         }
-        return try encoding.encode(try encodeToJSON(value, what: "body"))
+        return try encoding.encode(try encodeToJSON(value, what: "body"), xmlRoot: xmlRoot)
     }
 
     private static func encodeToJSON(_ value: any Encodable & Sendable, what: String) throws(NetworkError) -> JSON {

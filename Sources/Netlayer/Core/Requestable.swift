@@ -15,12 +15,16 @@ public protocol Requestable: Sendable {
     var bodyParametersEncodable: (any Encodable & Sendable)? { get }
     var bodyParameters: JSON? { get }
     var bodyEncoding: BodyEncoding { get }
+    /// The root element of an XML body.
+    var xmlRoot: String { get }
     /// Overrides the config's per-attempt timeout, in seconds.
     var timeout: Double? { get }
     /// Overrides the config's acceptable status codes.
     var acceptableStatus: AcceptableStatus? { get }
     /// Adjusts any other option of the config for this endpoint (retry, deadline, ...).
     var configureOptions: (@Sendable (inout RequestOptions) -> Void)? { get }
+    /// Multipart, file upload and download, progress and streaming.
+    var transfer: TransferOptions { get }
 
     /// The request for this endpoint under `config`.
     func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest
@@ -28,6 +32,8 @@ public protocol Requestable: Sendable {
 
 extension Requestable {
     public var configureOptions: (@Sendable (inout RequestOptions) -> Void)? { nil }
+    public var transfer: TransferOptions { TransferOptions() }
+    public var xmlRoot: String { "request" }
 
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
         let base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)

@@ -23,10 +23,14 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-    private var body: [UInt8] = []
+    private var sink: ResponseSink?
     private var headers = HTTPHeaders()
-    private var exceededLimit = false
     private var delivered = false
+    var uploadFD: Int32 = -1
+    var mime: OpaquePointer?
+    var lastProgress: (at: UInt64, upload: Int64, download: Int64) = (0, -1, -1)
+    var cancelledByHandler = false
+    var uploadFailure: NetworkError?
 
     init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
          completion: @escaping NetworkSessionManager.CompletionHandler) {
@@ -86,7 +90,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private func releaseResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
-        body = []
+        sink?.discard()
+        sink = nil
+        if uploadFD >= 0 { close(uploadFD) }
+        uploadFD = -1
+        if let mime { curl_mime_free(mime) }
+        mime = nil
     }
 
     /// Sets every option this request needs on a freshly reset easy handle.
@@ -101,10 +110,15 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
-        if loop == nil {
+        if loop == nil || request.transfer.progress != nil {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
-            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlBlockingProgress))
+            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
+        }
+        do {
+            sink = try ResponseSink(transfer: request.transfer, limit: request.options.maxResponseBytes)
+        } catch {
+            return error
         }
         check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
@@ -135,14 +149,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         case .put, .patch, .delete, .options:
             check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
         }
-        if let payload = request.body ?? (request.method == .post ? [] : nil) {
-            check(nl_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)))
-            if payload.isEmpty {
-                check(nl_curl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""))
-            } else {
-                check(payload.withUnsafeBytes { nl_curl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) })
-            }
-        }
+        if let error = configureBody(easy, check: check) { return error }
 
         var list: UnsafeMutablePointer<curl_slist>?
         for field in request.headers {
@@ -150,7 +157,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
-        if request.body != nil && request.headers["Expect"] == nil {
+        if (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
+            && request.headers["Expect"] == nil {
             list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
         }
         headerList = list
@@ -165,32 +173,49 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
-        if code == CURLE_ABORTED_BY_CALLBACK, isCancelRequested { return .failure(.cancelled) }
+        let sink = self.sink!
+        if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
+        if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
+        if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
+           isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
+            return .failure(.cancelled)
+        }
         let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if code != CURLE_OK {
-            return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: exceededLimit,
+            return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: sink.exceededLimit,
                                                    limit: request.options.maxResponseBytes))
         }
         var status = 0
         nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        reportFinalProgress(easy)
+        let downloaded: String?
+        do {
+            downloaded = try sink.complete(statusIsAcceptable: request.options.acceptableStatus.contains(status))
+        } catch {
+            return .failure(error)
+        }
         var totalMicros: curl_off_t = 0
         nl_curl_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
         var effective: UnsafeMutableRawPointer?
         nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
         let effectiveURL = effective.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? request.url
-        return .success(HTTPResponse(statusCode: status, headers: headers, body: body,
-                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL))
+        var response = HTTPResponse(statusCode: status, headers: headers, body: sink.body,
+                                    totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
+        response.downloadedFile = downloaded
+        response.bodyBytes = sink.bytes
+        if request.transfer.stream != nil { response.streamEvents = sink.events }
+        return .success(response)
     }
 
     // MARK: libcurl callbacks (loop thread)
 
     fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if body.count + bytes.count > request.options.maxResponseBytes {
-            exceededLimit = true
-            return false
+        guard let sink, let easy else { return false }
+        return sink.write(bytes) {
+            var status = 0
+            nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return request.options.acceptableStatus.contains(status)
         }
-        body.append(contentsOf: bytes)
-        return true
     }
 
     /// Parses one header line libcurl hands over. Hot: it runs for every header of
@@ -224,10 +249,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     }
 }
 
-private func curlBlockingProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
-                                  _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
+private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
+                          _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
     guard let context else { return 0 }
-    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().isCancelRequested ? 1 : 0
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.progress(downloaded: Int64(dlnow), ofDownload: Int64(dltotal), uploaded: Int64(ulnow),
+                             ofUpload: Int64(ultotal)) ? 0 : 1
 }
 
 private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
