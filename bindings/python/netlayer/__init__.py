@@ -1,0 +1,58 @@
+"""Netlayer: an HTTP API client (Swift core over libcurl) through its C ABI.
+
+    import netlayer
+
+    with netlayer.Client({"baseURL": "https://api.example.com/v3/"}, timeout=5) as client:
+        movies = client.get("movies", query={"page": 1}, response={"keyPath": "results"})
+        print(movies.status, movies.value)
+
+See README.md for asyncio, batches, named endpoints, errors and how the library is found.
+"""
+
+from __future__ import annotations
+
+from ._client import Client, Response
+from ._errors import (
+    Error,
+    GenericError,
+    InvalidRequestError,
+    NetlayerCancelledError as CancelledError,
+    NetlayerIOError as IOError,  # noqa: A001 - the contract's kind "io"
+    NetlayerTimeoutError as TimeoutError,  # noqa: A001 - the contract's kind "timeout"
+    NoResponseError,
+    NotConnectedError,
+    ParsingError,
+    ProtocolError,
+    ResolvedError,
+    StatusError,
+    TLSError,
+    TooLargeError,
+    URLGenerationError,
+)
+from ._lib import abi_version, library_path, version
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Client",
+    "Response",
+    "Error",
+    "InvalidRequestError",
+    "URLGenerationError",
+    "NotConnectedError",
+    "TimeoutError",
+    "TLSError",
+    "CancelledError",
+    "StatusError",
+    "NoResponseError",
+    "ParsingError",
+    "ResolvedError",
+    "TooLargeError",
+    "IOError",
+    "ProtocolError",
+    "GenericError",
+    "version",
+    "abi_version",
+    "library_path",
+    "__version__",
+]

@@ -1,0 +1,102 @@
+"""The C library, loaded once, with a prototype declared for every function.
+
+Each declaration quotes the C prototype from include/netlayer.h above it. Strings
+the library returns are declared ``c_void_p`` (not ``c_char_p``) so that the
+pointer survives to be handed back to ``nl_free``; ``take_string`` copies and frees.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional
+
+from . import _loader
+
+lib, library_path = _loader.load_default()
+
+# typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_data);
+# (result_json is borrowed and valid only during the call: copy it, never free it)
+NL_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p)
+
+# typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_data);
+NL_HOOK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+# const char *nl_version(void);   (static storage: never freed)
+lib.nl_version.argtypes = []
+lib.nl_version.restype = ctypes.c_char_p
+
+# int nl_abi_version(void);
+lib.nl_abi_version.argtypes = []
+lib.nl_abi_version.restype = ctypes.c_int
+
+# nl_client *nl_client_new(const char *config_json, char **error_json);
+lib.nl_client_new.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+lib.nl_client_new.restype = ctypes.c_void_p
+
+# void nl_client_free(nl_client *client);
+lib.nl_client_free.argtypes = [ctypes.c_void_p]
+lib.nl_client_free.restype = None
+
+# char *nl_request(nl_client *client, const char *endpoint_json);
+lib.nl_request.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.nl_request.restype = ctypes.c_void_p
+
+# char *nl_call(nl_client *client, const char *name, const char *overlay_json);
+lib.nl_call.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+lib.nl_call.restype = ctypes.c_void_p
+
+# char *nl_request_batch(nl_client *client, const char *endpoints_json_array);
+lib.nl_request_batch.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.nl_request_batch.restype = ctypes.c_void_p
+
+# uint64_t nl_request_async(nl_client *client, const char *endpoint_json,
+#                           nl_callback callback, void *user_data);
+lib.nl_request_async.argtypes = [ctypes.c_void_p, ctypes.c_char_p, NL_CALLBACK, ctypes.c_void_p]
+lib.nl_request_async.restype = ctypes.c_uint64
+
+# int nl_cancel(nl_client *client, uint64_t id);
+lib.nl_cancel.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+lib.nl_cancel.restype = ctypes.c_int
+
+# void nl_free(void *p);
+lib.nl_free.argtypes = [ctypes.c_void_p]
+lib.nl_free.restype = None
+
+# Hooks: declared when the library exports them; the Client does not use them yet.
+has_hooks = hasattr(lib, "nl_client_set_hook") and hasattr(lib, "nl_reply_set")
+if has_hooks:
+    # int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, void *user_data);
+    lib.nl_client_set_hook.argtypes = [ctypes.c_void_p, ctypes.c_int, NL_HOOK_FN, ctypes.c_void_p]
+    lib.nl_client_set_hook.restype = ctypes.c_int
+
+    # void nl_reply_set(nl_reply *reply, const char *json);
+    lib.nl_reply_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.nl_reply_set.restype = None
+
+
+def take_string(pointer: Optional[int]) -> bytes:
+    """Copies a string the library returned (caller-owned) and frees it with nl_free."""
+    if not pointer:
+        raise MemoryError("netlayer: the library returned NULL (out of memory)")
+    try:
+        return ctypes.string_at(pointer)
+    finally:
+        lib.nl_free(pointer)
+
+
+def borrowed_string(pointer: Optional[int]) -> bytes:
+    """Copies a string the library lends (valid only during a callback); never frees it."""
+    if not pointer:
+        return b""
+    return ctypes.string_at(pointer)
+
+
+def version() -> str:
+    """The loaded library's version, "MAJOR.MINOR.PATCH" (nl_version)."""
+    raw: bytes = lib.nl_version()
+    return raw.decode("ascii")
+
+
+def abi_version() -> int:
+    """The loaded library's ABI version (nl_abi_version)."""
+    return int(lib.nl_abi_version())

@@ -1,0 +1,57 @@
+"""Fixtures: the loopback test server (once per session) and a client per test.
+
+This conftest never touches sys.path: the tests exercise the *installed* package
+(scripts/test-python installs it into a venv and runs pytest with
+--import-mode=importlib from outside the source tree).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import netlayer
+
+SERVER = Path(os.environ.get(
+    "NETLAYER_TEST_SERVER",
+    Path(__file__).resolve().parents[3] / "Tests" / "server" / "server.py"))
+
+
+@pytest.fixture(scope="session")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL ("http://127.0.0.1:PORT/") of a server.py started for this session."""
+    port_file = tmp_path_factory.mktemp("server") / "port"
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file),
+         "--exit-on-stdin-eof"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while not port_file.exists():
+            if process.poll() is not None:
+                pytest.fail(f"server.py exited with {process.returncode}")
+            if time.monotonic() > deadline:
+                pytest.fail("server.py did not write its port within 15 s")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{int(port_file.read_text())}/"
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()  # --exit-on-stdin-eof: the server stops
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def client(base_url: str) -> Iterator[netlayer.Client]:
+    """A client on the test server, closed after the test."""
+    with netlayer.Client({"baseURL": base_url}, timeout=10) as c:
+        yield c

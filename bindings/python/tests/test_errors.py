@@ -1,0 +1,120 @@
+"""Failures become the Error subclass of their kind, with status, body and message."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import netlayer
+
+KINDS = {
+    "invalid_request": netlayer.InvalidRequestError,
+    "url_generation": netlayer.URLGenerationError,
+    "not_connected": netlayer.NotConnectedError,
+    "timeout": netlayer.TimeoutError,
+    "tls": netlayer.TLSError,
+    "cancelled": netlayer.CancelledError,
+    "status": netlayer.StatusError,
+    "no_response": netlayer.NoResponseError,
+    "parsing": netlayer.ParsingError,
+    "resolved": netlayer.ResolvedError,
+    "too_large": netlayer.TooLargeError,
+    "io": netlayer.IOError,
+    "protocol": netlayer.ProtocolError,
+    "generic": netlayer.GenericError,
+}
+
+
+def test_every_kind_has_its_subclass_of_error() -> None:
+    for kind, cls in KINDS.items():
+        assert issubclass(cls, netlayer.Error)
+        assert cls.kind == kind
+    assert not issubclass(netlayer.TimeoutError, TimeoutError)  # not the builtins
+    assert not issubclass(netlayer.IOError, OSError)
+    assert netlayer.TimeoutError.__name__ == "TimeoutError"
+
+
+def test_404_is_status_error_with_status_and_body_and_client_still_works(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.StatusError) as caught:
+        client.get("movies/99")
+    error = caught.value
+    assert error.kind == "status"
+    assert error.status == 404
+    assert netlayer._json.loads(error.body or "") == {"error": {"message": "movie 99 not found"}}
+    assert "404" in error.message and str(error) == error.message
+    assert error.headers["content-type"] == "application/json"
+    assert client.get("json").status == 200
+
+
+def test_acceptable_status_widens_success(client: netlayer.Client) -> None:
+    assert client.get("status/404", acceptable_status=[[200, 299], 404]).status == 404
+
+
+def test_unknown_endpoint_key_is_invalid_request_naming_the_key(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match="bogusKey"):
+        client.request({"path": "json", "bogusKey": 1})
+    with pytest.raises(netlayer.InvalidRequestError, match="method"):
+        client.request({"path": "json", "method": "FETCH"})
+    assert client.get("json").status == 200
+
+
+def test_bad_config_raises_invalid_request_naming_the_key(base_url: str) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match="baseURL"):
+        netlayer.Client({"baseURL": 3})
+    with pytest.raises(netlayer.InvalidRequestError, match="colour"):
+        netlayer.Client({"baseURL": base_url}, colour="blue")
+
+
+def test_connection_refused_is_not_connected() -> None:
+    with netlayer.Client({"baseURL": "http://127.0.0.1:1/"}, timeout=5) as c:
+        with pytest.raises(netlayer.NotConnectedError) as caught:
+            c.get("json")
+    assert caught.value.status is None
+
+
+def test_slow_response_is_timeout(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.TimeoutError):
+        client.get("delay/2000", timeout=0.2)
+    assert client.get("json").status == 200
+
+
+def test_path_changing_host_is_url_generation(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.URLGenerationError):
+        client.get("//evil.example/x")
+
+
+def test_body_that_is_not_json_is_parsing_error_with_body(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.ParsingError) as caught:
+        client.get("notjson")
+    assert caught.value.body == "this is not json"
+
+
+def test_missing_key_path_is_parsing_error_naming_it(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.ParsingError, match="nothere"):
+        client.get("json", response={"keyPath": "data.nothere"})
+
+
+def test_empty_body_is_no_response(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.NoResponseError):
+        client.get("empty")
+    assert client.get("status/204").value is None
+
+
+def test_body_over_the_limit_is_too_large(base_url: str) -> None:
+    with netlayer.Client({"baseURL": base_url, "maxResponseBytes": 100}) as c:
+        with pytest.raises(netlayer.TooLargeError):
+            c.get("bytes/1000", response={"decoder": "base64"})
+
+
+def test_errors_pickle_with_their_fields(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.StatusError) as caught:
+        client.get("status/503")
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert type(copy) is netlayer.StatusError
+    assert (copy.kind, copy.status, copy.message) == ("status", 503, caught.value.message)
+
+
+def test_unserialisable_document_raises_type_error(client: netlayer.Client) -> None:
+    with pytest.raises(TypeError):
+        client.post("echo", body={"when": object()})

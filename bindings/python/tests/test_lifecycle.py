@@ -1,0 +1,85 @@
+"""close(), use after close, and one client shared by threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import List
+
+import pytest
+
+import netlayer
+
+
+def test_close_is_idempotent_and_context_manager_closes(base_url: str) -> None:
+    with netlayer.Client({"baseURL": base_url}) as c:
+        assert not c.closed
+        assert c.get("json").status == 200
+    assert c.closed
+    c.close()
+    c.close()
+
+
+def test_calls_after_close_raise_invalid_request(base_url: str) -> None:
+    c = netlayer.Client({"baseURL": base_url, "endpoints": {"j": {"path": "json"}}})
+    c.close()
+    for attempt in (lambda: c.get("json"), lambda: c.request({"path": "json"}),
+                    lambda: c.call("j"), lambda: c.batch([{"path": "json"}])):
+        with pytest.raises(netlayer.InvalidRequestError, match="client is closed"):
+            attempt()
+
+
+def test_close_waits_for_a_blocking_call_in_flight(base_url: str) -> None:
+    c = netlayer.Client({"baseURL": base_url})
+    outcome: List[object] = []
+
+    def slow() -> None:
+        try:
+            outcome.append(c.get("delay/400").value)
+        except netlayer.Error as error:
+            outcome.append(error)
+
+    worker = threading.Thread(target=slow)
+    worker.start()
+    time.sleep(0.1)
+    c.close()  # returns once the call above has finished with the handle
+    worker.join(5)
+    assert outcome == [{"delayed": 400}]
+    with pytest.raises(netlayer.InvalidRequestError):
+        c.get("json")
+
+
+def test_four_threads_share_one_client(client: netlayer.Client) -> None:
+    def worker(n: int) -> List[int]:
+        seen = []
+        for i in range(50):
+            echo = client.get("echo", query={"t": n, "i": i}).value
+            seen.append(int(echo["args"]["i"][0]))
+            assert echo["args"]["t"] == [str(n)]
+        return seen
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(worker, range(4)))
+    assert results == [list(range(50))] * 4
+
+
+def test_threads_and_asyncio_mix_on_one_client(client: netlayer.Client) -> None:
+    import asyncio
+
+    async def many() -> int:
+        responses = await asyncio.gather(*(client.arequest(path="json") for _ in range(20)))
+        return sum(r.status for r in responses)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        totals = list(pool.map(lambda _: asyncio.run(many()), range(4)))
+    assert totals == [4000] * 4
+
+
+def test_a_forgotten_client_is_freed_when_collected(base_url: str) -> None:
+    import gc
+
+    c = netlayer.Client({"baseURL": base_url})
+    assert c.get("json").status == 200
+    del c
+    gc.collect()  # __del__ closes it; nothing to assert beyond "no crash"
