@@ -19,7 +19,8 @@ final class ClientHandle: @unchecked Sendable {
             if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
         }
         network = DefaultNetworkService(config: config.network, sessionManager: session,
-                                        interceptor: HookInterceptor(hooks: hooks), logger: logger)
+                                        interceptor: HookInterceptor(hooks: hooks), logger: logger,
+                                        cache: config.cacheEntries.map { ResponseCache(maxEntries: $0) })
         dataTransfer = DefaultDataTransferService(
             with: network,
             errorResolver: HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules)),

@@ -10,13 +10,15 @@ struct ConfigDocument {
     var logLevel = LogLevel.off
     var redactedHeaders = Redaction.defaultHeaders
     var tlsVerifyOff = false
+    /// Entries of the response cache; nil when the cache is off.
+    var cacheEntries: Int?
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "endpoints",
-        "retry", "deadline", "errorResolver", "log",
+        "retry", "deadline", "errorResolver", "log", "cache",
     ]
-    static let unsupportedKeys: Set<String> = ["cache"]
+    static let unsupportedKeys: Set<String> = []
 
     init(_ json: JSON) throws(NetworkError) {
         let doc = try DocumentReader(json, context: "config")
@@ -52,6 +54,11 @@ struct ConfigDocument {
         if let d = try doc.seconds("deadline") { options.deadline = d }
         network.requestOptions = options
         if let m = try doc.integer("maxConcurrent", in: 1...100_000) { maxConcurrent = m }
+        if let cache = try doc.reader("cache") {
+            try cache.checkKeys(known: ["enabled", "maxEntries"])
+            let entries = try cache.integer("maxEntries", in: 1...1_000_000) ?? 256
+            if try cache.bool("enabled") ?? false { cacheEntries = entries }
+        }
         if let rules = doc.value("errorResolver") { errorRules = try Self.errorRules(rules) }
         if let log = try doc.reader("log") {
             try log.checkKeys(known: ["level", "redact"])

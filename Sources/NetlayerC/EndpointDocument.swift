@@ -10,9 +10,9 @@ struct EndpointDocument {
     static let knownKeys: Set<String> = [
         "path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response", "timeout",
         "acceptableStatus", "retry", "deadline", "multipart", "uploadFrom", "downloadTo", "xmlRoot", "progress",
-        "stream",
+        "stream", "useCache",
     ]
-    static let unsupportedKeys: Set<String> = ["useCache"]
+    static let unsupportedKeys: Set<String> = []
 
     init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
         let doc = try DocumentReader(json, context: context)
@@ -50,6 +50,7 @@ struct EndpointDocument {
         endpoint.transfer.uploadFrom = try doc.string("uploadFrom")
         endpoint.transfer.downloadTo = try doc.string("downloadTo")
         wantsProgress = try doc.bool("progress") ?? false
+        endpoint.transfer.useCache = try doc.bool("useCache") ?? false
         if let mode = try doc.string("stream") {
             guard let m = StreamMode(rawValue: mode) else {
                 throw .invalidRequest("\(context) key 'stream': '\(mode.escaped)' is not one of sse, lines, chunks")

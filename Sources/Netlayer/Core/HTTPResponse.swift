@@ -14,6 +14,8 @@ public struct HTTPResponse: Sendable {
     public var bodyBytes: Int64 = 0
     /// Events delivered, for a streamed body.
     public var streamEvents: Int?
+    /// Answered from the response cache (fresh, or revalidated with a 304).
+    public var fromCache = false
 
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], totalMs: Double = 0,
                 effectiveURL: String = "") {

@@ -44,13 +44,16 @@ public struct DefaultNetworkService: NetworkService {
     /// - Parameters:
     ///   - interceptor: adapts every attempt and decides retries before the policy.
     ///   - logger: sees every attempt's request, response and error.
+    ///   - cache: answers and stores requests whose endpoint sets `useCache`.
     public init(config: any NetworkConfigurable,
                 sessionManager: any NetworkSessionManager,
                 interceptor: (any RequestInterceptor)? = nil,
-                logger: any NetworkErrorLogger = DefaultNetworkErrorLogger()) {
+                logger: any NetworkErrorLogger = DefaultNetworkErrorLogger(),
+                cache: ResponseCache? = nil) {
         self.config = config
         self.sessionManager = sessionManager
-        environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger)
+        environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,
+                                         cache: cache)
         // Parsed once: every request reuses it.
         do {
             base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
@@ -63,7 +66,11 @@ public struct DefaultNetworkService: NetworkService {
 
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
         if let baseError { throw baseError }
-        return try RequestBuilder.build(endpoint, config: config, base: base)
+        let request = try RequestBuilder.build(endpoint, config: config, base: base)
+        if request.transfer.useCache, environment.cache == nil {
+            throw .invalidRequest("useCache needs a response cache (config cache.enabled)")
+        }
+        return request
     }
 
     public func send(_ request: HTTPRequest, id: UInt64? = nil,

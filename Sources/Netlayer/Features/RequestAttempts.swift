@@ -13,6 +13,8 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private let completion: (@Sendable (NetworkOutcome) -> Void)?
     private let state = Mutex<(current: (any NetworkCancellable)?, cancelled: Bool, finished: Bool)>((nil, false, false))
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
+    /// Validators and the cached response of a stale cache entry being revalidated.
+    private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
 
     init(environment: AttemptEnvironment, request: HTTPRequest, id: UInt64,
          completion: (@Sendable (NetworkOutcome) -> Void)?) {
@@ -24,7 +26,13 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
 
     // MARK: Async driver
 
-    func start() { attemptNext(lastError: nil) }
+    func start() {
+        if let cached = cachedAnswer() {
+            finish(.success(cached))
+            return
+        }
+        attemptNext(lastError: nil)
+    }
 
     private func attemptNext(lastError: NetworkError?) {
         let request: HTTPRequest
@@ -37,7 +45,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         }
         let context = RequestContext(id: id, attempt: attempt)
         let transfer = environment.sessionManager.request(request) { [self] result in
-            let validated = environment.validate(result, request: request, context: context)
+            let validated = environment.validate(throughCache(result), request: request, context: context)
             switch validated {
             case .success:
                 finish(validated)
@@ -62,7 +70,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             return !s.finished
         }
         guard first else { return }
-        completion?(NetworkOutcome(result: result, attempts: max(1, attempt), id: id))
+        completion?(NetworkOutcome(result: result, attempts: attempt, id: id))
     }
 
     @discardableResult
@@ -78,17 +86,18 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     // MARK: Blocking driver
 
     func runBlocking() -> NetworkOutcome {
+        if let cached = cachedAnswer() { return NetworkOutcome(result: .success(cached), attempts: 0, id: id) }
         var lastError: NetworkError?
         while true {
             let request: HTTPRequest
             switch prepareAttempt(lastError: lastError) {
             case .failure(let error):
-                return NetworkOutcome(result: .failure(error), attempts: max(1, attempt), id: id)
+                return NetworkOutcome(result: .failure(error), attempts: attempt, id: id)
             case .success(let prepared):
                 request = prepared
             }
             let context = RequestContext(id: id, attempt: attempt)
-            let validated = environment.validate(environment.sessionManager.requestBlocking(request),
+            let validated = environment.validate(throughCache(environment.sessionManager.requestBlocking(request)),
                                                  request: request, context: context)
             guard case .failure(let error) = validated, case .retry(let delay) = decide(after: error, request: request)
             else { return NetworkOutcome(result: validated, attempts: attempt, id: id) }
@@ -98,6 +107,36 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     }
 
     // MARK: Shared steps
+
+    private var cache: ResponseCache? {
+        guard original.transfer.useCache, ResponseCache.isCacheable(original) else { return nil }
+        return environment.cache
+    }
+
+    /// A fresh cached response, or nil (noting validators of a stale entry to send).
+    private func cachedAnswer() -> HTTPResponse? {
+        guard let cache else { return nil }
+        switch cache.lookup(original) {
+        case .miss:
+            return nil
+        case .fresh(var response):
+            response.fromCache = true
+            return response
+        case .revalidate(let validators, let cached):
+            revalidation = (validators, cached)
+            return nil
+        }
+    }
+
+    /// Stores what may be cached, and turns a 304 into the cached response.
+    private func throughCache(_ result: Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
+        guard let cache, case .success(let response) = result else { return result }
+        if response.statusCode == 304, let cached = revalidation?.cached {
+            return .success(cache.revalidated(response, cached: cached, for: original))
+        }
+        cache.store(response, for: original)
+        return result
+    }
 
     /// The request for the next attempt, with the per-attempt timeout clipped to what
     /// is left of the deadline; fails when the deadline has passed or the adapter refuses.
@@ -111,6 +150,11 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 return .failure(lastError ?? .timedOut("the deadline of \(deadline) s passed"))
             }
             request.options.timeout = min(request.options.timeout ?? remaining, remaining)
+        }
+        if let revalidation {
+            for field in revalidation.validators where request.headers[field.name] == nil {
+                request.headers[field.name] = field.value
+            }
         }
         if let adapter = environment.adapter {
             do {
@@ -164,12 +208,14 @@ final class AttemptEnvironment: Sendable {
     let adapter: (any RequestAdapter)?
     let retrier: (any RequestRetrier)?
     let logger: any NetworkErrorLogger
+    let cache: ResponseCache?
     let retrierLock = Mutex(())
     private let nextID = Atomic<UInt64>(1)
 
     init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
-         logger: any NetworkErrorLogger) {
+         logger: any NetworkErrorLogger, cache: ResponseCache?) {
         self.sessionManager = sessionManager
+        self.cache = cache
         self.adapter = interceptor
         self.retrier = interceptor
         self.logger = logger

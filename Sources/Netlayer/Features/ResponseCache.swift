@@ -1,0 +1,162 @@
+import CCurl
+import Glibc
+import Synchronization
+
+/// An in-memory HTTP cache for GET and HEAD responses (the seeds' `useCache`),
+/// bounded to `maxEntries` with least-recently-used eviction.
+///
+/// It follows the private-cache rules of RFC 9111 that matter to an API client:
+/// `no-store` is never stored; a response is fresh for `max-age` (or until
+/// `Expires`); `no-cache` and stale entries are revalidated with `If-None-Match`
+/// (ETag) or `If-Modified-Since` (Last-Modified), and a 304 answers from the cache.
+/// Entries are keyed by method, full URL and the request headers the response's
+/// `Vary` names; `Vary: *` is not stored.
+public final class ResponseCache: Sendable {
+    struct Entry {
+        var response: HTTPResponse
+        var varyHeaders: [String: String?]
+        var storedAt: UInt64
+        var freshFor: Double
+        var mustRevalidate: Bool
+        var lastUse: UInt64
+    }
+
+    /// What the cache says about a request before it is sent.
+    enum Lookup {
+        case miss
+        /// Fresh: answer without the network.
+        case fresh(HTTPResponse)
+        /// Stale or `no-cache`: send with these validators; a 304 means `cached`.
+        case revalidate(HTTPHeaders, cached: HTTPResponse)
+    }
+
+    public let maxEntries: Int
+    private let entries = Mutex<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
+
+    public init(maxEntries: Int = 256) { self.maxEntries = max(1, maxEntries) }
+
+    public var count: Int { entries.withLock { $0.count } }
+
+    static func isCacheable(_ request: HTTPRequest) -> Bool {
+        request.method == .get || request.method == .head
+    }
+
+    func lookup(_ request: HTTPRequest) -> Lookup {
+        let key = Self.key(request)
+        let now = MonotonicClock.now()
+        return entries.withLock { state -> Lookup in
+            guard var variants = state.map[key],
+                  let i = variants.firstIndex(where: { Self.matches($0, request) })
+            else { return .miss }
+            state.clock += 1
+            variants[i].lastUse = state.clock
+            state.map[key] = variants
+            let entry = variants[i]
+            let age = Double(now &- entry.storedAt) / 1e9
+            if !entry.mustRevalidate, age < entry.freshFor { return .fresh(entry.response) }
+            var validators = HTTPHeaders()
+            if let etag = entry.response.headers["etag"] { validators["If-None-Match"] = etag }
+            if let modified = entry.response.headers["last-modified"] { validators["If-Modified-Since"] = modified }
+            return validators.isEmpty ? .miss : .revalidate(validators, cached: entry.response)
+        }
+    }
+
+    /// Stores a 200 (or refreshes after a 304) when its headers allow it.
+    func store(_ response: HTTPResponse, for request: HTTPRequest) {
+        guard Self.isCacheable(request), response.statusCode == 200 || response.statusCode == 304,
+              response.downloadedFile == nil, response.streamEvents == nil
+        else { return }
+        let directives = Self.directives(response.headers["cache-control"])
+        if directives["no-store"] != nil { return }
+        let vary = (response.headers["vary"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }
+        if vary.contains("*") { return }
+        let freshFor = Self.freshness(response.headers, directives)
+        let hasValidators = response.headers["etag"] != nil || response.headers["last-modified"] != nil
+        guard freshFor > 0 || hasValidators else { return }
+        var entry = Entry(response: response, varyHeaders: [:], storedAt: MonotonicClock.now(), freshFor: freshFor,
+                          mustRevalidate: directives["no-cache"] != nil, lastUse: 0)
+        for name in vary where !name.isEmpty { entry.varyHeaders[name] = request.headers[name] }
+        entry.response.fromCache = false
+        let key = Self.key(request)
+        entries.withLock { state in
+            state.clock += 1
+            entry.lastUse = state.clock
+            var variants = state.map[key] ?? []
+            if let i = variants.firstIndex(where: { Self.matches($0, request) }) {
+                variants[i] = entry
+            } else {
+                variants.append(entry)
+                state.count += 1
+            }
+            state.map[key] = variants
+            while state.count > maxEntries { Self.evictOldest(&state) }
+        }
+    }
+
+    /// After a 304: the cached response, with the new freshness stored.
+    func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
+        var response = cached
+        for field in notModified.headers where field.name != "content-length" {
+            response.headers[field.name] = field.value
+        }
+        response.totalMs = notModified.totalMs
+        store(response, for: request)
+        response.fromCache = true
+        return response
+    }
+
+    public func removeAll() { entries.withLock { $0 = ([:], 0, $0.clock) } }
+
+    private static func evictOldest(_ state: inout (map: [String: [Entry]], count: Int, clock: UInt64)) {
+        var oldest: (key: String, index: Int, use: UInt64)?
+        for (key, variants) in state.map {
+            for (i, entry) in variants.enumerated() where oldest == nil || entry.lastUse < oldest!.use {
+                oldest = (key, i, entry.lastUse)
+            }
+        }
+        guard let oldest else { return }
+        state.map[oldest.key]!.remove(at: oldest.index)
+        if state.map[oldest.key]!.isEmpty { state.map[oldest.key] = nil }
+        state.count -= 1
+    }
+
+    private static func key(_ request: HTTPRequest) -> String { request.method.rawValue + " " + request.url }
+
+    private static func matches(_ entry: Entry, _ request: HTTPRequest) -> Bool {
+        entry.varyHeaders.allSatisfy { name, value in request.headers[name] == value }
+    }
+
+    static func directives(_ header: String?) -> [String: String] {
+        var out: [String: String] = [:]
+        for part in (header ?? "").split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            let name = pair[0].trimmingCharacters(in: " \t").lowercased()
+            let value = pair.count > 1 ? pair[1].trimmingCharacters(in: " \t\"") : ""
+            if !name.isEmpty { out[name] = value }
+        }
+        return out
+    }
+
+    /// Seconds a response stays fresh: `max-age`, else `Expires` − `Date`, else 0.
+    static func freshness(_ headers: HTTPHeaders, _ directives: [String: String]) -> Double {
+        if let maxAge = directives["max-age"].flatMap(Double.init) { return max(0, maxAge) }
+        if let expires = headers["expires"] {
+            let end = curl_getdate(expires, nil)
+            guard end > 0 else { return 0 }  // an invalid Expires means "already expired"
+            let date = headers["date"].map { curl_getdate($0, nil) } ?? -1
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return max(0, Double(end - (date > 0 ? date : now.tv_sec)))
+        }
+        return 0
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in set: String) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}
