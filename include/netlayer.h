@@ -154,6 +154,18 @@ NL_EXTERN uint64_t nl_request_async(nl_client *client, const char *endpoint_json
                                     nl_callback callback, void *user_data);
 
 /**
+ * The asynchronous nl_call(): the named endpoint with `overlay_json` merged over
+ * it, started like nl_request_async(). An unknown name or a bad overlay is
+ * reported through the callback.
+ *
+ * @param name, overlay_json  borrowed; copied before the call returns.
+ * @return a non-zero id, or 0 when `client` or `callback` is NULL.
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN uint64_t nl_call_async(nl_client *client, const char *name, const char *overlay_json,
+                                 nl_callback callback, void *user_data);
+
+/**
  * Cancels an asynchronous request.
  *
  * @return 1 if the request was still in flight (its callback then reports kind

@@ -81,7 +81,7 @@ struct ConfigDocument {
         if let endpoints = try doc.object("endpoints") {
             for member in endpoints {
                 // Validated now so a broken named endpoint fails nl_client_new.
-                _ = try EndpointDocument(member.value, context: "config key 'endpoints': endpoint '\(member.key)'",
+                _ = try EndpointDocument(member.value, context: "named endpoint '\(member.key)'",
                                          allowParams: false)
             }
             self.endpoints = endpoints

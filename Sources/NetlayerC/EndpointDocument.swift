@@ -128,6 +128,7 @@ struct EndpointDocument {
         var params = JSONObject()
         for member in overlayDoc.object {
             if member.key == "params" {
+                if member.value.isNull { continue }
                 guard case .object(let p) = member.value else {
                     throw .invalidRequest("overlay key 'params' must be an object, not \(member.value.typeName)")
                 }

@@ -82,27 +82,35 @@ public func nl_request(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<C
     return output(handle.perform([prepared])[0])
 }
 
+/// The endpoint document `nl_call(name, overlay)` performs, or the failure document.
+private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?,
+                           _ overlayJSON: UnsafePointer<CChar>?) -> Result<JSON, NetworkError> {
+    guard let name else { return .failure(.invalidRequest("endpoint name is NULL")) }
+    let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
+    guard let named = handle.namedEndpoints[nameText] else {
+        return .failure(.invalidRequest("no endpoint named '\(nameText.escaped)' in the config's endpoints"))
+    }
+    let overlay: JSON
+    do {
+        overlay = try overlayJSON.map { try JSONParser.parse(CString.bytes($0)) } ?? .object(JSONObject())
+    } catch {
+        return .failure(.invalidRequest("overlay is not valid JSON: \(error)"))
+    }
+    do {
+        return .success(try EndpointDocument.merged(named: named, overlay: overlay))
+    } catch {
+        return .failure(error)
+    }
+}
+
 @_cdecl("nl_call")
 public func nl_call(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                     _ overlayJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
-    guard let name else { return output(ResultDocument.invalid("endpoint name is NULL")) }
     if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_call \(reentrantCallMessage)")) }
-    let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
-    guard let named = handle.namedEndpoints[nameText] else {
-        return output(ResultDocument.invalid("no endpoint named '\(nameText.escaped)' in the config's endpoints"))
-    }
-    let overlay: JSON
-    do {
-        overlay = overlayJSON == nil ? .object(JSONObject()) : try JSONParser.parse(CString.bytes(overlayJSON!))
-    } catch {
-        return output(ResultDocument.invalid("overlay is not valid JSON: \(error)"))
-    }
-    do {
-        let merged = try EndpointDocument.merged(named: named, overlay: overlay)
-        return output(handle.perform([handle.prepare(merged)])[0])
-    } catch {
-        return output(ResultDocument.failure(.networkFailure(error)))
+    switch namedEndpoint(handle, name, overlayJSON) {
+    case .success(let document): return output(handle.perform([handle.prepare(document)])[0])
+    case .failure(let error): return output(ResultDocument.failure(.networkFailure(error)))
     }
 }
 
@@ -137,10 +145,30 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
                              _ callback: (@convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void)?,
                              _ userData: UnsafeMutableRawPointer?) -> UInt64 {
     guard let handle = handle(client), let callback else { return 0 }
-    let notify = AsyncCallback(function: callback, userData: userData)
     let id = handle.newID()
     let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id) }
         ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
+    startAsync(handle, prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
+    return id
+}
+
+@_cdecl("nl_call_async")
+public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ overlayJSON: UnsafePointer<CChar>?,
+                          _ callback: (@convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void)?,
+                          _ userData: UnsafeMutableRawPointer?) -> UInt64 {
+    guard let handle = handle(client), let callback else { return 0 }
+    let id = handle.newID()
+    let prepared: ClientHandle.Prepared
+    switch namedEndpoint(handle, name, overlayJSON) {
+    case .success(let document): prepared = handle.prepare(document, id: id)
+    case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
+    }
+    startAsync(handle, prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
+    return id
+}
+
+/// Sends a prepared request whose result goes to `notify`, always on a library thread.
+private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepared, id: UInt64, notify: AsyncCallback) {
     switch prepared {
     case .failed(let document):
         // The contract promises the callback on a library thread, never inline.
@@ -153,7 +181,6 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
         }
         token.attach(transfer)
     }
-    return id
 }
 
 @_cdecl("nl_cancel")

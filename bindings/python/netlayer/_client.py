@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import ctypes
 import itertools
-import re
 import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import quote
 
 from . import _json
 from ._errors import Error, InvalidRequestError, error_from_result
@@ -144,81 +141,6 @@ def _unregister(key: int) -> None:
         _pending.pop(key, None)
 
 
-# ---- named endpoints for acall -------------------------------------------------------
-#
-# nl_call has no asynchronous twin, so acall resolves the named endpoint here the way
-# nl_call documents it (docs/documents.md, "nl_call overlays") and sends the result
-# through nl_request_async.
-
-_PLACEHOLDER = re.compile(r"\{([^{}/]*)\}")
-_MERGED_MEMBERS = ("headers", "query", "response")
-
-
-def _merge_headers(base: Mapping[str, Any], over: Mapping[str, Any]) -> Dict[str, Any]:
-    merged = {name: value for name, value in base.items()
-              if not any(name.lower() == other.lower() for other in over)}
-    merged.update(over)
-    return merged
-
-
-def _param_text(name: str, value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, str):
-        return value
-    kind = "an array" if isinstance(value, (list, tuple)) else (
-        "an object" if isinstance(value, Mapping) else type(value).__name__)
-    raise InvalidRequestError(
-        f"params {name!r} must be a string, number or boolean, not {kind}",
-        kind="invalid_request")
-
-
-def resolve_call(endpoints: Mapping[str, Any], name: str, params: Optional[Mapping[str, Any]],
-                 overlay: Mapping[str, Any]) -> Dict[str, Any]:
-    """The endpoint document nl_call(name, overlay + params) would perform."""
-    base = endpoints.get(name)
-    if not isinstance(base, Mapping):
-        raise InvalidRequestError(f"no endpoint named {name!r} in the config's endpoints",
-                                  kind="invalid_request")
-    endpoint: Dict[str, Any] = copy.deepcopy(dict(base))
-    for key, value in overlay.items():
-        old = endpoint.get(key)
-        if key in _MERGED_MEMBERS and isinstance(old, Mapping) and isinstance(value, Mapping):
-            if key == "headers":
-                endpoint[key] = _merge_headers(old, value)
-            else:
-                endpoint[key] = {**old, **value}
-        else:
-            endpoint[key] = copy.deepcopy(value)
-    given = {key: value for key, value in (params or {}).items() if value is not None}
-    path = endpoint.get("path") or ""
-    if not isinstance(path, str):
-        return endpoint  # let the library report the type error
-    used = set()
-
-    def fill(match: "re.Match[str]") -> str:
-        placeholder = match.group(1)
-        if placeholder not in given:
-            raise InvalidRequestError(f"path placeholder '{{{placeholder}}}' has no value in params",
-                                      kind="invalid_request")
-        used.add(placeholder)
-        return quote(_param_text(placeholder, given[placeholder]), safe="")
-
-    filled = _PLACEHOLDER.sub(fill, path)
-    for key in given:
-        if key not in used:
-            raise InvalidRequestError(f"params {key!r} matches no placeholder in path {path!r}",
-                                      kind="invalid_request")
-    endpoint["path"] = filled
-    return endpoint
-
-
 # ---- the client ----------------------------------------------------------------------
 
 
@@ -240,9 +162,6 @@ class Client:
     def __init__(self, config: Optional[Mapping[str, Any]] = None, /, **config_keys: Any) -> None:
         document: Dict[str, Any] = dict(config or {})
         document.update(_with_aliases(config_keys, _CONFIG_ALIASES))
-        endpoints = document.get("endpoints")
-        self._endpoints: Dict[str, Any] = (
-            copy.deepcopy(dict(endpoints)) if isinstance(endpoints, Mapping) else {})
         self._state = threading.Condition(threading.Lock())
         self._active = 0  # calls into the library in progress on this client
         self._closing = False
@@ -385,20 +304,24 @@ class Client:
         return await self._start(_endpoint(endpoint, endpoint_keys))
 
     async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
-        """The asynchronous ``call``: resolves the named endpoint as nl_call does and
-        performs it through nl_request_async."""
-        endpoint = resolve_call(self._endpoints, name, params,
-                                _with_aliases(overlay, _ENDPOINT_ALIASES))
-        return await self._start(endpoint)
+        """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
+        cancels the request."""
+        document = _with_aliases(overlay, _ENDPOINT_ALIASES)
+        if params is not None:
+            document["params"] = dict(params)
+        return await self._start(document, name=name)
 
-    async def _start(self, endpoint: Dict[str, Any]) -> Response:
+    async def _start(self, endpoint: Dict[str, Any], name: Optional[str] = None) -> Response:
         payload = _json.dumps(endpoint)
         loop = asyncio.get_running_loop()
         future: "asyncio.Future[bytes]" = loop.create_future()
         key = _register(loop, future)
         try:
             with self._using() as handle:
-                request_id = lib.nl_request_async(handle, payload, _callback, key)
+                if name is None:
+                    request_id = lib.nl_request_async(handle, payload, _callback, key)
+                else:
+                    request_id = lib.nl_call_async(handle, name.encode("utf-8"), payload, _callback, key)
         except BaseException:
             _unregister(key)
             raise

@@ -54,6 +54,11 @@ lib.nl_request_batch.restype = ctypes.c_void_p
 lib.nl_request_async.argtypes = [ctypes.c_void_p, ctypes.c_char_p, NL_CALLBACK, ctypes.c_void_p]
 lib.nl_request_async.restype = ctypes.c_uint64
 
+# uint64_t nl_call_async(nl_client *client, const char *name, const char *overlay_json,
+#                        nl_callback callback, void *user_data);
+lib.nl_call_async.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, NL_CALLBACK, ctypes.c_void_p]
+lib.nl_call_async.restype = ctypes.c_uint64
+
 # int nl_cancel(nl_client *client, uint64_t id);
 lib.nl_cancel.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
 lib.nl_cancel.restype = ctypes.c_int
