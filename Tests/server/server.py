@@ -19,6 +19,19 @@ Endpoints (any method unless noted):
        /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
        /stats /stats/reset   accepted TCP connections and requests
        /movies /movies/<id>  small demo API (GET list, GET one, POST create)
+       /flaky/<key>?fails=N&status=503&retry_after=X
+                             `status` (default 503, with Retry-After: X when
+                             given) for the first N requests with that key,
+                             then 200 {"key": key, "hits": n}
+       /hits/<key>           {"hits": n}: requests seen for that key by /flaky
+                             and /auth (not counting this one)
+       /auth/<key>           401 {"error":{"message":"token expired"}} unless
+                             Authorization is "Bearer <current token>", then
+                             200 {"ok": true, "token": current}
+       /token/rotate         makes a new current token (initially "t1") and
+                             returns {"token": new}
+       /error-json/<status>?message=M
+                             that status with {"error":{"message":M}}
 """
 
 import argparse
@@ -79,6 +92,39 @@ class Stats:
 
 
 STATS = Stats()
+
+
+class Counters:
+    """Per-key hit counters (/flaky, /auth) and the current token (/auth)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.hits = {}
+        self.token_serial = 1
+        self.token = "t1"
+
+    def hit(self, key):
+        with self.lock:
+            n = self.hits.get(key, 0) + 1
+            self.hits[key] = n
+            return n
+
+    def get(self, key):
+        with self.lock:
+            return self.hits.get(key, 0)
+
+    def current_token(self):
+        with self.lock:
+            return self.token
+
+    def rotate(self):
+        with self.lock:
+            self.token_serial += 1
+            self.token = "t%d" % self.token_serial
+            return self.token
+
+
+COUNTERS = Counters()
 
 
 class BadRequest(Exception):
@@ -308,7 +354,52 @@ class Handler(BaseHTTPRequestHandler):
         if segs and segs[0] == "movies":
             return self._movies(segs, method, body)
 
+        if len(segs) == 2 and segs[0] == "flaky":
+            return self._flaky(segs[1], query)
+
+        if len(segs) == 2 and segs[0] == "hits":
+            return self._send_json(200, {"hits": COUNTERS.get(segs[1])})
+
+        if len(segs) == 2 and segs[0] == "auth":
+            COUNTERS.hit(segs[1])
+            token = COUNTERS.current_token()
+            if (self.headers.get("Authorization") or "") == "Bearer " + token:
+                return self._send_json(200, {"ok": True, "token": token})
+            return self._send_json(401, {"error": {"message": "token expired"}},
+                                   headers=[("WWW-Authenticate", "Bearer")])
+
+        if path == "/token/rotate":
+            return self._send_json(200, {"token": COUNTERS.rotate()})
+
+        if len(segs) == 2 and segs[0] == "error-json":
+            try:
+                code = int(segs[1])
+            except ValueError:
+                code = 0
+            if code < 400 or code > 599:
+                return self._send_json(400, {"error": {"message": "status must be 400..599"}})
+            args = parse_qs(query, keep_blank_values=True)
+            message = (args.get("message") or ["error %d" % code])[0]
+            return self._send_json(code, {"error": {"message": message}})
+
         return self._send_json(404, {"error": {"message": "no route for %s" % path}})
+
+    def _flaky(self, key, query):
+        args = parse_qs(query, keep_blank_values=True)
+        try:
+            fails = int((args.get("fails") or ["0"])[0])
+            code = int((args.get("status") or ["503"])[0])
+        except ValueError:
+            return self._send_json(400, {"error": {"message": "bad fails or status"}})
+        if code < 400 or code > 599:
+            return self._send_json(400, {"error": {"message": "status must be 400..599"}})
+        retry_after = (args.get("retry_after") or [None])[0]
+        n = COUNTERS.hit(key)
+        if n <= fails:
+            headers = [("Retry-After", retry_after)] if retry_after else []
+            return self._send_json(code, {"error": {"message": "flaky %s: failure %d of %d"
+                                                    % (key, n, fails)}}, headers=headers)
+        return self._send_json(200, {"key": key, "hits": n})
 
     def _echo(self, parts, body):
         headers = {}

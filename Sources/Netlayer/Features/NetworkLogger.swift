@@ -83,10 +83,8 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["url"] = .string(Redaction.userInfo(in: request.url))
         fields["kind"] = .string(failure.kind.rawValue)
         fields["message"] = .string(failure.message)
-        if let response = error.response {
-            fields["status"] = .int(Int64(response.statusCode))
-            if level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
-        }
+        fields["status"] = error.response.map { .int(Int64($0.statusCode)) } ?? .null
+        if let response = error.response, level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
         emit(.error, "error", fields)
     }
 

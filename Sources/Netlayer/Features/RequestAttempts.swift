@@ -50,15 +50,20 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             case .success:
                 finish(validated)
             case .failure(let error):
-                if case .retry(let delay) = decide(after: error, request: request) {
+                switch decide(after: error, request: request) {
+                case .success(.retry(let delay)):
                     environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
-                } else {
+                case .success:
                     finish(validated)
+                case .failure(let hookError):
+                    finish(.failure(hookError))
                 }
             }
         }
         let cancelNow = state.withLock { s -> Bool in
-            s.current = transfer
+            // The transfer may have finished already (on the loop thread): keeping it
+            // then would tie it and this object to each other for good.
+            if !s.finished { s.current = transfer }
             return s.cancelled
         }
         if cancelNow { transfer.cancel() }
@@ -99,8 +104,15 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             let context = RequestContext(id: id, attempt: attempt)
             let validated = environment.validate(throughCache(environment.sessionManager.requestBlocking(request)),
                                                  request: request, context: context)
-            guard case .failure(let error) = validated, case .retry(let delay) = decide(after: error, request: request)
-            else { return NetworkOutcome(result: validated, attempts: attempt, id: id) }
+            guard case .failure(let error) = validated else {
+                return NetworkOutcome(result: validated, attempts: attempt, id: id)
+            }
+            let delay: Double
+            switch decide(after: error, request: request) {
+            case .success(.retry(let d)): delay = d
+            case .success: return NetworkOutcome(result: validated, attempts: attempt, id: id)
+            case .failure(let hookError): return NetworkOutcome(result: .failure(hookError), attempts: attempt, id: id)
+            }
             lastError = error
             if delay > 0 { usleep(useconds_t(min(delay, 3600) * 1e6)) }
         }
@@ -169,11 +181,12 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     }
 
     /// Retry or not after a failed attempt: the retrier first (serialised per
-    /// service), then the policy; never past `maxAttempts` or the deadline.
-    private func decide(after error: NetworkError, request: HTTPRequest) -> RetryDecision {
-        if error.isCancelled || state.withLock({ $0.cancelled }) { return .doNotRetry }
+    /// service), then the policy; never past `maxAttempts` or the deadline. A
+    /// retrier that throws (a malformed hook reply) fails the request with its error.
+    private func decide(after error: NetworkError, request: HTTPRequest) -> Result<RetryDecision, NetworkError> {
+        if error.isCancelled || state.withLock({ $0.cancelled }) { return .success(.doNotRetry) }
         let policy = original.options.retry
-        guard attempt < policy.maxAttempts else { return .doNotRetry }
+        guard attempt < policy.maxAttempts else { return .success(.doNotRetry) }
         var decision = RetryDecision.useDefault
         if let retrier = environment.retrier {
             do {
@@ -181,23 +194,23 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                     try retrier.retry(request, context: RequestContext(id: id, attempt: attempt), dueTo: error)
                 }
             } catch {
-                return .doNotRetry
+                return .failure(error)
             }
         }
         var delay: Double
         switch decision {
-        case .doNotRetry: return .doNotRetry
+        case .doNotRetry: return .success(.doNotRetry)
         case .retry(let d): delay = max(0, d)
         case .useDefault:
-            guard policy.shouldRetry(error, method: request.method) else { return .doNotRetry }
+            guard policy.shouldRetry(error, method: request.method) else { return .success(.doNotRetry) }
             delay = policy.delay(after: attempt, error: error)
         }
         if let deadline = original.options.deadline {
             let remaining = deadline - MonotonicClock.seconds(since: startedAt)
-            guard remaining > 0.001 else { return .doNotRetry }
+            guard remaining > 0.001 else { return .success(.doNotRetry) }
             delay = min(delay, remaining)  // the next attempt then ends at the deadline
         }
-        return .retry(delay: delay)
+        return .success(.retry(delay: delay))
     }
 }
 
@@ -230,6 +243,7 @@ final class AttemptEnvironment: Sendable {
         switch result {
         case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
             let error = NetworkError.error(statusCode: response.statusCode, response: response)
+            logger.log(response: response, request: request, context: context)
             logger.log(error: error, request: request, context: context)
             return .failure(error)
         case .success(let response):
