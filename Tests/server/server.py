@@ -35,7 +35,10 @@ Endpoints (any method unless noted):
 """
 
 import argparse
+import gzip
+import hashlib
 import json
+import zlib
 import os
 import signal
 import socket
@@ -129,6 +132,69 @@ COUNTERS = Counters()
 
 class BadRequest(Exception):
     pass
+
+
+COMPRESSIBLE = json.dumps({"compressed": True, "data": "netlayer " * 200}).encode()
+
+SSE_BODY = (b": a comment\n"
+            b"retry: 1500\n\n"
+            b"id: 1\nevent: tick\ndata: first\n\n"
+            b"data: two\ndata: lines\n\n"
+            b"id: 3\r\ndata: crlf\r\n\r\n"
+            b"data: unterminated at the end")
+
+
+def _brotli_stored(data):
+    """A brotli stream holding `data` in one uncompressed meta-block (RFC 7932 9.2)."""
+    assert 0 < len(data) <= 65536
+    bits = []
+
+    def put(value, n):
+        bits.extend((value >> i) & 1 for i in range(n))
+    put(0, 1)                # WBITS = 16
+    put(0, 1)                # ISLAST = 0
+    put(0, 2)                # MNIBBLES = 4
+    put(len(data) - 1, 16)   # MLEN - 1
+    put(1, 1)                # ISUNCOMPRESSED
+    while len(bits) % 8:
+        bits.append(0)
+    head = bytes(sum(bit << i for i, bit in enumerate(bits[k:k + 8])) for k in range(0, len(bits), 8))
+    return head + data + b"\x03"  # ISLAST = 1, ISLASTEMPTY = 1
+
+
+def _zstd_raw(data):
+    """A zstd frame holding `data` in one raw block (RFC 8878 3.1)."""
+    assert 256 <= len(data) <= 65791
+    header = b"\x28\xb5\x2f\xfd" + bytes([0x60]) + (len(data) - 256).to_bytes(2, "little")
+    block = (1 | (len(data) << 3)).to_bytes(3, "little")  # last block, raw
+    return header + block + data
+
+
+def compress(encoding, data):
+    if encoding == "gzip":
+        return gzip.compress(data)
+    if encoding == "deflate":
+        return zlib.compress(data)
+    if encoding == "br":
+        return _brotli_stored(data)
+    if encoding == "zstd":
+        return _zstd_raw(data)
+    return None
+
+
+def _gzip_bomb(size=1 << 30):
+    """About 1 MB of gzip that expands to `size` zero bytes inside a JSON string."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [z.compress(b'{"bomb":"')]
+    zeros = b"0" * (1 << 20)
+    for _ in range(size // len(zeros)):
+        out.append(z.compress(zeros))
+    out.append(z.compress(b'"}'))
+    out.append(z.flush())
+    return b"".join(out)
+
+
+GZIP_BOMB = b""
 
 
 def _is_disconnect(exc):
@@ -368,6 +434,36 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(401, {"error": {"message": "token expired"}},
                                    headers=[("WWW-Authenticate", "Bearer")])
 
+        if path == "/token/current":
+            return self._send_json(200, {"token": COUNTERS.current_token()})
+
+        if len(segs) == 2 and segs[0] == "cache":
+            return self._cache(segs[1], parse_qs(query, keep_blank_values=True))
+
+        if path == "/sse":
+            return self._send(200, SSE_BODY, "text/event-stream")
+
+        if path == "/lines":
+            return self._send(200, b"first line\nsecond line\r\nthird\n\nlast without newline", "text/plain")
+
+        if len(segs) == 2 and segs[0] == "compressed":
+            encoded = compress(segs[1], COMPRESSIBLE)
+            if encoded is None:
+                return self._send_json(404, {"error": {"message": "unknown encoding"}})
+            return self._send(200, encoded, "application/json", headers=[("Content-Encoding", segs[1])])
+
+        if path == "/gzip-bomb":
+            global GZIP_BOMB
+            if not GZIP_BOMB:
+                GZIP_BOMB = _gzip_bomb()
+            return self._send(200, GZIP_BOMB, "application/json", headers=[("Content-Encoding", "gzip")])
+
+        if len(segs) == 2 and segs[0] == "stream-bytes":
+            return self._stream_bytes(segs[1], parse_qs(query, keep_blank_values=True))
+
+        if path == "/sink":
+            return self._sink()
+
         if path == "/token/rotate":
             return self._send_json(200, {"token": COUNTERS.rotate()})
 
@@ -400,6 +496,77 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(code, {"error": {"message": "flaky %s: failure %d of %d"
                                                     % (key, n, fails)}}, headers=headers)
         return self._send_json(200, {"key": key, "hits": n})
+
+    def _cache(self, key, args):
+        """A cacheable resource: Cache-Control from max_age/no_store/no_cache, an ETag
+        and Last-Modified when asked, Vary from vary; 304 when the validators match."""
+        hits = COUNTERS.hit("cache:" + key)
+        first = lambda name: (args.get(name) or [None])[0]  # noqa: E731
+        control = []
+        if first("max_age") is not None:
+            control.append("max-age=%s" % first("max_age"))
+        if first("no_store"):
+            control.append("no-store")
+        if first("no_cache"):
+            control.append("no-cache")
+        headers = []
+        if control:
+            headers.append(("Cache-Control", ", ".join(control)))
+        etag = '"%s"' % first("etag") if first("etag") else None
+        if etag:
+            headers.append(("ETag", etag))
+        modified = "Sun, 06 Nov 1994 08:49:37 GMT" if first("last_modified") else None
+        if modified:
+            headers.append(("Last-Modified", modified))
+        if first("vary"):
+            headers.append(("Vary", first("vary")))
+        if (etag and self.headers.get("If-None-Match") == etag) or \
+                (modified and not etag and self.headers.get("If-Modified-Since") == modified):
+            return self._send(304, b"", headers=headers)
+        vary_value = self.headers.get(first("vary")) if first("vary") else None
+        return self._send_json(200, {"key": key, "hits": hits, "vary": vary_value}, headers=headers)
+
+    def _stream_bytes(self, size, args):
+        """n bytes written in chunks (never held in memory), optionally slowly."""
+        try:
+            n = int(size)
+            chunk = int((args.get("chunk") or ["65536"])[0])
+            delay = float((args.get("delay_ms") or ["0"])[0]) / 1000.0
+        except ValueError:
+            return self._send_json(400, {"error": {"message": "bad size"}})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        block = bytes(i % 256 for i in range(max(1, chunk)))
+        sent = 0
+        try:
+            while sent < n:
+                piece = block[:min(len(block), n - sent)]
+                self.wfile.write(piece)
+                sent += len(piece)
+                if delay:
+                    self.wfile.flush()
+                    time.sleep(delay)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _sink(self):
+        """Reads the body without keeping it: {"bytes", "sha256", "contentType"}."""
+        digest = hashlib.sha256()
+        total = 0
+        length = self.headers.get("Content-Length")
+        if length is not None:
+            remaining = int(length)
+            while remaining > 0:
+                data = self.rfile.read(min(remaining, 1 << 20))
+                if not data:
+                    break
+                digest.update(data)
+                total += len(data)
+                remaining -= len(data)
+        return self._send_json(200, {"bytes": total, "sha256": digest.hexdigest(),
+                                     "contentType": self.headers.get("Content-Type")})
 
     def _echo(self, parts, body):
         headers = {}

@@ -71,7 +71,10 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders))
         fields["elapsedMs"] = .double(response.totalMs)
         fields["bodyBytes"] = .int(Int64(response.body.count))
-        if level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
+        if level >= .debug {
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
+        }
         emit(.info, "response", fields)
     }
 
@@ -84,7 +87,10 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["kind"] = .string(failure.kind.rawValue)
         fields["message"] = .string(failure.message)
         fields["status"] = error.response.map { .int(Int64($0.statusCode)) } ?? .null
-        if let response = error.response, level >= .debug { fields["body"] = .string(Self.bodyText(response.body)) }
+        if let response = error.response, level >= .debug {
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
+        }
         emit(.error, "error", fields)
     }
 
@@ -136,7 +142,9 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
             parts += ["-H", Self.quote("\(field.name): \(value)")]
         }
         if let body = request.body {
-            parts += ["--data-binary", Self.quote(String(decoding: body.prefix(Self.bodyLimit), as: UTF8.self))]
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            let text = Redaction.scrub(String(decoding: body.prefix(Self.bodyLimit), as: UTF8.self), of: secrets)
+            parts += ["--data-binary", Self.quote(text)]
         }
         return parts.joined(separator: " ")
     }

@@ -1,0 +1,154 @@
+import Foundation
+import Netlayer
+import Synchronization
+import Testing
+
+/// Retries, the interceptor, the error resolver and the logger, through the Swift API.
+@Suite(.serialized) struct FeaturesTests {
+    let server = TestServer.shared
+
+    private func service(retry: RetryPolicy = RetryPolicy(), deadline: Double? = nil,
+                         interceptor: (any RequestInterceptor)? = nil,
+                         resolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver(),
+                         logger: NetworkLogger = NetworkLogger()) throws -> DefaultDataTransferService {
+        var options = RequestOptions()
+        options.retry = retry
+        options.deadline = deadline
+        let config = NetworkConfig(baseURL: server.baseURL, requestOptions: options)
+        let network = DefaultNetworkService(config: config, sessionManager: try CurlSessionManager(),
+                                            interceptor: interceptor, logger: logger)
+        return DefaultDataTransferService(with: network, errorResolver: resolver, errorLogger: logger)
+    }
+
+    private static func key() -> String { "swift-\(UInt64.random(in: 0...UInt64.max))" }
+
+    @Test func retriesA503UntilItSucceedsAndCountsAttempts() async throws {
+        var retry = RetryPolicy()
+        retry.maxAttempts = 3
+        retry.backoff = 0.05
+        let key = Self.key()
+        let response: DataResponse<JSON> = try await service(retry: retry)
+            .response(with: Endpoint<JSON>(path: "flaky/\(key)", queryParameters: ["fails": 2, "status": 503]))
+        #expect(response.attempts == 3)
+        #expect(response.value["hits"] == 3)
+    }
+
+    @Test func neverRetriesAPostUnlessAsked() async throws {
+        var retry = RetryPolicy()
+        retry.maxAttempts = 3
+        retry.backoff = 0.01
+        let key = Self.key()
+        let svc = try service(retry: retry)
+        await #expect(throws: DataTransferError.self) {
+            let _: JSON = try await svc.request(with: Endpoint<JSON>(path: "flaky/\(key)", method: .post,
+                                                                     queryParameters: ["fails": 5, "status": 503]))
+        }
+        let hits: JSON = try await svc.request(with: Endpoint<JSON>(path: "hits/\(key)"))
+        #expect(hits["hits"] == 1)
+    }
+
+    @Test func theDeadlineStopsRetries() async throws {
+        var retry = RetryPolicy()
+        retry.maxAttempts = 50
+        retry.backoff = 0.2
+        let svc = try service(retry: retry, deadline: 1.0)
+        let start = ContinuousClock.now
+        await #expect(throws: DataTransferError.self) {
+            let _: JSON = try await svc.request(with: Endpoint<JSON>(path: "flaky/\(Self.key())",
+                                                                     queryParameters: ["fails": 1000, "status": 503]))
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed > .milliseconds(800) && elapsed < .milliseconds(1300))
+    }
+
+    @Test func anInterceptorAddsATokenAndRefreshesItOnceFor401s() async throws {
+        final class TokenInterceptor: RequestInterceptor {
+            let token = Mutex("wrong")
+            let refreshes = Mutex(0)
+            let base: String
+            init(base: String) { self.base = base }
+
+            func adapt(_ request: HTTPRequest, context: RequestContext) throws(NetworkError) -> HTTPRequest {
+                var request = request
+                request.headers["Authorization"] = "Bearer " + token.withLock { $0 }
+                return request
+            }
+
+            func retry(_ request: HTTPRequest, context: RequestContext, dueTo error: NetworkError) throws(NetworkError) -> RetryDecision {
+                guard case .error(401, _) = error else { return .doNotRetry }
+                let sent = request.headers["Authorization"]
+                if sent == "Bearer " + token.withLock({ $0 }) {
+                    // The token that failed is still current: fetch the server's.
+                    let session = try CurlSessionManager()
+                    let response = try session.requestBlocking(HTTPRequest(url: base + "token/current")).get()
+                    let current = try? JSONParser.parse(response.body)["token"]?.stringValue
+                    token.withLock { $0 = current ?? "" }
+                    refreshes.withLock { $0 += 1 }
+                }
+                return .retry(delay: 0)
+            }
+        }
+        let interceptor = TokenInterceptor(base: server.baseURL)
+        var retry = RetryPolicy()
+        retry.maxAttempts = 3
+        let svc = try service(retry: retry, interceptor: interceptor)
+        let key = Self.key()
+        try await withThrowingTaskGroup(of: JSON.self) { group in
+            for _ in 0..<20 { group.addTask { try await svc.request(with: Endpoint<JSON>(path: "auth/\(key)")) } }
+            for try await value in group { #expect(value["ok"] == true) }
+        }
+        #expect(interceptor.refreshes.withLock { $0 } == 1)
+    }
+
+    @Test func resolverRulesNameStatusFailuresWithTheBodysMessage() async throws {
+        let resolver = RuleBasedErrorResolver(rules: [
+            .init(status: AcceptableStatus([500...599]), code: "server", messageKeyPath: "error.message"),
+        ])
+        let svc = try service(resolver: resolver)
+        do {
+            let _: JSON = try await svc.request(with: Endpoint<JSON>(path: "error-json/502", queryParameters: ["message": "boom"]))
+            Issue.record("a 502 succeeded")
+        } catch {
+            #expect(error.kind == .resolved)
+            #expect(error.code == "server")
+            #expect(error.message == "boom")
+            #expect(error.response?.statusCode == 502)
+        }
+    }
+
+    @Test func theLoggerRedactsSecretsInEveryEvent() async throws {
+        let events = Mutex<[String]>([])
+        let logger = NetworkLogger(level: .debug) { event in
+            events.withLock { $0.append(String(decoding: JSONWriter.serialize(event.json), as: UTF8.self)) }
+        }
+        let svc = try service(logger: logger)
+        let canary = "CANARY-swift-77"
+        let _: JSON = try await svc.request(with: Endpoint<JSON>(path: "echo", headerParameters: [
+            "Authorization": "Bearer \(canary)", "Cookie": "s=\(canary)", "X-Visible": "yes",
+        ]))
+        await #expect(throws: DataTransferError.self) {
+            let _: JSON = try await svc.request(with: Endpoint<JSON>(path: "status/404",
+                                                                     headerParameters: ["Authorization": canary]))
+        }
+        let all = events.withLock { $0 }
+        #expect(all.count >= 4)
+        #expect(all.allSatisfy { !$0.contains(canary) })
+        #expect(all.contains { $0.contains("\"event\":\"request\"") && $0.contains("<redacted>") && $0.contains("\"curl\":\"curl ") })
+        #expect(all.contains { $0.contains("\"event\":\"error\"") && $0.contains("\"status\":404") })
+    }
+
+    @Test func userInfoIsRedactedInMessagesAndCommands() {
+        #expect(Redaction.userInfo(in: "GET http://bob:s3cret@host:1/x failed") == "GET http://<redacted>@host:1/x failed")
+        let logger = NetworkLogger(level: .debug)
+        let command = logger.curlCommand(for: HTTPRequest(method: .post, url: "http://u:p@h/x",
+                                                          headers: ["Authorization": "t", "A": "it's"], body: Array("b".utf8)))
+        #expect(command == #"curl -X POST 'http://<redacted>@h/x' -H 'Authorization: <redacted>' -H 'A: it'\''s' --data-binary 'b'"#)
+    }
+
+    @Test func retryAfterAcceptsSecondsAndHTTPDates() {
+        #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "2"])) == 2)
+        let date = RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "Sun, 06 Nov 1994 08:49:37 GMT"]))
+        #expect(date == 0)  // in the past
+        #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "soon"])) == nil)
+    }
+}
