@@ -18,6 +18,11 @@ let package = Package(
     products: [
         .library(name: "netlayer", type: .dynamic, targets: ["NetlayerC"]),
         .library(name: "Netlayer", targets: ["Netlayer"]),
+        .library(name: "NetlayerCombine", targets: ["NetlayerCombine"]),
+    ],
+    dependencies: [
+        // Combine's API on Linux, for NetlayerCombine only: the core depends on nothing.
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,9 +45,17 @@ let package = Package(
                 .unsafeFlags(cLibraryLinkFlags),
             ]
         ),
+        .target(
+            name: "NetlayerCombine",
+            dependencies: [
+                "Netlayer",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .testTarget(
             name: "NetlayerTests",
-            dependencies: ["Netlayer"]
+            dependencies: ["Netlayer", "NetlayerCombine",
+                           .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux]))]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,13 +21,14 @@ public struct TransferOptions: Sendable {
 
     public init(multipart: [MultipartPart]? = nil, uploadFrom: String? = nil, downloadTo: String? = nil,
                 progress: (@Sendable (TransferProgress) -> TransferControl)? = nil, stream: StreamMode? = nil,
-                onStreamEvent: (@Sendable (StreamEvent) -> TransferControl)? = nil) {
+                onStreamEvent: (@Sendable (StreamEvent) -> TransferControl)? = nil, useCache: Bool = false) {
         self.multipart = multipart
         self.uploadFrom = uploadFrom
         self.downloadTo = downloadTo
         self.progress = progress
         self.stream = stream
         self.onStreamEvent = onStreamEvent
+        self.useCache = useCache
     }
 
     var isEmpty: Bool {

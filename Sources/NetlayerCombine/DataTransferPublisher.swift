@@ -1,0 +1,88 @@
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
+import Netlayer
+import Glibc
+
+/// A publisher that sends an endpoint when a subscriber asks for a value, emits the
+/// decoded value once and finishes, or fails with the `DataTransferError`.
+/// Cancelling the subscription cancels the transfer.
+public struct DataTransferPublisher<Output: Decodable & Sendable, E: ResponseRequestable & Sendable>: Publisher
+where E.Response == Output {
+    public typealias Failure = DataTransferError
+
+    let service: any DataTransferService
+    let endpoint: E
+
+    public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == DataTransferError {
+        subscriber.receive(subscription: Inner(subscriber: subscriber, service: service, endpoint: endpoint))
+    }
+
+    private final class Inner<S: Subscriber>: Subscription, @unchecked Sendable
+    where S.Input == Output, S.Failure == DataTransferError {
+        // Guarded by `mutex`: Subscriber values are not Sendable, so no Mutex<...>.
+        private var mutex = pthread_mutex_t()
+        private var subscriber: S?
+        private var started = false
+        private var transfer: (any NetworkCancellable)?
+        private let service: any DataTransferService
+        private let endpoint: E
+
+        init(subscriber: S, service: any DataTransferService, endpoint: E) {
+            pthread_mutex_init(&mutex, nil)
+            self.subscriber = subscriber
+            self.service = service
+            self.endpoint = endpoint
+        }
+
+        deinit { pthread_mutex_destroy(&mutex) }
+
+        private func locked<R>(_ body: () -> R) -> R {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            return body()
+        }
+
+        func request(_ demand: Subscribers.Demand) {
+            guard demand > 0 else { return }
+            let start = locked { () -> Bool in
+                defer { started = true }
+                return !started && subscriber != nil
+            }
+            guard start else { return }
+            let transfer = service.request(with: endpoint) { [self] (result: Result<Output, DataTransferError>) in
+                let target = locked { () -> S? in
+                    defer { subscriber = nil; self.transfer = nil }
+                    return subscriber
+                }
+                guard let target else { return }
+                switch result {
+                case .success(let value):
+                    _ = target.receive(value)
+                    target.receive(completion: .finished)
+                case .failure(let error):
+                    target.receive(completion: .failure(error))
+                }
+            }
+            locked { if subscriber != nil { self.transfer = transfer } }
+        }
+
+        func cancel() {
+            let running = locked { () -> (any NetworkCancellable)? in
+                defer { subscriber = nil; transfer = nil }
+                return transfer
+            }
+            running?.cancel()
+        }
+    }
+}
+
+extension DataTransferService {
+    /// The endpoint as a publisher (iOS-Network-Layer's Combine service).
+    public func publisher<T: Decodable & Sendable, E: ResponseRequestable & Sendable>(for endpoint: E)
+        -> DataTransferPublisher<T, E> where E.Response == T {
+        DataTransferPublisher(service: self, endpoint: endpoint)
+    }
+}
