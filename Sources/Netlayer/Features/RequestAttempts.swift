@@ -43,21 +43,19 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         case .success(let prepared):
             request = prepared
         }
-        let context = RequestContext(id: id, attempt: attempt)
+        send(request, context: RequestContext(id: id, attempt: attempt), redirects: 0)
+    }
+
+    /// One hop of an attempt: the request, or a redirect of it.
+    private func send(_ request: HTTPRequest, context: RequestContext, redirects: Int) {
         let transfer = environment.sessionManager.request(request) { [self] result in
-            let validated = environment.validate(throughCache(result), request: request, context: context)
-            switch validated {
-            case .success:
-                finish(validated)
-            case .failure(let error):
-                switch decide(after: error, request: request) {
-                case .success(.retry(let delay)):
-                    environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
-                case .success:
-                    finish(validated)
-                case .failure(let hookError):
-                    finish(.failure(hookError))
-                }
+            switch RedirectPolicy.next(after: result, request: request, redirects: redirects) {
+            case .follow(let next):
+                send(next, context: context, redirects: redirects + 1)
+            case .fail(let error):
+                conclude(.failure(error), request: request, context: context)
+            case .done:
+                conclude(result, request: request, context: context)
             }
         }
         let cancelNow = state.withLock { s -> Bool in
@@ -67,6 +65,24 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             return s.cancelled
         }
         if cancelNow { transfer.cancel() }
+    }
+
+    /// The end of an attempt: finish, or schedule the next one.
+    private func conclude(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest, context: RequestContext) {
+        let validated = environment.validate(throughCache(result), request: request, context: context)
+        switch validated {
+        case .success:
+            finish(validated)
+        case .failure(let error):
+            switch decide(after: error, request: request) {
+            case .success(.retry(let delay)):
+                environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
+            case .success:
+                finish(validated)
+            case .failure(let hookError):
+                finish(.failure(hookError))
+            }
+        }
     }
 
     private func finish(_ result: Result<HTTPResponse, NetworkError>) {
@@ -102,8 +118,23 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 request = prepared
             }
             let context = RequestContext(id: id, attempt: attempt)
-            let validated = environment.validate(throughCache(environment.sessionManager.requestBlocking(request)),
-                                                 request: request, context: context)
+            var hop = request
+            var result = environment.sessionManager.requestBlocking(hop)
+            var redirects = 0
+            redirecting: while true {
+                switch RedirectPolicy.next(after: result, request: hop, redirects: redirects) {
+                case .follow(let next):
+                    hop = next
+                    redirects += 1
+                    result = environment.sessionManager.requestBlocking(hop)
+                case .fail(let error):
+                    result = .failure(error)
+                    break redirecting
+                case .done:
+                    break redirecting
+                }
+            }
+            let validated = environment.validate(throughCache(result), request: hop, context: context)
             guard case .failure(let error) = validated else {
                 return NetworkOutcome(result: validated, attempts: attempt, id: id)
             }

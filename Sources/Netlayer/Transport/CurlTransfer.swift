@@ -131,8 +131,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
                                   options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
-        check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, options.followRedirects ? 1 : 0))
-        check(nl_curl_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects))
+        // Redirects are followed by RedirectPolicy, one transfer per hop.
+        check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxResponseBytes)))
         if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
         if let userAgent = options.userAgent { check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent)) }

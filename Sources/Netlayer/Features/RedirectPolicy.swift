@@ -1,0 +1,94 @@
+import CCurl
+
+/// Follows redirects in Netlayer rather than in libcurl, so the rules every client
+/// must keep are in one place (reliability notes, rows 1-3):
+/// - credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, whoever set them)
+///   are dropped when the scheme, host or port changes;
+/// - a 303, and a 301 or 302 answering a POST, become a GET without the body and its
+///   content headers; 307 and 308 repeat the request as it was;
+/// - only http and https targets are followed, at most `maxRedirects` times.
+enum RedirectPolicy {
+    enum Step {
+        case done
+        case follow(HTTPRequest)
+        case fail(NetworkError)
+    }
+
+    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    static let contentHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language",
+                                 "Content-Location", "Transfer-Encoding", "Digest"]
+
+    static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+                     redirects: Int) -> Step {
+        guard request.options.followRedirects, case .success(let response) = result,
+              [301, 302, 303, 307, 308].contains(response.statusCode),
+              let location = response.headers["location"], !location.isEmpty
+        else { return .done }
+        guard redirects < request.options.maxRedirects else {
+            return .fail(.generic("too many redirects (maxRedirects is \(request.options.maxRedirects))",
+                                  curlCode: Int(CURLE_TOO_MANY_REDIRECTS.rawValue)))
+        }
+        guard let target = resolve(location, against: request.url) else {
+            return .fail(.protocolViolation("the redirect Location cannot be parsed as a URL",
+                                            curlCode: Int(CURLE_URL_MALFORMAT.rawValue)))
+        }
+        guard target.scheme == "http" || target.scheme == "https" else {
+            return .fail(.protocolViolation("redirect to a '\(target.scheme)' URL refused: only http and https are followed",
+                                            curlCode: Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue)))
+        }
+        var next = request
+        next.url = target.url
+        if let origin = origin(of: request.url), origin != target.origin {
+            for name in credentialHeaders { next.headers[name] = nil }
+        }
+        let becomesGet = response.statusCode == 303 && request.method != .head
+            || (response.statusCode == 301 || response.statusCode == 302) && request.method == .post
+        if becomesGet {
+            next.method = .get
+            next.body = nil
+            next.transfer.multipart = nil
+            next.transfer.uploadFrom = nil
+            for name in contentHeaders { next.headers[name] = nil }
+        }
+        return .follow(next)
+    }
+
+    private struct Target {
+        var url: String
+        var scheme: String
+        var origin: String
+    }
+
+    /// `location` resolved against `base` by libcurl's URL parser.
+    private static func resolve(_ location: String, against base: String) -> Target? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_URL, location, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
+              let url = part(handle, CURLUPART_URL, 0)
+        else { return nil }
+        let scheme = (part(handle, CURLUPART_SCHEME, 0) ?? "").lowercased()
+        return Target(url: url, scheme: scheme, origin: origin(handle) ?? url)
+    }
+
+    private static func origin(of url: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        return origin(handle)
+    }
+
+    /// "scheme://host:port" with the default port filled in, lower case.
+    private static func origin(_ handle: OpaquePointer) -> String? {
+        guard let scheme = part(handle, CURLUPART_SCHEME, 0), let host = part(handle, CURLUPART_HOST, 0) else { return nil }
+        let port = part(handle, CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)) ?? ""
+        return "\(scheme.lowercased())://\(host.lowercased()):\(port)"
+    }
+
+    private static func part(_ handle: OpaquePointer, _ what: CURLUPart, _ flags: UInt32) -> String? {
+        var out: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, what, &out, flags) == CURLUE_OK, let out else { return nil }
+        defer { curl_free(out) }
+        return String(cString: out)
+    }
+}
