@@ -6,7 +6,8 @@
         movies = client.get("movies", query={"page": 1}, response={"keyPath": "results"})
         print(movies.status, movies.value)
 
-See README.md for asyncio, batches, named endpoints, errors and how the library is found.
+See README.md for asyncio, batches, named endpoints, hooks, streaming, errors and how the
+library is found.
 """
 
 from __future__ import annotations
@@ -30,12 +31,15 @@ from ._errors import (
     URLGenerationError,
 )
 from ._lib import abi_version, library_path, version
+from ._stream import AsyncStream, Stream
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client",
     "Response",
+    "Stream",
+    "AsyncStream",
     "Error",
     "InvalidRequestError",
     "URLGenerationError",

@@ -7,17 +7,26 @@ import ctypes
 import itertools
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from . import _json
+from . import _json, _lib
 from ._errors import Error, InvalidRequestError, error_from_result
-from ._lib import NL_CALLBACK, borrowed_string, lib, take_string
+from ._hooks import (
+    HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY, HOOK_STREAM, Deliver, HookTable,
+)
+from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, borrowed_string, lib, take_string
+from ._result import Response, outcome as _outcome, response_or_raise as _response_or_raise
+from ._stream import AsyncStream, Stream, register_table, result_callback, unregister_table
 
 __all__ = ["Client", "Response"]
 
 JSON = Any
 Endpoint = Mapping[str, Any]
+
+#: A hook: ``fn(event: dict) -> dict | None`` (see Client.on_adapt), or None to remove it.
+_F = TypeVar("_F", bound=Optional[Callable[[Dict[str, Any]], Any]])
 
 # snake_case spellings accepted for keyword arguments (documents keep the contract's keys)
 _CONFIG_ALIASES = {
@@ -47,66 +56,56 @@ def _with_aliases(keys: Mapping[str, Any], aliases: Mapping[str, str]) -> Dict[s
     return out
 
 
-@dataclass(frozen=True)
-class Response:
-    """A successful result document.
-
-    ``value`` is the decoded body (JSON value, text, base64 text or None, per the
-    endpoint's ``response.decoder``, narrowed by ``keyPath``); ``headers`` has
-    lower-case names; ``timing`` holds ``totalMs`` and friends.
-    """
-
-    status: int
-    headers: Dict[str, str] = field(default_factory=dict)
-    value: JSON = None
-    from_cache: bool = False
-    attempts: int = 1
-    timing: Dict[str, float] = field(default_factory=dict)
-
-    @classmethod
-    def from_result(cls, doc: Mapping[str, Any]) -> "Response":
-        """Builds a Response from a success document ({"ok": true, ...})."""
-        return cls(
-            status=int(doc.get("status") or 0),
-            headers=dict(doc.get("headers") or {}),
-            value=doc.get("value"),
-            from_cache=bool(doc.get("fromCache", False)),
-            attempts=int(doc.get("attempts") or 1),
-            timing=dict(doc.get("timing") or {}),
-        )
-
-
-def _outcome(doc: Any) -> Union[Response, Error]:
-    """A result document as a Response or (not raised) an Error."""
-    if not isinstance(doc, Mapping):
-        return Error(f"netlayer: unexpected result document {doc!r}", kind="generic")
-    if doc.get("ok") is True:
-        return Response.from_result(doc)
-    return error_from_result(doc)
-
-
-def _response_or_raise(raw: bytes) -> Response:
-    result = _outcome(_json.loads(raw))
-    if isinstance(result, Error):
-        raise result
-    return result
-
-
 # ---- asynchronous completion ---------------------------------------------------------
 #
 # One C callback object serves every asynchronous request of every client. It lives at
 # module level, so it outlives any client and any request (the library may call it
 # until nl_client_free returns). user_data carries an integer key into _pending, which
-# maps to the event loop and future waiting for the result.
+# maps to the event loop's inbox and the future waiting for the result.
+#
+# Results reach a loop through its _Inbox: the callback appends (future, result) and
+# wakes the loop (call_soon_threadsafe, one write to its self-pipe) only when the inbox
+# was empty; the loop then settles every result that arrived meanwhile in one go. With
+# hundreds of requests in flight this saves most wake-ups and loop iterations.
 
-_pending: Dict[int, Tuple[asyncio.AbstractEventLoop, "asyncio.Future[bytes]"]] = {}
+
+class _Inbox:
+    """Results waiting for one event loop."""
+
+    __slots__ = ("loop", "lock", "items", "scheduled", "__weakref__")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.items: List[Tuple["asyncio.Future[bytes]", bytes]] = []
+        self.scheduled = False
+
+    def put(self, future: "asyncio.Future[bytes]", raw: bytes) -> None:
+        """On a library thread."""
+        with self.lock:
+            self.items.append((future, raw))
+            if self.scheduled:
+                return
+            self.scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self.drain)
+        except RuntimeError:  # the loop is closed; nobody is waiting any more
+            pass
+
+    def drain(self) -> None:
+        """On the loop: settles every result that arrived."""
+        with self.lock:
+            items, self.items = self.items, []
+            self.scheduled = False
+        for future, raw in items:
+            if not future.done():  # the awaiting task may have been cancelled meanwhile
+                future.set_result(raw)
+
+
+_inboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox]" = weakref.WeakKeyDictionary()
+_pending: Dict[int, Tuple[_Inbox, "asyncio.Future[bytes]"]] = {}
 _pending_lock = threading.Lock()
 _next_key = itertools.count(1)  # never 0: user_data NULL would arrive as None
-
-
-def _settle(future: "asyncio.Future[bytes]", raw: bytes) -> None:
-    if not future.done():  # the awaiting task may have been cancelled meanwhile
-        future.set_result(raw)
 
 
 def _on_result(request_id: int, result_json: Optional[int], user_data: Optional[int]) -> None:
@@ -115,13 +114,8 @@ def _on_result(request_id: int, result_json: Optional[int], user_data: Optional[
         raw = borrowed_string(result_json)  # borrowed: copy now, never nl_free it
         with _pending_lock:
             entry = _pending.pop(user_data or 0, None)
-        if entry is None:
-            return
-        loop, future = entry
-        try:
-            loop.call_soon_threadsafe(_settle, future, raw)
-        except RuntimeError:  # the loop is closed; nobody is waiting any more
-            pass
+        if entry is not None:
+            entry[0].put(entry[1], raw)
     except BaseException:  # never let an exception unwind into C
         pass
 
@@ -130,9 +124,12 @@ _callback = NL_CALLBACK(_on_result)
 
 
 def _register(loop: asyncio.AbstractEventLoop, future: "asyncio.Future[bytes]") -> int:
+    inbox = _inboxes.get(loop)
+    if inbox is None:
+        inbox = _inboxes.setdefault(loop, _Inbox(loop))
     key = next(_next_key)
     with _pending_lock:
-        _pending[key] = (loop, future)
+        _pending[key] = (inbox, future)
     return key
 
 
@@ -166,9 +163,10 @@ class Client:
         self._active = 0  # calls into the library in progress on this client
         self._closing = False
         self._handle: Optional[int] = None
-        # Hooks (nl_client_set_hook) will keep their NL_HOOK_FN objects here, alive
-        # until close() has freed the client.
-        self._keepalive: Dict[int, Any] = {}
+        # Hooks: one NL_HOOK_FN per client (the kind travels as user_data), kept for the
+        # client's whole lifetime, close() included; the table holds no reference back.
+        self._hooks = HookTable()
+        self._hook_fn = NL_HOOK_FN(self._hooks.dispatch)
         error = ctypes.c_void_p()
         handle = lib.nl_client_new(_json.dumps(document), ctypes.byref(error))
         if not handle:
@@ -192,8 +190,7 @@ class Client:
             while self._active:
                 self._state.wait()
             handle, self._handle = self._handle, None
-        lib.nl_client_free(handle)
-        self._keepalive.clear()
+        lib.nl_client_free(handle)  # no hook or callback of this client runs after it
 
     @property
     def closed(self) -> bool:
@@ -335,6 +332,136 @@ class Client:
             raise
         return _response_or_raise(raw)
 
+    # ---- hooks -----------------------------------------------------------------------
+
+    def on_adapt(self, fn: _F) -> _F:
+        """Sets the ADAPT hook, called before every attempt with ``{"id", "attempt",
+        "method", "url", "headers"}``; it may return ``{"headers": {...}}`` (merged over
+        the request's) or ``{"cancel": True}``. None removes it. Usable as a decorator.
+
+        Every hook runs on a library thread, returns a dict (sent as the reply) or None
+        (the default). If it raises, only that request fails, with InvalidRequestError
+        "on_adapt hook raised ValueError: ..." (the exception is its ``__cause__``).
+        Blocking calls on the same client from inside a hook fail; use the async API.
+        """
+        return self._set_hook(HOOK_ADAPT, fn)
+
+    def on_retry(self, fn: _F) -> _F:
+        """Sets the RETRY hook, called after a failed attempt while attempts remain with
+        ``{"id", "attempt", "method", "url", "error"}``; it may return
+        ``{"retry": True, "delay": 0.5}`` or ``{"retry": False}``; None lets the retry
+        policy decide. Calls are serialised per client. None removes it."""
+        return self._set_hook(HOOK_RETRY, fn)
+
+    def on_resolve_error(self, fn: _F) -> _F:
+        """Sets the RESOLVE_ERROR hook, called with the error object of a ``status``
+        failure (``status``, ``body``, ``headers``, ...); returning ``{"code", "message"}``
+        turns it into ResolvedError. None removes it."""
+        return self._set_hook(HOOK_RESOLVE_ERROR, fn)
+
+    def on_log(self, fn: _F) -> _F:
+        """Sets the LOG hook, called with every log event (config ``log.level``), secrets
+        redacted. Its return value is ignored; an exception is printed to stderr and the
+        request goes on. None removes it (events then go to stderr)."""
+        return self._set_hook(HOOK_LOG, fn)
+
+    def on_progress(self, fn: _F) -> _F:
+        """Sets the PROGRESS hook, called for requests with ``"progress": True`` with
+        ``{"id", "direction", "done", "total"}`` (at most every 50 ms and at completion);
+        ``{"cancel": True}`` stops the transfer. None removes it."""
+        return self._set_hook(HOOK_PROGRESS, fn)
+
+    def _set_hook(self, kind: int, fn: _F) -> _F:
+        if not _lib.has_hooks:
+            raise Error("netlayer: the loaded library has no hooks (nl_client_set_hook)", kind="generic")
+        if fn is None:
+            with self._state:
+                if self._handle is None or self._closing:
+                    self._hooks.functions.pop(kind, None)
+                    return fn
+            with self._using() as handle:
+                lib.nl_client_set_hook(handle, kind, NO_HOOK, None)
+            self._hooks.functions.pop(kind, None)
+            return fn
+        if not callable(fn):
+            raise TypeError(f"netlayer: a hook must be callable or None, not {type(fn).__name__}")
+        with self._using() as handle:
+            self._hooks.functions[kind] = fn
+            lib.nl_client_set_hook(handle, kind, self._hook_fn, kind)
+        return fn
+
+    # ---- streams -----------------------------------------------------------------------
+
+    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> Stream:
+        """``for event in client.stream({"path": "events"})`` (or ``stream("events")``): the
+        body events of one request as dicts, as they arrive. ``stream`` is ``"sse"`` unless the endpoint says
+        ``"lines"`` or ``"chunks"`` (then ``event["chunk"]`` is bytes). The request starts
+        at the first ``next()``; the iteration ends with the result (``.response``) or
+        raises its Error subclass; ``break``/``close()`` cancels the transfer."""
+        return Stream(self, _stream_endpoint(endpoint, endpoint_keys))
+
+    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> AsyncStream:
+        """``async for event in client.astream(...)``: ``stream`` for asyncio, without
+        blocking the loop. Cancelling the awaiting task or ``break`` cancels the transfer."""
+        return AsyncStream(self, _stream_endpoint(endpoint, endpoint_keys))
+
+    def _stream_start(self, payload: bytes, deliver: Deliver) -> int:
+        """Starts a streamed request whose events and result go to ``deliver``; returns its id."""
+        hooks = self._hooks
+        key = register_table(hooks)
+        try:
+            with self._using() as handle:
+                with hooks.lock:
+                    if hooks.stream_users == 0:
+                        lib.nl_client_set_hook(handle, HOOK_STREAM, self._hook_fn, HOOK_STREAM)
+                    hooks.stream_users += 1
+                    hooks.starting += 1
+                request_id = 0
+                try:
+                    request_id = lib.nl_request_async(handle, payload, result_callback, key)
+                finally:
+                    with hooks.lock:
+                        hooks.starting -= 1
+                        if request_id:
+                            hooks.streams[request_id] = deliver
+                            for item in hooks.orphans.pop(request_id, ()):
+                                deliver(item)
+                        else:
+                            hooks.stream_users -= 1
+                            if hooks.stream_users == 0:
+                                lib.nl_client_set_hook(handle, HOOK_STREAM, NO_HOOK, None)
+                        if not hooks.starting:
+                            hooks.orphans.clear()
+        except BaseException:
+            unregister_table(key)
+            raise
+        if request_id == 0:  # only for a NULL client or callback; cannot happen here
+            unregister_table(key)
+            raise Error("netlayer: nl_request_async refused the request", kind="generic")
+        return int(request_id)
+
+    def _stream_end(self, request_id: int) -> None:
+        """A stream is over (result read, or closed): forgets it; removes the STREAM hook
+        with the last one, so plain blocking calls keep the library's fast path."""
+        hooks = self._hooks
+        with hooks.lock:
+            if hooks.streams.pop(request_id, None) is None:
+                return
+            hooks.stream_users -= 1
+            if hooks.stream_users:
+                return
+        with self._state:
+            if self._handle is None or self._closing:
+                return
+            self._active += 1
+            handle = self._handle
+        try:
+            with hooks.lock:
+                if hooks.stream_users == 0:
+                    lib.nl_client_set_hook(handle, HOOK_STREAM, NO_HOOK, None)
+        finally:
+            self._leave()
+
     def _cancel(self, request_id: int) -> bool:
         """nl_cancel; True when the request was still in flight."""
         with self._state:
@@ -366,6 +493,13 @@ class _Using:
 def _endpoint(endpoint: Optional[Endpoint], keys: Mapping[str, Any]) -> Dict[str, Any]:
     document = dict(endpoint or {})
     document.update(_with_aliases(keys, _ENDPOINT_ALIASES))
+    return document
+
+
+def _stream_endpoint(endpoint: Union[Endpoint, str, None], keys: Mapping[str, Any]) -> Dict[str, Any]:
+    document = _endpoint({"path": endpoint} if isinstance(endpoint, str) else endpoint, keys)
+    if document.get("stream") is None:
+        document["stream"] = "sse"
     return document
 
 

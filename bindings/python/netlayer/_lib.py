@@ -20,6 +20,7 @@ NL_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_
 
 # typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_data);
 NL_HOOK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+NO_HOOK = NL_HOOK_FN()  # a NULL nl_hook_fn: nl_client_set_hook(client, kind, NULL, NULL) removes
 
 # const char *nl_version(void);   (static storage: never freed)
 lib.nl_version.argtypes = []
@@ -67,7 +68,7 @@ lib.nl_cancel.restype = ctypes.c_int
 lib.nl_free.argtypes = [ctypes.c_void_p]
 lib.nl_free.restype = None
 
-# Hooks: declared when the library exports them; the Client does not use them yet.
+# Hooks: declared when the library exports them (Client.on_adapt ..., Client.stream).
 has_hooks = hasattr(lib, "nl_client_set_hook") and hasattr(lib, "nl_reply_set")
 if has_hooks:
     # int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, void *user_data);

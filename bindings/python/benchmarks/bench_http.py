@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""HTTP clients compared on a small JSON document served by nginx on loopback.
+
+    bindings/python/benchmarks/run_bench.sh          # venv + nginx + this script
+
+or by hand, with requests, httpx, urllib3, pycurl, aiohttp and netlayer importable:
+
+    python3 bench_http.py http://127.0.0.1:PORT/small.json [--rounds 5] [--seq 5000]
+                          [--conc 20000] [--out results.md]
+
+Sequential (one connection, keep-alive, one GET at a time, the JSON parsed every time):
+netlayer ``Client.get``, ``requests.Session``, ``httpx.Client``, ``urllib3.PoolManager``,
+``pycurl`` (one reused handle + ``json.loads``). Concurrent (256 requests in flight):
+netlayer ``arequest`` (256 worker tasks), netlayer ``Client.batch`` (chunks of 256),
+``aiohttp`` (TCPConnector limit 256), ``httpx.AsyncClient`` (limits 256). Clients run
+interleaved, round after round; each run builds its client, warms it up, then measures
+wall time and the process's CPU time (``resource.getrusage``: user + system, every
+thread, so the library's own threads count for netlayer). Reported: medians over the
+rounds of req/s and CPU µs per request, and medians of the per-round ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from typing import Any, Awaitable, Callable, Dict, List, Tuple
+
+import aiohttp
+import httpx
+import pycurl
+import requests
+import urllib3
+
+import netlayer
+
+EXPECTED = {"id": 1, "title": "Dune", "year": 2021, "tags": ["sf", "novel"], "rating": 8.1}
+WARMUP = 200
+CONCURRENCY = 256
+
+# ---- sequential ----------------------------------------------------------------------
+# Each factory builds the client and returns (one request, close).
+
+Sequential = Callable[[str], Tuple[Callable[[], Any], Callable[[], None]]]
+
+
+def seq_netlayer(url: str) -> Tuple[Callable[[], Any], Callable[[], None]]:
+    client = netlayer.Client({"baseURL": url.rsplit("/", 1)[0] + "/"})
+    path = url.rsplit("/", 1)[1]
+    return (lambda: client.get(path).value), client.close
+
+
+def seq_requests(url: str) -> Tuple[Callable[[], Any], Callable[[], None]]:
+    session = requests.Session()
+    return (lambda: session.get(url).json()), session.close
+
+
+def seq_httpx(url: str) -> Tuple[Callable[[], Any], Callable[[], None]]:
+    client = httpx.Client()
+    return (lambda: client.get(url).json()), client.close
+
+
+def seq_urllib3(url: str) -> Tuple[Callable[[], Any], Callable[[], None]]:
+    pool = urllib3.PoolManager()
+    return (lambda: json.loads(pool.request("GET", url).data)), pool.clear
+
+
+def seq_pycurl(url: str) -> Tuple[Callable[[], Any], Callable[[], None]]:
+    handle = pycurl.Curl()
+    handle.setopt(pycurl.URL, url)
+
+    def one() -> Any:
+        buffer = io.BytesIO()
+        handle.setopt(pycurl.WRITEDATA, buffer)
+        handle.perform()
+        return json.loads(buffer.getvalue())
+
+    return one, handle.close
+
+
+SEQUENTIAL: Dict[str, Sequential] = {
+    "netlayer": seq_netlayer,
+    "requests": seq_requests,
+    "httpx": seq_httpx,
+    "urllib3": seq_urllib3,
+    "pycurl": seq_pycurl,
+}
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_sequential(factory: Sequential, url: str, n: int) -> Tuple[float, float]:
+    one, close = factory(url)
+    try:
+        for _ in range(WARMUP):
+            assert one() == EXPECTED
+        cpu0, t0 = cpu_seconds(), time.perf_counter()
+        for _ in range(n):
+            one()
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        assert one() == EXPECTED
+    finally:
+        close()
+    return n / wall, cpu / n * 1e6
+
+
+# ---- concurrent ----------------------------------------------------------------------
+
+Concurrent = Callable[[str, int], Tuple[float, float]]
+
+
+async def _workers(n: int, one: Callable[[], Awaitable[Any]]) -> None:
+    """CONCURRENCY tasks taking requests from a shared counter: n requests, 256 in flight."""
+    left = [n]
+
+    async def worker() -> None:
+        while left[0] > 0:
+            left[0] -= 1
+            await one()
+
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
+def _timed_async(setup: Callable[[], Awaitable[Tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[None]]]]],
+                 n: int) -> Tuple[float, float]:
+    async def main() -> Tuple[float, float]:
+        one, close = await setup()
+        try:
+            assert await one() == EXPECTED
+            await _workers(WARMUP * 4, one)
+            cpu0, t0 = cpu_seconds(), time.perf_counter()
+            await _workers(n, one)
+            wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        finally:
+            await close()
+        return n / wall, cpu / n * 1e6
+
+    return asyncio.run(main())
+
+
+def conc_netlayer_asyncio(url: str, n: int) -> Tuple[float, float]:
+    async def setup() -> Tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[None]]]:
+        client = netlayer.Client({"baseURL": url.rsplit("/", 1)[0] + "/", "maxConcurrent": CONCURRENCY})
+        endpoint = {"path": url.rsplit("/", 1)[1]}
+
+        async def one() -> Any:
+            return (await client.arequest(endpoint)).value
+
+        async def close() -> None:
+            client.close()
+
+        return one, close
+
+    return _timed_async(setup, n)
+
+
+def conc_aiohttp(url: str, n: int) -> Tuple[float, float]:
+    async def setup() -> Tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[None]]]:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY))
+
+        async def one() -> Any:
+            async with session.get(url) as response:
+                return await response.json()
+
+        return one, session.close
+
+    return _timed_async(setup, n)
+
+
+def conc_httpx(url: str, n: int) -> Tuple[float, float]:
+    async def setup() -> Tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[None]]]:
+        limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+        client = httpx.AsyncClient(limits=limits)
+
+        async def one() -> Any:
+            return (await client.get(url)).json()
+
+        return one, client.aclose
+
+    return _timed_async(setup, n)
+
+
+def conc_netlayer_batch(url: str, n: int) -> Tuple[float, float]:
+    client = netlayer.Client({"baseURL": url.rsplit("/", 1)[0] + "/", "maxConcurrent": CONCURRENCY})
+    chunk = [{"path": url.rsplit("/", 1)[1]}] * CONCURRENCY
+    try:
+        for _ in range(4):
+            results = client.batch(chunk)
+            assert all(isinstance(r, netlayer.Response) and r.value == EXPECTED for r in results)
+        cpu0, t0 = cpu_seconds(), time.perf_counter()
+        done = 0
+        while done < n:
+            size = min(CONCURRENCY, n - done)
+            for result in client.batch(chunk[:size]):
+                if isinstance(result, netlayer.Error):
+                    raise result
+            done += size
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+    finally:
+        client.close()
+    return n / wall, cpu / n * 1e6
+
+
+#: Clients too slow at 256 in flight for N requests in the time budget: they run N / 4.
+SLOW = {"httpx async"}
+SLOW_DIVISOR = 4
+
+CONCURRENT: Dict[str, Concurrent] = {
+    "netlayer asyncio": conc_netlayer_asyncio,
+    "netlayer batch": conc_netlayer_batch,
+    "aiohttp": conc_aiohttp,
+    "httpx async": conc_httpx,
+}
+
+# ---- report --------------------------------------------------------------------------
+
+#: (mode, netlayer entry, peer, target ratio of req/s)
+TARGETS = [
+    ("sequential", "netlayer", "requests", 5.0),
+    ("sequential", "netlayer", "httpx", 3.0),
+    ("sequential", "netlayer", "urllib3", None),
+    ("sequential", "netlayer", "pycurl", 0.9),
+    ("256 in flight", "netlayer asyncio", "aiohttp", 2.0),
+    ("256 in flight", "netlayer asyncio", "httpx async", None),
+    ("256 in flight", "netlayer batch", "aiohttp", None),
+]
+
+Samples = Dict[str, List[Tuple[float, float]]]
+
+
+def ratio_median(samples: Samples, mine: str, peer: str) -> float:
+    return statistics.median(a[0] / b[0] for a, b in zip(samples[mine], samples[peer]))
+
+
+def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float) -> str:
+    versions = {
+        "netlayer": f"{netlayer.__version__} (library {netlayer.version()}, JSON {netlayer._json.BACKEND})",
+        "requests": requests.__version__, "httpx": httpx.__version__, "urllib3": urllib3.__version__,
+        "pycurl": pycurl.version, "aiohttp": aiohttp.__version__,
+    }
+    lines = [
+        "# Python HTTP clients: netlayer vs requests, httpx, urllib3, pycurl, aiohttp",
+        "",
+        f"Generated by `bindings/python/benchmarks/run_bench.sh` ({time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{elapsed:.0f} s). Server: nginx (1 worker) on loopback, `GET /small.json` "
+        f"({len(json.dumps(EXPECTED))} bytes of JSON, parsed by every client). "
+        f"{args.rounds} rounds, clients interleaved within each round; medians over the rounds.",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
+        f"Python {platform.python_version()}. The client and nginx share the machine.",
+        "",
+        "Versions: " + "; ".join(f"{k} {v}" for k, v in versions.items()) + ".",
+        "",
+        "CPU µs/request is the client process's user + system time (all its threads) per request.",
+        "",
+    ]
+    titles = {"sequential": f"## Sequential, one keep-alive connection (N = {args.seq} per run)",
+              "256 in flight": f"## {CONCURRENCY} in flight (N = {args.conc} per run; "
+                               f"{args.conc // SLOW_DIVISOR} for {', '.join(sorted(SLOW))})"}
+    for mode, samples in results.items():
+        lines += [titles[mode], "", "| client | req/s (median) | CPU µs/request (median) | req/s per round |",
+                  "|---|---:|---:|---|"]
+        for name, runs in samples.items():
+            rates = ", ".join(f"{r:,.0f}" for r, _ in runs)
+            lines.append(f"| {name} | {statistics.median(r for r, _ in runs):,.0f} | "
+                         f"{statistics.median(c for _, c in runs):.1f} | {rates} |")
+        lines.append("")
+    lines += ["## Ratios (median of per-round req/s ratios) against the targets", "",
+              "| mode | ratio | median | target | met |", "|---|---|---:|---:|---|"]
+    for mode, mine, peer, target in TARGETS:
+        samples = results.get(mode, {})
+        if mine not in samples or peer not in samples:
+            continue
+        value = ratio_median(samples, mine, peer)
+        goal = f"≥ {target}×" if target else "—"
+        met = ("yes" if value >= target else "**no**") if target else ""
+        lines.append(f"| {mode} | {mine} / {peer} | {value:.2f}× | {goal} | {met} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url", help="http://127.0.0.1:PORT/small.json (benchmarks/nginx.sh start DIR)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seq", type=int, default=5000, help="requests per sequential run")
+    parser.add_argument("--conc", type=int, default=20000, help="requests per concurrent run")
+    parser.add_argument("--out", help="write the Markdown report here")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    results: Dict[str, Samples] = {"sequential": {k: [] for k in SEQUENTIAL},
+                                   "256 in flight": {k: [] for k in CONCURRENT}}
+    for round_number in range(1, args.rounds + 1):
+        for name, factory in SEQUENTIAL.items():
+            rate, cpu = run_sequential(factory, args.url, args.seq)
+            results["sequential"][name].append((rate, cpu))
+            print(f"round {round_number} sequential {name:18} {rate:9,.0f} req/s {cpu:7.1f} µs CPU/req", flush=True)
+        for name, function in CONCURRENT.items():
+            n = args.conc // SLOW_DIVISOR if name in SLOW else args.conc
+            rate, cpu = function(args.url, n)
+            results["256 in flight"][name].append((rate, cpu))
+            print(f"round {round_number} 256 in flight {name:18} {rate:9,.0f} req/s {cpu:7.1f} µs CPU/req", flush=True)
+
+    text = report(results, args, time.monotonic() - started)
+    print()
+    print(text)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Result documents as a Response, or as the Error subclass of their failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Union
+
+from . import _json
+from ._errors import Error, error_from_result
+from ._hooks import translate
+
+__all__ = ["Response", "outcome", "response_or_raise"]
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class Response:
+    """A successful result document.
+
+    ``value`` is the decoded body (JSON value, text, base64 text or None, per the
+    endpoint's ``response.decoder``, narrowed by ``keyPath``); ``headers`` has
+    lower-case names; ``timing`` holds ``totalMs`` and friends; ``events`` is the
+    number of body events of a streamed request (None otherwise).
+    """
+
+    status: int
+    headers: Dict[str, str] = field(default_factory=dict)
+    value: JSON = None
+    from_cache: bool = False
+    attempts: int = 1
+    timing: Dict[str, float] = field(default_factory=dict)
+    events: Optional[int] = None
+
+    @classmethod
+    def from_result(cls, doc: Mapping[str, Any]) -> "Response":
+        """Builds a Response from a success document ({"ok": true, ...})."""
+        return cls(
+            status=int(doc.get("status") or 0),
+            headers=dict(doc.get("headers") or {}),
+            value=doc.get("value"),
+            from_cache=bool(doc.get("fromCache", False)),
+            attempts=int(doc.get("attempts") or 1),
+            timing=dict(doc.get("timing") or {}),
+            events=doc.get("events"),
+        )
+
+
+def outcome(doc: Any) -> Union[Response, Error]:
+    """A result document as a Response or (not raised) an Error; a request a hook's
+    exception failed becomes an InvalidRequestError naming the hook."""
+    if not isinstance(doc, Mapping):
+        return Error(f"netlayer: unexpected result document {doc!r}", kind="generic")
+    if doc.get("ok") is True:
+        return Response.from_result(doc)
+    error = error_from_result(doc)
+    return translate(error) if error.kind == "invalid_request" else error
+
+
+def response_or_raise(raw: bytes) -> Response:
+    """The Response of a result document, or raises the Error subclass of its failure."""
+    result = outcome(_json.loads(raw))
+    if isinstance(result, Error):
+        raise result
+    return result

@@ -1,0 +1,189 @@
+"""Hooks as Python callables: on_adapt, on_retry, on_resolve_error, on_log, on_progress."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import uuid
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+import netlayer
+
+Event = Dict[str, Any]
+
+
+def test_adapt_adds_a_header_the_server_sees(client: netlayer.Client) -> None:
+    seen: List[Event] = []
+
+    @client.on_adapt
+    def adapt(event: Event) -> Dict[str, Any]:
+        seen.append(event)
+        return {"headers": {"X-Hooked": "yes"}}
+
+    assert callable(adapt)  # the decorator hands the function back
+    echo = client.get("echo/adapt").value
+    assert echo["headers"]["x-hooked"] == "yes"
+    assert seen[0]["attempt"] == 1 and seen[0]["method"] == "GET"
+    assert seen[0]["url"].endswith("/echo/adapt")
+
+
+def test_adapt_cancel_raises_cancelled(client: netlayer.Client) -> None:
+    client.on_adapt(lambda event: {"cancel": True})
+    with pytest.raises(netlayer.CancelledError):
+        client.get("json")
+
+
+def test_removing_a_hook_restores_the_default(client: netlayer.Client) -> None:
+    client.on_adapt(lambda event: {"cancel": True})
+    assert client.on_adapt(None) is None
+    assert client.get("json").status == 200
+
+
+def test_retry_hook_asks_for_a_retry(base_url: str) -> None:
+    events: List[Event] = []
+    with netlayer.Client({"baseURL": base_url, "retry": {"maxAttempts": 3}}) as c:
+        @c.on_retry
+        def retry(event: Event) -> Dict[str, Any]:
+            events.append(event)
+            return {"retry": True}
+
+        r = c.get(f"flaky/{uuid.uuid4().hex}", query={"fails": 1, "status": 503})
+    assert r.status == 200 and r.attempts == 2
+    assert len(events) == 1
+    assert events[0]["attempt"] == 1 and events[0]["error"]["status"] == 503
+
+
+def test_resolve_error_hook_names_the_failure(client: netlayer.Client) -> None:
+    @client.on_resolve_error
+    def resolve(error: Event) -> Optional[Dict[str, Any]]:
+        if error.get("status") == 418:
+            return {"code": "TEAPOT", "message": "no coffee here"}
+        return None
+
+    with pytest.raises(netlayer.ResolvedError) as caught:
+        client.get("error-json/418", query={"message": "short and stout"})
+    assert caught.value.code == "TEAPOT"
+    assert caught.value.message == "no coffee here"
+    assert caught.value.status == 418
+    with pytest.raises(netlayer.StatusError):  # None: not resolved
+        client.get("status/404")
+
+
+def test_log_hook_receives_events(base_url: str) -> None:
+    events: List[Event] = []
+    with netlayer.Client({"baseURL": base_url, "log": {"level": "info"}}) as c:
+        c.on_log(events.append)
+        assert c.get("json").status == 200
+    kinds = [e["event"] for e in events]
+    assert "request" in kinds and "response" in kinds
+    response = next(e for e in events if e["event"] == "response")
+    assert response["status"] == 200 and response["level"] == "info"
+
+
+def test_progress_hook_receives_download_progress(client: netlayer.Client) -> None:
+    events: List[Event] = []
+    client.on_progress(events.append)
+    r = client.get("stream-bytes/200000", query={"chunk": 16384, "delay_ms": 20},
+                   progress=True, response={"decoder": "none"})
+    assert r.status == 200
+    downloads = [e for e in events if e["direction"] == "download"]
+    assert len(downloads) >= 2
+    assert downloads[-1]["done"] == 200000
+    assert all(isinstance(e["id"], int) for e in downloads)
+
+
+def test_progress_hook_can_cancel(client: netlayer.Client) -> None:
+    client.on_progress(lambda event: {"cancel": True} if event["done"] > 0 else None)
+    with pytest.raises(netlayer.CancelledError):
+        client.get("stream-bytes/200000", query={"chunk": 16384, "delay_ms": 20},
+                   progress=True, response={"decoder": "none"})
+
+
+def test_exception_in_adapt_fails_only_that_request(client: netlayer.Client) -> None:
+    calls: List[int] = []
+
+    @client.on_adapt
+    def adapt(event: Event) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("boom")
+
+    with pytest.raises(netlayer.InvalidRequestError) as caught:
+        client.get("json")
+    assert str(caught.value) == "on_adapt hook raised ValueError: boom"
+    assert isinstance(caught.value.__cause__, ValueError)
+    assert client.get("json").status == 200  # the next request is unaffected
+
+
+def test_exception_in_a_hook_with_asyncio_and_batch(client: netlayer.Client) -> None:
+    def adapt(event: Event) -> Dict[str, Any]:
+        if event["url"].endswith("/bad"):
+            raise KeyError("nope")
+        return {}
+
+    client.on_adapt(adapt)
+
+    async def run() -> None:
+        with pytest.raises(netlayer.InvalidRequestError, match="on_adapt hook raised KeyError"):
+            await client.arequest(path="echo/bad")
+        assert (await client.arequest(path="json")).status == 200
+
+    asyncio.run(run())
+    results = client.batch([{"path": "json"}, {"path": "echo/bad"}])
+    assert isinstance(results[0], netlayer.Response)
+    assert isinstance(results[1], netlayer.InvalidRequestError)
+    assert "on_adapt hook raised KeyError" in results[1].message
+
+
+def test_exception_in_retry_hook_names_the_hook(base_url: str) -> None:
+    with netlayer.Client({"baseURL": base_url, "retry": {"maxAttempts": 3}}) as c:
+        c.on_retry(lambda event: 1 / 0)
+        with pytest.raises(netlayer.InvalidRequestError, match="on_retry hook raised ZeroDivisionError"):
+            c.get(f"flaky/{uuid.uuid4().hex}", query={"fails": 1, "status": 503})
+
+
+def test_hook_returning_a_non_dict_fails_clearly(client: netlayer.Client) -> None:
+    client.on_adapt(lambda event: ["headers"])
+    with pytest.raises(netlayer.InvalidRequestError, match="on_adapt hook raised TypeError: returned list"):
+        client.get("json")
+
+
+def test_exception_in_log_hook_is_printed_and_ignored(base_url: str, capfd: pytest.CaptureFixture[str]) -> None:
+    with netlayer.Client({"baseURL": base_url, "log": {"level": "info"}}) as c:
+        def log(event: Event) -> None:
+            raise RuntimeError("log sink down")
+
+        c.on_log(log)
+        assert c.get("json").status == 200
+    err = capfd.readouterr().err
+    assert "on_log hook" in err and "RuntimeError: log sink down" in err
+
+
+def test_hooks_survive_close(base_url: str) -> None:
+    c = netlayer.Client({"baseURL": base_url, "log": {"level": "info"}})
+    seen = threading.Event()
+
+    def adapt(event: Event) -> None:
+        seen.set()
+
+    c.on_adapt(adapt)
+    c.on_log(lambda event: None)
+    c.on_progress(lambda event: None)
+
+    async def run() -> None:
+        task = asyncio.ensure_future(c.arequest(path="delay/2000", progress=True))
+        await asyncio.sleep(0.2)
+        c.close()
+        with pytest.raises(netlayer.CancelledError):
+            await task
+
+    asyncio.run(run())
+    assert seen.is_set()
+    with pytest.raises(netlayer.InvalidRequestError, match="client is closed"):
+        c.on_adapt(adapt)
+    c.on_adapt(None)  # removing after close is a no-op
+    del c
+    gc.collect()

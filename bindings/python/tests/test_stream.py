@@ -1,0 +1,147 @@
+"""Streaming: Client.stream and Client.astream over NL_HOOK_STREAM."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+import netlayer
+
+SSE = [  # Tests/server/server.py SSE_BODY; the block with only "retry" dispatches nothing
+    {"event": "tick", "data": "first", "lastEventId": "1"},
+    {"event": "message", "data": "two\nlines", "lastEventId": "1"},
+    {"event": "message", "data": "crlf", "lastEventId": "3"},
+    {"event": "message", "data": "unterminated at the end", "lastEventId": "3"},
+]
+LINES = ["first line", "second line", "third", "", "last without newline"]
+SLOW = {"path": "stream-bytes/1000000", "query": {"chunk": 1000, "delay_ms": 20}, "stream": "chunks"}
+
+
+def _sse(events: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    return [{k: e[k] for k in ("event", "data", "lastEventId")} for e in events]
+
+
+def _body(n: int) -> bytes:
+    return (bytes(range(256)) * (n // 256 + 1))[:n]
+
+
+def test_sse_events(client: netlayer.Client) -> None:
+    stream = client.stream("sse")
+    events = list(stream)
+    assert _sse(events) == SSE
+    assert len({e["id"] for e in events}) == 1 and events[0]["id"] == stream.request_id
+    assert stream.response is not None and stream.response.events == 4
+    assert client._hooks.stream_users == 0  # the STREAM hook is removed again
+
+
+def test_lines(client: netlayer.Client) -> None:
+    assert [e["line"] for e in client.stream({"path": "lines", "stream": "lines"})] == LINES
+
+
+def test_chunks_concatenate_to_the_body(client: netlayer.Client) -> None:
+    chunks = [e["chunk"] for e in client.stream("bytes/70000", stream="chunks")]
+    assert all(isinstance(c, bytes) for c in chunks)
+    assert b"".join(chunks) == _body(70000)
+
+
+def test_breaking_out_cancels_the_transfer(client: netlayer.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    cancels: List[bool] = []
+    original = netlayer.Client._cancel
+
+    def spy(self: netlayer.Client, request_id: int) -> bool:
+        cancels.append(original(self, request_id))
+        return cancels[-1]
+
+    monkeypatch.setattr(netlayer.Client, "_cancel", spy)
+    started = time.monotonic()
+    for event in client.stream(SLOW):  # 1000 chunks, 20 ms apart: 20 s if not cancelled
+        assert len(event["chunk"]) == 1000
+        break
+    assert cancels == [True]
+    assert time.monotonic() - started < 1.0
+    assert client._hooks.stream_users == 0 and not client._hooks.streams
+    assert client.get("json").status == 200
+
+
+def test_close_and_with_block_cancel(client: netlayer.Client) -> None:
+    with client.stream(SLOW) as stream:
+        next(stream)
+    assert list(stream) == []  # closed: the iteration is over
+    stream = client.stream(SLOW)
+    next(stream)
+    stream.close()
+    stream.close()
+    assert client._hooks.stream_users == 0
+
+
+def test_status_error_is_raised(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.StatusError) as caught:
+        list(client.stream("status/404"))
+    assert caught.value.status == 404
+
+
+def test_invalid_stream_mode_is_invalid_request(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match="stream"):
+        list(client.stream("sse", stream="frames"))
+
+
+def test_astream_events_lines_and_chunks(client: netlayer.Client) -> None:
+    async def run() -> None:
+        assert _sse([e async for e in client.astream("sse")]) == SSE
+        lines, chunks = await asyncio.gather(  # two streams at once: dispatched by id
+            _collect(client.astream("lines", stream="lines"), "line"),
+            _collect(client.astream("bytes/70000", stream="chunks"), "chunk"))
+        assert lines == LINES
+        assert b"".join(chunks) == _body(70000)
+
+    asyncio.run(run())
+    assert client._hooks.stream_users == 0
+
+
+async def _collect(stream: netlayer.AsyncStream, key: str) -> List[Any]:
+    return [event[key] async for event in stream]
+
+
+def test_astream_break_cancels(client: netlayer.Client) -> None:
+    async def run() -> float:
+        started = time.monotonic()
+        async for event in client.astream(SLOW):
+            assert event["chunk"]
+            break
+        return time.monotonic() - started
+
+    assert asyncio.run(run()) < 1.0
+    assert client._hooks.stream_users == 0 and not client._hooks.streams
+
+
+def test_astream_task_cancel_and_status_error(client: netlayer.Client) -> None:
+    async def run() -> None:
+        async def consume() -> None:
+            async for _ in client.astream(SLOW):
+                pass
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        with pytest.raises(netlayer.StatusError) as caught:
+            async for _ in client.astream("status/404"):
+                pass
+        assert caught.value.status == 404
+
+    asyncio.run(run())
+    assert client._hooks.stream_users == 0
+
+
+def test_closing_the_client_ends_a_stream_with_cancelled(base_url: str) -> None:
+    c = netlayer.Client({"baseURL": base_url})
+    stream = c.stream(SLOW)
+    next(stream)
+    c.close()
+    with pytest.raises(netlayer.CancelledError):
+        for _ in stream:
+            pass
