@@ -84,10 +84,10 @@ struct StreamParser {
     }
 
     private mutating func dispatch() -> StreamEvent? {
+        // `retry` is the stream's reconnection time: it stays until changed, like the id.
         defer {
             eventType = ""
             data = []
-            retry = nil
         }
         guard !data.isEmpty else { return nil }
         return .serverSent(event: eventType.isEmpty ? "message" : eventType, data: data.joined(separator: "\n"),

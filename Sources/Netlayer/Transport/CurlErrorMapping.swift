@@ -19,9 +19,10 @@ enum CurlErrorMapping {
             return .tooLarge("the response body is larger than maxResponseBytes (\(limit))")
         case CURLE_URL_MALFORMAT:
             return .urlGeneration(text)
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            return .protocolViolation("\(text) (only http and https are allowed, also for redirects)", curlCode: raw)
-        case CURLE_PARTIAL_FILE, CURLE_WEIRD_SERVER_REPLY, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_HTTP2,
+        case CURLE_OUT_OF_MEMORY:
+            // libcurl 7.88 reports a header line over its 100 KB limit this way.
+            return .tooLarge("the response headers are too large (or memory ran out)")
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_PARTIAL_FILE, CURLE_WEIRD_SERVER_REPLY, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_HTTP2,
              CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
             return .protocolViolation(text, curlCode: raw)
         default:

@@ -62,7 +62,10 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
                 if state.idleHandles.count < 64 { state.idleHandles.append(pooled) } else { curl_easy_cleanup(easy) }
             }
         }
-        if let error = transfer.configure(easy) { return .failure(error) }
+        if let error = transfer.configure(easy) {
+            transfer.finishBlocking()  // frees what configure made (MIME parts, files)
+            return .failure(error)
+        }
         let code = curl_easy_perform(easy)
         let result = transfer.result(code: code)
         transfer.finishBlocking()

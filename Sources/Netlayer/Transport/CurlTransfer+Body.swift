@@ -21,8 +21,10 @@ extension CurlTransfer {
                         buffer.withMemoryRebound(to: CChar.self) { curl_mime_data(handle, $0.baseAddress, $0.count) }
                     })
                 case .file(let path):
-                    guard access(path, R_OK) == 0 else {
-                        return .io("multipart part '\(part.name)': cannot read '\(path)': \(String(cString: strerror(errno)))")
+                    var info = stat()
+                    guard access(path, R_OK) == 0, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                        let reason = access(path, R_OK) == 0 ? "not a regular file" : String(cString: strerror(errno))
+                        return .io("multipart part '\(part.name)': cannot read '\(path)': \(reason)")
                     }
                     check(curl_mime_filedata(handle, path))  // streamed from disk during the transfer
                 }

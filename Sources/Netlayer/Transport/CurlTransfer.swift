@@ -174,6 +174,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
         let sink = self.sink!
+        if code == CURLE_WRITE_ERROR, let headerViolation {
+            return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
+        }
         if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
         if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
@@ -220,18 +223,27 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Parses one header line libcurl hands over. Hot: it runs for every header of
     /// every response, so it works on bytes and builds two small strings.
-    fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+    /// Why the response headers broke HTTP, when libcurl let them through.
+    var headerViolation: String?
+
+    /// Returns false to stop the transfer on a framing error libcurl tolerates
+    /// (bare LF line ends, conflicting Content-Length: RFC 9112 2.2, 6.3).
+    fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bytes.count >= 1, bytes[bytes.count - 1] == 0x0A, bytes.count < 2 || bytes[bytes.count - 2] != 0x0D {
+            headerViolation = "the response uses bare LF line ends"
+            return false
+        }
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
-        if end == 0 { return }
+        if end == 0 { return true }
         if end >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/") {
             headers = HTTPHeaders()  // a new response: a redirect, or after 100 Continue
-            return
+            return true
         }
         var colon = 0
         while colon < end, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
-        guard colon < end, colon > 0 else { return }
+        guard colon < end, colon > 0 else { return true }
         var valueStart = colon + 1
         while valueStart < end, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
         var valueEnd = end
@@ -245,7 +257,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return colon
         }
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self)
+        if name == "content-length", let previous = headers[name], previous != value {
+            headerViolation = "the response has conflicting Content-Length headers (\(previous), \(value))"
+            return false
+        }
         headers.appendJoining(lowercasedName: name, value: value)
+        return true
     }
 }
 
@@ -271,6 +288,8 @@ private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, 
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
-    if length > 0, let data { transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) }
+    if length > 0, let data, !transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) {
+        return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
+    }
     return length
 }

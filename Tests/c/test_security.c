@@ -1,0 +1,825 @@
+/*
+ * test_security.c — contract section 7 and reliability-notes rows 1, 2, 4, 5, 10:
+ *  (a) Authorization, Cookie and Proxy-Authorization (from the config, the endpoint
+ *      or an ADAPT hook) are not sent after a redirect to another port, host or
+ *      scheme, and still are on a same-origin redirect;
+ *  (b) 301/302/303 turn a POST into a GET without body and content headers;
+ *      307/308 keep method and body;
+ *  (c) property test: CR, LF or NUL anywhere in method, header name or value, path,
+ *      query key or value is invalid_request and nothing reaches the server;
+ *  (d) URL confusion in paths never changes the host;
+ *  (f) a canary secret never appears in log events, error messages or stderr.
+ * ((e), TLS verification on by default, is in test_tls.c.)
+ *
+ * Servers: A = NETLAYER_TEST_URL (server.py via with_server.py); B = a second
+ * server.py on another port, started here; T = tls_server.py (one port speaking
+ * both https and plain http, certificate from a local CA made with openssl), so a
+ * redirect can change the scheme alone. Loopback only.
+ *
+ * Under valgrind (NETLAYER_TEST_SLOW) the property test runs fewer cases.
+ * Run with "--canary-child <portB>" this binary is the child of the stderr test.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define NLT_TEST_TIMEOUT 180
+#include "harness.h"
+#include "fault_helpers.h"
+
+#define CANARY "CANARY-7d41e"
+
+static const char *g_argv0 = NULL;
+static fh_server g_b = { -1, -1, 0, "" };
+static fh_server g_t = { -1, -1, 0, "" };
+static char g_cert_dir[64] = "";
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int port_a(void)
+{
+    const char *b = base_url();
+    const char *colon = strrchr(b, ':');
+    REQUIRE(strncmp(b, "http://127.0.0.1:", 17) == 0 && colon != NULL);
+    return atoi(colon + 1);
+}
+
+static int port_b(void)
+{
+    if (g_b.port <= 0)
+        REQUIRE_MSG(fh_server_start(&g_b, "server.py", NULL), "cannot start a second server.py");
+    return g_b.port;
+}
+
+static int port_t(void)
+{
+    if (g_t.port <= 0) {
+        char *cert, *key;
+        const char *extra[5];
+        int ok;
+        snprintf(g_cert_dir, sizeof(g_cert_dir), "/tmp/netlayer-sec-XXXXXX");
+        REQUIRE(mkdtemp(g_cert_dir) != NULL);
+        REQUIRE_MSG(fh_make_certs(g_cert_dir), "openssl could not make certificates");
+        cert = nlt_format("%s/server.pem", g_cert_dir);
+        key = nlt_format("%s/server.key", g_cert_dir);
+        extra[0] = "--cert";
+        extra[1] = cert;
+        extra[2] = "--key";
+        extra[3] = key;
+        extra[4] = NULL;
+        ok = fh_server_start(&g_t, "tls_server.py", extra);
+        free(cert);
+        free(key);
+        REQUIRE_MSG(ok, "cannot start tls_server.py");
+    }
+    return g_t.port;
+}
+
+static void teardown(void)
+{
+    fh_server_stop(&g_b);
+    fh_server_stop(&g_t);
+    if (g_cert_dir[0] != '\0')
+        fh_rm_dir(g_cert_dir);
+}
+
+/* nl_client_new with a config object (stolen), aborting the test on failure. */
+static nl_client *make_client(json_t *config)
+{
+    char *text = json_dumps(config, JSON_COMPACT);
+    char *err = NULL;
+    nl_client *c;
+    json_decref(config);
+    REQUIRE(text != NULL);
+    c = nl_client_new(text, &err);
+    if (c == NULL) {
+        nlt_fail(__FILE__, __LINE__, "nl_client_new", "config %s -> %s", text, err ? err : "(null)");
+        nl_free(err);
+        free(text);
+        nlt_abort_test();
+    }
+    free(text);
+    return c;
+}
+
+/* nl_request with an endpoint object (stolen); returns the parsed result. */
+static json_t *req(nl_client *c, json_t *endpoint)
+{
+    char *text = json_dumps(endpoint, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_t *r;
+    json_decref(endpoint);
+    REQUIRE(text != NULL);
+    r = request_doc(c, text);
+    free(text);
+    return r;
+}
+
+/* Requests seen by server A since the last reset (the /stats call itself excluded). */
+static void stats_reset_a(nl_client *c)
+{
+    json_t *r = request_doc(c, "{\"path\": \"stats/reset\"}");
+    CHECK_OK(r);
+    json_decref(r);
+}
+
+static long stats_requests_a(nl_client *c)
+{
+    json_t *r = request_doc(c, "{\"path\": \"stats\"}");
+    long n;
+    CHECK_OK(r);
+    n = (long)jpath_num(r, "value.requests", -1) - 1;
+    json_decref(r);
+    return n;
+}
+
+/* ---- (a) credentials across redirects ------------------------------------------------------ */
+
+enum { SRC_CONFIG, SRC_ENDPOINT, SRC_ADAPT };
+static const char *const src_names[] = { "config headers", "endpoint headers", "ADAPT hook" };
+
+static json_t *secret_headers(void)
+{
+    return json_pack("{s:s, s:s, s:s}", "Authorization", "Bearer secret-auth",
+                     "Cookie", "sid=secret-cookie", "Proxy-Authorization", "Basic secret-proxy");
+}
+
+typedef struct adapt_state {
+    pthread_mutex_t m;
+    int calls;
+    json_t *urls;
+} adapt_state;
+
+static void adapt_add_secrets(const char *event_json, nl_reply *reply, void *user_data)
+{
+    adapt_state *s = (adapt_state *)user_data;
+    json_t *e = json_loads(event_json, 0, NULL);
+    pthread_mutex_lock(&s->m);
+    s->calls++;
+    json_array_append_new(s->urls, json_string(e ? (jpath_str(e, "url") ? jpath_str(e, "url") : "?") : "?"));
+    pthread_mutex_unlock(&s->m);
+    json_decref(e);
+    nl_reply_set(reply, "{\"headers\": {\"Authorization\": \"Bearer secret-auth\", \"Cookie\": "
+                        "\"sid=secret-cookie\", \"Proxy-Authorization\": \"Basic secret-proxy\"}}");
+}
+
+typedef struct redirect_case {
+    const char *label;
+    int same_origin;
+} redirect_case;
+
+/* One redirect from `start_url` (full URL of a /redirect-to) to `target`, with the
+ * secrets from `src`; checks the echo the target returned. */
+static void run_credential_redirect(int src, const char *start_url, const char *target, int status,
+                                    int expect_sent, const char *label)
+{
+    json_t *config = json_pack("{s:s, s:f, s:{s:s+}}", "baseURL", base_url(), "timeout", 10.0, "tls",
+                               "caFile", g_cert_dir, "/ca.pem");
+    json_t *endpoint, *r, *h;
+    adapt_state st;
+    nl_client *c;
+    char status_text[8];
+    static const char *const names[] = { "authorization", "cookie", "proxy-authorization" };
+    static const char *const values[] = { "Bearer secret-auth", "sid=secret-cookie", "Basic secret-proxy" };
+    size_t i;
+
+    pthread_mutex_init(&st.m, NULL);
+    st.calls = 0;
+    st.urls = json_array();
+    if (src == SRC_CONFIG)
+        json_object_set_new(config, "headers", secret_headers());
+    c = make_client(config);
+    if (src == SRC_ADAPT)
+        REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, adapt_add_secrets, &st) == 0);
+    snprintf(status_text, sizeof(status_text), "%d", status);
+    endpoint = json_pack("{s:s, s:b, s:{s:s, s:s}}", "path", start_url, "isFullPath", 1, "query", "url", target,
+                         "status", status_text);
+    if (src == SRC_ENDPOINT)
+        json_object_set_new(endpoint, "headers", secret_headers());
+    r = req(c, endpoint);
+    CHECK_OK(r);
+    h = jpath(r, "value.headers");
+    CHECK_MSG(jpath_str(r, "value.path") != NULL && strcmp(jpath_str(r, "value.path"), "/echo") == 0,
+              "%s (%s, %d): the redirect did not end at /echo", label, src_names[src], status);
+    for (i = 0; i < NLT_COUNT(names); i++) {
+        const char *got = jpath_str(h, names[i]);
+        if (expect_sent) {
+            CHECK_MSG(got != NULL && strcmp(got, values[i]) == 0,
+                      "%s, %s, %d: %s was not sent on a same-origin redirect (got \"%s\")", label,
+                      src_names[src], status, names[i], got ? got : "(none)");
+        } else {
+            CHECK_MSG(got == NULL, "%s, %s, %d: %s LEAKED to the new origin: \"%s\"", label,
+                      src_names[src], status, names[i], got);
+        }
+    }
+    if (src == SRC_ADAPT && st.calls != 1) {
+        char *u = json_dumps(st.urls, JSON_COMPACT);
+        nlt_note("%s, %d: ADAPT ran %d times for one request with one redirect: %s", label, status, st.calls,
+                 u ? u : "");
+        free(u);
+    }
+    json_decref(r);
+    nl_client_free(c);
+    json_decref(st.urls);
+    pthread_mutex_destroy(&st.m);
+}
+
+static void test_credentials_are_not_sent_to_another_port(void)
+{
+    char *start = nlt_format("%sredirect-to", base_url());
+    char *target = nlt_format("http://127.0.0.1:%d/echo", port_b());
+    int src, k;
+    static const int statuses[] = { 302, 307 };
+    (void)port_t();
+    for (src = SRC_CONFIG; src <= SRC_ADAPT; src++)
+        for (k = 0; k < 2; k++)
+            run_credential_redirect(src, start, target, statuses[k], 0, "other port");
+    free(start);
+    free(target);
+}
+
+static void test_credentials_are_not_sent_to_another_host(void)
+{
+    char *start = nlt_format("%sredirect-to", base_url());
+    char *target = nlt_format("http://localhost:%d/echo", port_a());
+    int src;
+    (void)port_t();
+    for (src = SRC_CONFIG; src <= SRC_ADAPT; src++)
+        run_credential_redirect(src, start, target, 302, 0, "127.0.0.1 -> localhost");
+    free(start);
+    free(target);
+}
+
+static void test_credentials_are_not_sent_to_another_scheme(void)
+{
+    int pt = port_t();
+    char *https_start = nlt_format("https://127.0.0.1:%d/redirect-to", pt);
+    char *http_start = nlt_format("http://127.0.0.1:%d/redirect-to", pt);
+    char *http_target = nlt_format("http://127.0.0.1:%d/echo", pt);
+    char *https_target = nlt_format("https://127.0.0.1:%d/echo", pt);
+    int src;
+    for (src = SRC_CONFIG; src <= SRC_ADAPT; src++) {
+        run_credential_redirect(src, https_start, http_target, 302, 0, "https -> http, same host and port");
+        run_credential_redirect(src, http_start, https_target, 302, 0, "http -> https, same host and port");
+    }
+    free(https_start);
+    free(http_start);
+    free(http_target);
+    free(https_target);
+}
+
+static void test_credentials_are_kept_on_a_same_origin_redirect(void)
+{
+    char *start = nlt_format("%sredirect-to", base_url());
+    char *absolute = nlt_format("http://127.0.0.1:%d/echo", port_a());
+    int src;
+    (void)port_t();
+    for (src = SRC_CONFIG; src <= SRC_ADAPT; src++) {
+        run_credential_redirect(src, start, "/echo", 302, 1, "same origin (relative Location)");
+        run_credential_redirect(src, start, absolute, 307, 1, "same origin (absolute Location)");
+    }
+    free(start);
+    free(absolute);
+}
+
+/* ---- (b) POST after 301/302/303 and 307/308 ------------------------------------------------ */
+
+static void run_method_redirect(const char *method, int status, const char *target, const char *expect_method,
+                                int expect_body)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    char status_text[8];
+    json_t *r, *h;
+    snprintf(status_text, sizeof(status_text), "%d", status);
+    r = req(c, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:s}}", "path", "redirect-to", "method", method,
+                         "query", "url", target, "status", status_text, "body", "x", 1, "y", "payload"));
+    CHECK_OK(r);
+    h = jpath(r, "value.headers");
+    CHECK_MSG(jpath_str(r, "value.method") != NULL && strcmp(jpath_str(r, "value.method"), expect_method) == 0,
+              "%s + %d -> method %s, expected %s", method, status,
+              jpath_str(r, "value.method") ? jpath_str(r, "value.method") : "(none)", expect_method);
+    if (expect_body) {
+        CHECK_MSG(jpath_str(r, "value.body") != NULL && strstr(jpath_str(r, "value.body"), "payload") != NULL,
+                  "%s + %d: the body was not repeated (got \"%s\")", method, status,
+                  jpath_str(r, "value.body") ? jpath_str(r, "value.body") : "(none)");
+        CHECK_MSG(jpath_str(h, "content-type") != NULL && strstr(jpath_str(h, "content-type"), "json") != NULL,
+                  "%s + %d: Content-Type lost", method, status);
+    } else {
+        CHECK_MSG(jpath_num(r, "value.bodyLength", -1) == 0, "%s + %d -> GET still carries %.0f body bytes",
+                  method, status, jpath_num(r, "value.bodyLength", -1));
+        CHECK_MSG(jpath_str(h, "content-type") == NULL, "%s + %d -> GET still has Content-Type: %s", method,
+                  status, jpath_str(h, "content-type"));
+        CHECK_MSG(jpath_str(h, "content-length") == NULL, "%s + %d -> GET still has Content-Length: %s",
+                  method, status, jpath_str(h, "content-length"));
+    }
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_post_becomes_get_without_body_after_301_302_303(void)
+{
+    char *other = nlt_format("http://127.0.0.1:%d/echo", port_b());
+    static const int statuses[] = { 301, 302, 303 };
+    int i;
+    for (i = 0; i < 3; i++) {
+        run_method_redirect("POST", statuses[i], other, "GET", 0);
+        run_method_redirect("POST", statuses[i], "/echo", "GET", 0);
+    }
+    /* 303 turns any method but HEAD into GET */
+    run_method_redirect("PUT", 303, other, "GET", 0);
+    free(other);
+}
+
+static void test_post_keeps_method_and_body_after_307_308(void)
+{
+    char *other = nlt_format("http://127.0.0.1:%d/echo", port_b());
+    run_method_redirect("POST", 307, other, "POST", 1);
+    run_method_redirect("POST", 308, other, "POST", 1);
+    run_method_redirect("POST", 307, "/echo", "POST", 1);
+    run_method_redirect("PUT", 308, other, "PUT", 1);
+    free(other);
+}
+
+/* ---- (c) CR, LF, NUL: property test ------------------------------------------------------- */
+
+static uint64_t g_lcg = 0x9E3779B97F4A7C15ULL;
+
+static uint32_t lcg_next(void)
+{
+    g_lcg = g_lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(g_lcg >> 33);
+}
+
+static uint32_t lcg_below(uint32_t n)
+{
+    return lcg_next() % n;
+}
+
+/* A random string over `alphabet` with 1 to 3 of CR, LF, NUL at random positions. */
+static size_t poisoned_string(char *out, size_t cap, const char *alphabet)
+{
+    static const char bad[] = { '\r', '\n', '\0' };
+    size_t n = 1 + lcg_below(16), i, alen = strlen(alphabet);
+    int k, nbad = 1 + (int)lcg_below(3);
+    if (n + (size_t)nbad + 1 > cap)
+        n = cap - (size_t)nbad - 1;
+    for (i = 0; i < n; i++)
+        out[i] = alphabet[lcg_below((uint32_t)alen)];
+    for (k = 0; k < nbad; k++) {
+        size_t pos = lcg_below((uint32_t)(n + 1));
+        memmove(out + pos + 1, out + pos, n - pos);
+        out[pos] = bad[lcg_below(3)];
+        n++;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static const char *const place_names[] = { "method", "header name", "header value", "path", "query value",
+                                           "query key" };
+
+static void test_cr_lf_nul_anywhere_is_invalid_request_and_sends_nothing(void)
+{
+    int cases = fh_slow_mode() ? 400 : 2400;
+    nl_client *c = client_for("\"timeout\": 5");
+    int i, wrong = 0, per_place[6] = { 0 };
+    double t0;
+    long seen;
+    if (fh_slow_mode())
+        nlt_note("valgrind: %d generated cases instead of 2400", cases);
+    stats_reset_a(c);
+    t0 = now_ms();
+    for (i = 0; i < cases; i++) {
+        char s[64];
+        size_t n;
+        int place = (int)lcg_below(6);
+        json_t *ep = json_object(), *r;
+        switch (place) {
+        case 0:
+            n = poisoned_string(s, sizeof(s), "GETPOSTPUTDELETEHEADOPTIONS");
+            json_object_set_new(ep, "path", json_string("echo"));
+            json_object_set_new(ep, "method", json_stringn(s, n));
+            break;
+        case 1:
+            n = poisoned_string(s, sizeof(s), "abcdefghijklmnopqrstuvwxyz0123456789-");
+            json_object_set_new(ep, "path", json_string("echo"));
+            json_object_set_new(ep, "headers", json_object());
+            json_object_set_new(json_object_get(ep, "headers"), "X-Pre", json_string("ok"));
+            {
+                char name[80];
+                memcpy(name, "X-", 2);
+                memcpy(name + 2, s, n);
+                json_object_setn_new(json_object_get(ep, "headers"), name, n + 2, json_string("v"));
+            }
+            break;
+        case 2:
+            n = poisoned_string(s, sizeof(s), "abc XYZ 0123456789:;=,/\"'()<>@[]{}?!#$%&*+-_.~^`|");
+            json_object_set_new(ep, "path", json_string("echo"));
+            json_object_set_new(ep, "headers", json_pack("{s:s#}", "X-Prop", s, (int)n));
+            break;
+        case 3:
+            n = poisoned_string(s, sizeof(s), "abcdefghijklmnopqrstuvwxyz0123456789-._~/");
+            {
+                char path[80];
+                memcpy(path, "echo/", 5);
+                memcpy(path + 5, s, n);
+                json_object_set_new(ep, "path", json_stringn(path, n + 5));
+            }
+            break;
+        case 4:
+            n = poisoned_string(s, sizeof(s), "abc XYZ 0123456789&=?#/+%;,");
+            json_object_set_new(ep, "path", json_string("echo"));
+            json_object_set_new(ep, "query", json_pack("{s:s#}", "q", s, (int)n));
+            break;
+        default:
+            n = poisoned_string(s, sizeof(s), "abcdefghijklmnopqrstuvwxyz&=");
+            json_object_set_new(ep, "path", json_string("echo"));
+            json_object_set_new(ep, "query", json_object());
+            json_object_setn_new(json_object_get(ep, "query"), s, n, json_string("v"));
+            break;
+        }
+        r = req(c, ep);
+        if (result_ok(r) || strcmp(error_kind(r), "invalid_request") != 0) {
+            char *d = json_dumps(r, JSON_COMPACT);
+            if (wrong < 10)
+                nlt_fail(__FILE__, __LINE__, "error.kind == invalid_request", "case %d (%s): %.600s", i,
+                         place_names[place], d ? d : "(null)");
+            free(d);
+            wrong++;
+        }
+        per_place[place]++;
+        json_decref(r);
+    }
+    CHECK_INT_EQ(wrong, 0);
+    seen = stats_requests_a(c);
+    CHECK_MSG(seen == 0, "the server saw %ld requests from %d invalid ones", seen, cases);
+    nlt_note("%d cases (method %d, header name %d, header value %d, path %d, query value %d, query key %d)"
+             " in %.0f ms; server saw %ld requests",
+             cases, per_place[0], per_place[1], per_place[2], per_place[3], per_place[4], per_place[5],
+             now_ms() - t0, seen);
+    nl_client_free(c);
+}
+
+/* Headers from an ADAPT hook or from the config get the same treatment. */
+typedef struct poison_reply {
+    char doc[256];
+} poison_reply;
+
+static void adapt_poison(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    nl_reply_set(reply, ((poison_reply *)user_data)->doc);
+}
+
+static void test_cr_lf_nul_in_adapt_hook_and_config_headers_is_refused(void)
+{
+    nl_client *c = client_for("\"timeout\": 5");
+    nl_client *probe = client_for(NULL);
+    poison_reply pr;
+    int i;
+    long seen;
+    static const char *const replies[] = {
+        "{\"headers\": {\"X-A\": \"v\\r\\nInjected: 1\"}}",
+        "{\"headers\": {\"X-A\": \"v\\nInjected: 1\"}}",
+        "{\"headers\": {\"X-A\": \"v\\u0000tail\"}}",
+        "{\"headers\": {\"X-A\\r\\nInjected\": \"v\"}}",
+        "{\"headers\": {\"Authorization\": \"Bearer t\\r\\n\\r\\nGET /smuggled HTTP/1.1\"}}",
+    };
+    static const char *const configs[] = {
+        "\"headers\": {\"X-A\": \"v\\r\\nInjected: 1\"}",
+        "\"headers\": {\"X-A\\n\": \"v\"}",
+        "\"headers\": {\"X-A\": \"v\\u0000\"}",
+        "\"query\": {\"q\": \"a\\r\\nb\"}",
+        "\"userAgent\": \"ua\\r\\nInjected: 1\"",
+    };
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, adapt_poison, &pr) == 0);
+    stats_reset_a(probe);
+    for (i = 0; i < (int)NLT_COUNT(replies); i++) {
+        json_t *r;
+        snprintf(pr.doc, sizeof(pr.doc), "%s", replies[i]);
+        r = request_doc(c, "{\"path\": \"echo\"}");
+        if (!result_ok(r) && strcmp(error_kind(r), "invalid_request") == 0) {
+            /* expected */
+        } else {
+            char *d = json_dumps(r, JSON_COMPACT);
+            nlt_fail(__FILE__, __LINE__, "ADAPT reply with CR/LF/NUL -> invalid_request", "reply %s -> %.600s",
+                     replies[i], d ? d : "(null)");
+            free(d);
+        }
+        json_decref(r);
+    }
+    seen = stats_requests_a(probe);
+    CHECK_MSG(seen == 0, "the server saw %ld requests from poisoned ADAPT replies", seen);
+    nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL);
+    for (i = 0; i < (int)NLT_COUNT(configs); i++) {
+        char *cfg = nlt_format("{\"baseURL\": \"%s\", %s}", base_url(), configs[i]);
+        char *err = NULL;
+        nl_client *bad = nl_client_new(cfg, &err);
+        json_t *e = err ? json_loads(err, 0, NULL) : NULL;
+        CHECK_MSG(bad == NULL, "config %s was accepted", cfg);
+        CHECK_MSG(e != NULL && strcmp(error_kind(e), "invalid_request") == 0, "config %s -> %s", cfg,
+                  err ? err : "(no error document)");
+        json_decref(e);
+        nl_free(err);
+        nl_client_free(bad);
+        free(cfg);
+    }
+    nl_client_free(probe);
+    nl_client_free(c);
+}
+
+/* ---- (d) URL confusion -------------------------------------------------------------------- */
+
+static void test_url_confusion_in_paths_never_changes_the_host(void)
+{
+    static const struct {
+        const char *path;
+        int must_reach; /* a legal path: must reach the base server */
+    } cases[] = {
+        { "//evil.example/x", 0 },
+        { "http://other/", 0 },
+        { "https://evil.example/x", 0 },
+        { "@other/x", 1 },
+        { "\\\\evil/x", 0 },
+        { "/\\\\evil", 0 },
+        { "%2F%2Fevil/x", 1 },
+        { "#@evil.example/x", 0 },
+        { "?@evil.example/x", 0 },
+        { ":@evil.example/x", 0 },
+        { "../..//evil.example/x", 0 },
+        { "/%2e%2e//evil.example/x", 0 },
+        { "x@evil.example:80/", 0 },
+        { "\\/evil.example/x", 0 },
+        { "/\t/evil.example", 0 },
+    };
+    char *base = nlt_format("%secho/", base_url());
+    char *host = nlt_format("127.0.0.1:%d", port_a());
+    nl_client *c = make_client(json_pack("{s:s, s:f}", "baseURL", base, "timeout", 5.0));
+    nl_client *probe = client_for(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        json_t *r;
+        long seen;
+        const char *kind;
+        stats_reset_a(probe);
+        r = req(c, json_pack("{s:s}", "path", cases[i].path));
+        seen = stats_requests_a(probe);
+        kind = error_kind(r);
+        if (!result_ok(r) && (strcmp(kind, "url_generation") == 0 || strcmp(kind, "invalid_request") == 0)) {
+            CHECK_MSG(!cases[i].must_reach, "path \"%s\" is legal but was refused: %s (%s)", cases[i].path, kind,
+                      error_message(r));
+            CHECK_MSG(seen == 0, "path \"%s\" refused (%s) but the server saw %ld requests", cases[i].path, kind,
+                      seen);
+            nlt_note("path %-26s -> %s", cases[i].path, kind);
+        } else {
+            /* it went out: it must have reached the base server, and nowhere else */
+            CHECK_MSG(seen == 1, "path \"%s\" -> %s (%s), but the base server saw %ld requests", cases[i].path,
+                      result_ok(r) ? "ok" : kind, error_message(r), seen);
+            CHECK_MSG(strcmp(kind, "not_connected") != 0 && strcmp(kind, "timeout") != 0,
+                      "path \"%s\" went to another host: %s (%s)", cases[i].path, kind, error_message(r));
+            if (result_ok(r)) {
+                const char *p = jpath_str(r, "value.path");
+                const char *h = jpath_str(r, "value.headers.host");
+                CHECK_MSG(h != NULL && strcmp(h, host) == 0, "path \"%s\": Host %s", cases[i].path, h ? h : "?");
+                CHECK_MSG(p != NULL && strncmp(p, "/echo/", 6) == 0, "path \"%s\" arrived as %s", cases[i].path,
+                          p ? p : "?");
+                nlt_note("path %-26s -> reached the base server as %s", cases[i].path, p ? p : "?");
+            } else {
+                nlt_note("path %-26s -> %s from the base server (status %lld)", cases[i].path, kind,
+                         result_status(r));
+            }
+        }
+        json_decref(r);
+    }
+    nl_client_free(probe);
+    nl_client_free(c);
+    free(base);
+    free(host);
+}
+
+/* ---- (f) secrets never in logs, error messages or stderr ------------------------------------- */
+
+/* base64 of "user:" CANARY, the form user-info takes in a Basic Authorization header. */
+static char *basic_of_canary(void)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char *in = "user:" CANARY;
+    size_t n = strlen(in), i, o = 0;
+    char *out = (char *)malloc(n * 2 + 4);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i + 2 < n; i += 3) {
+        unsigned v = ((unsigned char)in[i] << 16) | ((unsigned char)in[i + 1] << 8) | (unsigned char)in[i + 2];
+        out[o++] = tbl[(v >> 18) & 63];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = tbl[(v >> 6) & 63];
+        out[o++] = tbl[v & 63];
+    }
+    out[o] = '\0';
+    /* the leading full groups are enough to recognise it */
+    return out;
+}
+
+typedef struct leak_log {
+    pthread_mutex_t m;
+    int events;
+    int leaks;
+    char *basic;
+} leak_log;
+
+static void leak_log_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    leak_log *s = (leak_log *)user_data;
+    (void)reply;
+    pthread_mutex_lock(&s->m);
+    s->events++;
+    if (strstr(event_json, CANARY) != NULL || (s->basic && strstr(event_json, s->basic) != NULL)) {
+        if (s->leaks++ < 5)
+            nlt_fail(__FILE__, __LINE__, "log event without the secret", "%.1500s", event_json);
+    }
+    pthread_mutex_unlock(&s->m);
+}
+
+/* Checks a result: no secret outside "value" and "error.body" (server data). */
+static void check_result_clean(json_t *r, const char *what, const char *basic)
+{
+    json_t *copy = json_deep_copy(r);
+    json_t *err;
+    char *text;
+    if (copy == NULL)
+        return;
+    json_object_del(copy, "value");
+    err = json_object_get(copy, "error");
+    if (json_is_object(err))
+        json_object_del(err, "body");
+    text = json_dumps(copy, JSON_COMPACT);
+    CHECK_MSG(text != NULL && strstr(text, CANARY) == NULL && (basic == NULL || strstr(text, basic) == NULL),
+              "%s: the result leaks the secret: %.1200s", what, text ? text : "(null)");
+    free(text);
+    json_decref(copy);
+}
+
+/* The scenario: redirects (same origin and cross origin), failures, retries.
+ * With `log` NULL it logs to stderr (the child of the stderr test). Returns the
+ * number of requests made. */
+static int canary_scenario(const char *base, int pb, leak_log *log, const char *basic)
+{
+    char *userinfo_base = nlt_format("http://user:%s@%s", CANARY, base + 7);
+    char *cfg = nlt_format("{\"baseURL\": \"%s\", \"timeout\": 5, \"headers\": {\"Authorization\": \"Bearer %s\"},"
+                           " \"log\": {\"level\": \"debug\"},"
+                           " \"retry\": {\"maxAttempts\": 3, \"backoff\": 0.01}}", userinfo_base, CANARY);
+    static const char *const endpoints[] = {
+        "{\"path\": \"json\", \"headers\": {\"Cookie\": \"sid=" CANARY "\"}}",
+        "{\"path\": \"echo\", \"headers\": {\"Cookie\": \"sid=" CANARY "\"}}",
+        "{\"path\": \"redirect-to\", \"query\": {\"url\": \"/echo\"}, \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"redirect/2\", \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"redirect-to\", \"query\": {\"url\": \"http://127.0.0.1:%d/echo\", \"status\": 307},"
+        " \"method\": \"POST\", \"body\": {\"a\": 1}, \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"status/404\", \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"status/401\", \"headers\": {\"Proxy-Authorization\": \"Basic " CANARY "\"}}",
+        "{\"path\": \"flaky/canary-%ld-%d\", \"query\": {\"fails\": 2}, \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"flaky/canary-%ld-%d\", \"query\": {\"fails\": 5}, \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"delay/2000\", \"timeout\": 0.2, \"retry\": {\"maxAttempts\": 2}}",
+        "{\"path\": \"notjson\", \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
+        "{\"path\": \"http://user:" CANARY "@127.0.0.1:%d/json\", \"isFullPath\": true}",
+        "{\"path\": \"http://user:" CANARY "@nothing.invalid/json\", \"isFullPath\": true,"
+        " \"retry\": {\"maxAttempts\": 1}}",
+    };
+    nl_client *c = nl_client_new(cfg, NULL);
+    size_t i;
+    int n = 0;
+    if (c == NULL) {
+        free(userinfo_base);
+        free(cfg);
+        return -1;
+    }
+    if (log != NULL)
+        nl_client_set_hook(c, NL_HOOK_LOG, leak_log_hook, log);
+    for (i = 0; i < NLT_COUNT(endpoints); i++) {
+        char *doc;
+        char *text;
+        if (strstr(endpoints[i], "%d/echo") != NULL)
+            doc = nlt_format(endpoints[i], pb);
+        else if (strstr(endpoints[i], "%ld") != NULL)
+            doc = nlt_format(endpoints[i], (long)getpid(), (int)i);
+        else if (strstr(endpoints[i], "%d/json") != NULL)
+            doc = nlt_format(endpoints[i], fh_closed_port());
+        else
+            doc = nlt_format("%s", endpoints[i]);
+        text = nl_request(c, doc);
+        n++;
+        if (log != NULL) {
+            json_t *r = nlt_parse(text, "nl_request");
+            check_result_clean(r, doc, basic);
+            json_decref(r);
+        }
+        nl_free(text);
+        free(doc);
+    }
+    nl_client_free(c);
+    free(userinfo_base);
+    free(cfg);
+    return n;
+}
+
+static void test_canary_secret_never_in_log_events_or_error_messages(void)
+{
+    leak_log s;
+    int n;
+    pthread_mutex_init(&s.m, NULL);
+    s.events = 0;
+    s.leaks = 0;
+    s.basic = basic_of_canary();
+    n = canary_scenario(base_url(), port_b(), &s, s.basic);
+    CHECK(n > 0);
+    CHECK_INT_EQ(s.leaks, 0);
+    CHECK_MSG(s.events >= 2 * n, "only %d log events for %d requests at level debug", s.events, n);
+    nlt_note("%d requests, %d log events, %d leaks", n, s.events, s.leaks);
+    free(s.basic);
+    pthread_mutex_destroy(&s.m);
+}
+
+static void test_canary_secret_never_on_stderr_at_debug(void)
+{
+    int fds[2];
+    pid_t pid;
+    char *out = NULL, *basic = basic_of_canary(), portb[16];
+    size_t len = 0, cap = 0;
+    int status = 0;
+    REQUIRE(g_argv0 != NULL);
+    (void)base_url();
+    snprintf(portb, sizeof(portb), "%d", port_b());
+    REQUIRE(pipe(fds) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(fds[1], STDERR_FILENO);
+        if (devnull >= 0)
+            dup2(devnull, STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execl(g_argv0, g_argv0, "--canary-child", portb, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) {
+        ssize_t got;
+        if (len + 4097 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            out = (char *)realloc(out, cap);
+            REQUIRE(out != NULL);
+        }
+        got = read(fds[0], out + len, 4096);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fds[0]);
+    out[len] = '\0';
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    CHECK_MSG(len > 1000, "only %zu bytes on stderr at level debug", len);
+    {
+        const char *hit = strstr(out, CANARY);
+        if (hit == NULL && basic != NULL)
+            hit = strstr(out, basic);
+        CHECK_MSG(hit == NULL, "stderr leaks the secret near: %.600s", hit ? (hit - out > 300 ? hit - 300 : out) : "");
+    }
+    nlt_note("%zu bytes of debug log on stderr", len);
+    free(out);
+    free(basic);
+}
+
+static int canary_child_main(const char *portb)
+{
+    const char *b = getenv("NETLAYER_TEST_URL");
+    if (b == NULL || strncmp(b, "http://", 7) != 0)
+        return 2;
+    return canary_scenario(b, atoi(portb), NULL, NULL) > 0 ? 0 : 3;
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_credentials_are_not_sent_to_another_port),
+        NLT_TEST(test_credentials_are_not_sent_to_another_host),
+        NLT_TEST(test_credentials_are_not_sent_to_another_scheme),
+        NLT_TEST(test_credentials_are_kept_on_a_same_origin_redirect),
+        NLT_TEST(test_post_becomes_get_without_body_after_301_302_303),
+        NLT_TEST(test_post_keeps_method_and_body_after_307_308),
+        NLT_TEST(test_cr_lf_nul_anywhere_is_invalid_request_and_sends_nothing),
+        NLT_TEST(test_cr_lf_nul_in_adapt_hook_and_config_headers_is_refused),
+        NLT_TEST(test_url_confusion_in_paths_never_changes_the_host),
+        NLT_TEST(test_canary_secret_never_in_log_events_or_error_messages),
+        NLT_TEST(test_canary_secret_never_on_stderr_at_debug),
+    };
+    int rc;
+    g_argv0 = argv[0];
+    if (argc > 2 && strcmp(argv[1], "--canary-child") == 0)
+        return canary_child_main(argv[2]);
+    rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
+    teardown();
+    return rc;
+}

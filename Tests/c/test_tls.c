@@ -1,0 +1,303 @@
+/*
+ * test_tls.c — TLS verification, a local CA, public-key pinning and verify off
+ * (reliability-notes rows 6 and 18, contract section 7).
+ *
+ * The certificates are made at test time with the openssl command-line tool in a
+ * temporary folder: a local CA, a server certificate for 127.0.0.1 and localhost
+ * signed by it, one for wrong.example signed by it, and a self-signed one. Each is
+ * served by Tests/server/tls_server.py (started by this test, loopback only).
+ * NETLAYER_TEST_URL (through Tests/server/with_server.py) serves the normal
+ * request that must still work after each failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define NLT_TEST_TIMEOUT 120
+#include "harness.h"
+#include "fault_helpers.h"
+
+static char g_dir[64] = "";
+static fh_server g_ca_signed = { -1, -1, 0, "" };
+static fh_server g_self_signed = { -1, -1, 0, "" };
+static fh_server g_wrong_host = { -1, -1, 0, "" };
+static int g_ready = 0;
+
+static char *cert_path(const char *name)
+{
+    return nlt_format("%s/%s", g_dir, name);
+}
+
+static void start_tls_server(fh_server *s, const char *cert, const char *key)
+{
+    char *c = cert_path(cert), *k = cert_path(key);
+    const char *extra[] = { "--cert", c, "--key", k, NULL };
+    int ok = fh_server_start(s, "tls_server.py", extra);
+    free(c);
+    free(k);
+    REQUIRE_MSG(ok, "cannot start tls_server.py with %s", cert);
+}
+
+/* Makes the certificates and starts the three servers on first use. */
+static void setup(void)
+{
+    if (g_ready)
+        return;
+    snprintf(g_dir, sizeof(g_dir), "/tmp/netlayer-tls-XXXXXX");
+    REQUIRE(mkdtemp(g_dir) != NULL);
+    REQUIRE_MSG(fh_make_certs(g_dir), "openssl could not make the test certificates in %s", g_dir);
+    start_tls_server(&g_ca_signed, "server.pem", "server.key");
+    start_tls_server(&g_self_signed, "self.pem", "self.key");
+    start_tls_server(&g_wrong_host, "wronghost.pem", "wronghost.key");
+    g_ready = 1;
+}
+
+static void teardown(void)
+{
+    fh_server_stop(&g_ca_signed);
+    fh_server_stop(&g_self_signed);
+    fh_server_stop(&g_wrong_host);
+    if (g_dir[0] != '\0')
+        fh_rm_dir(g_dir);
+}
+
+/* A client for NETLAYER_TEST_URL with `tls_json` as its "tls" (NULL: none) and more members. */
+static nl_client *tls_client(const char *tls_json, const char *more)
+{
+    char *extra = nlt_format("\"timeout\": 10%s%s%s%s", tls_json ? ", \"tls\": " : "", tls_json ? tls_json : "",
+                             more ? ", " : "", more ? more : "");
+    nl_client *c = client_for(extra);
+    free(extra);
+    return c;
+}
+
+static json_t *get_https(nl_client *c, const char *host, int port)
+{
+    return request_json(c, "{\"path\": \"https://%s:%d/json\", \"isFullPath\": true}", host, port);
+}
+
+static void check_ok_over_tls(json_t *r)
+{
+    CHECK_OK(r);
+    CHECK(json_is_true(jpath(r, "value.tls")));
+}
+
+static void check_client_still_works(nl_client *c)
+{
+    json_t *r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "value.id", -1), 1);
+    json_decref(r);
+}
+
+/* ---- verification on by default ------------------------------------------------------ */
+
+static void test_self_signed_certificate_is_tls_error_by_default(void)
+{
+    nl_client *c;
+    json_t *r;
+    setup();
+    c = tls_client(NULL, NULL);
+    r = get_https(c, "127.0.0.1", g_self_signed.port);
+    CHECK_KIND(r, "tls");
+    nlt_note("self-signed -> %s (%s)", error_kind(r), error_message(r));
+    json_decref(r);
+    r = get_https(c, "localhost", g_self_signed.port);
+    CHECK_KIND(r, "tls");
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+}
+
+static void test_certificate_of_an_unknown_ca_is_tls_error(void)
+{
+    nl_client *c;
+    json_t *r;
+    setup();
+    c = tls_client("{\"verify\": true}", NULL);
+    r = get_https(c, "127.0.0.1", g_ca_signed.port);
+    CHECK_KIND(r, "tls");
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+}
+
+/* ---- a local CA --------------------------------------------------------------------- */
+
+static void test_ca_file_trusts_the_local_ca(void)
+{
+    nl_client *c;
+    json_t *r;
+    char *tls;
+    setup();
+    tls = nlt_format("{\"caFile\": \"%s/ca.pem\"}", g_dir);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_ca_signed.port);
+    check_ok_over_tls(r);
+    json_decref(r);
+    r = get_https(c, "localhost", g_ca_signed.port);
+    check_ok_over_tls(r);
+    json_decref(r);
+    /* the local CA does not make a self-signed certificate acceptable */
+    r = get_https(c, "127.0.0.1", g_self_signed.port);
+    CHECK_KIND(r, "tls");
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+    free(tls);
+}
+
+static void test_certificate_for_another_host_is_tls_error_even_with_its_ca(void)
+{
+    nl_client *c;
+    json_t *r;
+    char *tls;
+    setup();
+    tls = nlt_format("{\"caFile\": \"%s/ca.pem\"}", g_dir);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_wrong_host.port);
+    CHECK_KIND(r, "tls");
+    nlt_note("wrong host -> %s (%s)", error_kind(r), error_message(r));
+    json_decref(r);
+    r = get_https(c, "localhost", g_wrong_host.port);
+    CHECK_KIND(r, "tls");
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+    free(tls);
+}
+
+/* ---- pinning ------------------------------------------------------------------------- */
+
+static void test_pinned_public_key_matching_is_ok_and_wrong_pin_is_tls(void)
+{
+    char *cert = NULL, *pin = NULL, *tls;
+    nl_client *c;
+    json_t *r;
+    setup();
+    cert = cert_path("server.pem");
+    pin = fh_pin_of(cert);
+    REQUIRE_MSG(pin != NULL, "openssl could not compute the pin of %s", cert);
+
+    tls = nlt_format("{\"caFile\": \"%s/ca.pem\", \"pinnedPublicKey\": \"%s\"}", g_dir, pin);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_ca_signed.port);
+    check_ok_over_tls(r);
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+    free(tls);
+
+    tls = nlt_format("{\"caFile\": \"%s/ca.pem\", \"pinnedPublicKey\": "
+                     "\"sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}", g_dir);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_ca_signed.port);
+    CHECK_KIND(r, "tls");
+    nlt_note("wrong pin -> %s (%s)", error_kind(r), error_message(r));
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+    free(tls);
+    free(pin);
+    free(cert);
+}
+
+/* A pin is checked even when verification is off. */
+static void test_pin_is_enforced_with_verify_off(void)
+{
+    char *cert = NULL, *pin = NULL, *tls;
+    nl_client *c;
+    json_t *r;
+    setup();
+    cert = cert_path("self.pem");
+    pin = fh_pin_of(cert);
+    REQUIRE(pin != NULL);
+    tls = nlt_format("{\"verify\": false, \"pinnedPublicKey\": \"%s\"}", pin);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_self_signed.port);
+    check_ok_over_tls(r);
+    json_decref(r);
+    /* the pin of the self-signed key does not match the CA-signed server's key */
+    r = get_https(c, "127.0.0.1", g_ca_signed.port);
+    CHECK_KIND(r, "tls");
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+    free(tls);
+    free(pin);
+    free(cert);
+}
+
+/* ---- verification off: allowed, explicitly, and logged ---------------------------------- */
+
+typedef struct log_sink {
+    pthread_mutex_t m;
+    json_t *events;
+} log_sink;
+
+static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    log_sink *s = (log_sink *)user_data;
+    json_t *e = json_loads(event_json, 0, NULL);
+    (void)reply;
+    CHECK_MSG(e != NULL, "log event is not JSON: %.300s", event_json);
+    if (e == NULL)
+        return;
+    pthread_mutex_lock(&s->m);
+    json_array_append_new(s->events, e);
+    pthread_mutex_unlock(&s->m);
+}
+
+static void test_verify_false_is_ok_against_self_signed_and_logs_a_warning(void)
+{
+    log_sink sink;
+    nl_client *c;
+    json_t *r, *e;
+    size_t i;
+    int warnings = 0;
+    setup();
+    pthread_mutex_init(&sink.m, NULL);
+    sink.events = json_array();
+    c = tls_client("{\"verify\": false}", "\"log\": {\"level\": \"error\"}");
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, &sink) == 0);
+    r = get_https(c, "127.0.0.1", g_self_signed.port);
+    check_ok_over_tls(r);
+    json_decref(r);
+    r = get_https(c, "localhost", g_wrong_host.port); /* wrong host too: verification is off */
+    check_ok_over_tls(r);
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+
+    json_array_foreach(sink.events, i, e) {
+        const char *ev = jpath_str(e, "event");
+        const char *msg = jpath_str(e, "message");
+        if (ev != NULL && strcmp(ev, "warning") == 0) {
+            warnings++;
+            CHECK_MSG(msg != NULL && nlt_stristr(msg, "TLS") != NULL && nlt_stristr(msg, "verif") != NULL,
+                      "warning does not mention TLS verification: %s", msg ? msg : "(no message)");
+        }
+    }
+    CHECK_MSG(warnings >= 1, "no \"warning\" log event at level error with tls.verify false (%zu events)",
+              json_array_size(sink.events));
+    if (warnings >= 1) {
+        char *s = json_dumps(json_array_get(sink.events, 0), JSON_COMPACT);
+        nlt_note("%d warning(s); first event: %.300s", warnings, s ? s : "");
+        free(s);
+    }
+    json_decref(sink.events);
+    pthread_mutex_destroy(&sink.m);
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_self_signed_certificate_is_tls_error_by_default),
+        NLT_TEST(test_certificate_of_an_unknown_ca_is_tls_error),
+        NLT_TEST(test_ca_file_trusts_the_local_ca),
+        NLT_TEST(test_certificate_for_another_host_is_tls_error_even_with_its_ca),
+        NLT_TEST(test_pinned_public_key_matching_is_ok_and_wrong_pin_is_tls),
+        NLT_TEST(test_pin_is_enforced_with_verify_off),
+        NLT_TEST(test_verify_false_is_ok_against_self_signed_and_logs_a_warning),
+    };
+    int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
+    teardown();
+    return rc;
+}
