@@ -115,9 +115,9 @@ private struct Page: Decodable, Sendable {
         var parser = StreamParserProbe(mode: .sse)
         let events = parser.feed(": c\nretry: 10\n\nid: 7\nevent: tick\ndata: a\ndata: b\n\ndata: c\r\n\r\ndata: end")
         #expect(events == [
-            .serverSent(event: "tick", data: "a\nb", lastEventId: "7", retry: nil),
-            .serverSent(event: "message", data: "c", lastEventId: "7", retry: nil),
-            .serverSent(event: "message", data: "end", lastEventId: "7", retry: nil),
+            .serverSent(event: "tick", data: "a\nb", lastEventId: "7", retry: 10),
+            .serverSent(event: "message", data: "c", lastEventId: "7", retry: 10),
+            .serverSent(event: "message", data: "end", lastEventId: "7", retry: 10),
         ])
     }
 
