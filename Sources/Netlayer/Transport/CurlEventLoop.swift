@@ -153,7 +153,17 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    private func wake() { nl_eventfd_signal(wakeFD) }
+    /// Set on the loop thread when work was queued from inside a completion: the
+    /// loop then polls instead of sleeping, and no eventfd write is needed.
+    private var queuedFromLoop = false
+
+    private func wake() {
+        if isCurrentThread {
+            queuedFromLoop = true
+        } else {
+            nl_eventfd_signal(wakeFD)
+        }
+    }
 
     // MARK: Loop thread
 
@@ -198,6 +208,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
     private func waitMilliseconds() -> Int32 {
+        if queuedFromLoop {
+            queuedFromLoop = false
+            return 0
+        }
         let deadline = [timerDeadline, timers.first?.deadline].compactMap { $0 }.min()
         guard let deadline else { return 1000 }
         let now = Self.now()
