@@ -64,7 +64,7 @@ struct ConfigDocument {
             try log.checkKeys(known: ["level", "redact"])
             if let name = try log.string("level") {
                 guard let level = LogLevel(name: name) else {
-                    throw .invalidRequest("config key 'log': level '\(name.escaped)' is not one of off, error, info, debug")
+                    throw .invalidRequest("config key 'log': level '\(name.escapedForMessage)' is not one of off, error, info, debug")
                 }
                 logLevel = level
             }

@@ -26,7 +26,7 @@ struct DocumentReader {
                 throw .invalidRequest("\(context) key '\(member.key)' is not supported by netlayer \(Netlayer.version) yet")
             }
             if !known.contains(member.key) {
-                throw .invalidRequest("unknown \(context) key '\(member.key.escaped)'")
+                throw .invalidRequest("unknown \(context) key '\(member.key.escapedForMessage)'")
             }
         }
     }
@@ -88,7 +88,7 @@ struct DocumentReader {
         var headers = HTTPHeaders()
         for member in o {
             guard case .string(let value) = member.value else {
-                throw .invalidRequest("\(context) key '\(key)': header '\(member.key.escaped)' must be a string, not \(member.value.typeName)")
+                throw .invalidRequest("\(context) key '\(key)': header '\(member.key.escapedForMessage)' must be a string, not \(member.value.typeName)")
             }
             do {
                 try HTTPHeaders.validate(name: member.key, value: value)
@@ -167,20 +167,5 @@ struct DocumentReader {
             }
         }
         return AcceptableStatus(ranges)
-    }
-}
-
-extension String {
-    /// Control characters shown as escapes, so a message stays one clean line.
-    var escaped: String {
-        var out = ""
-        for scalar in unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

@@ -22,7 +22,7 @@ struct EndpointDocument {
         if let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
         if let method = try doc.string("method") {
             guard let m = HTTPMethod(rawValue: method.uppercased()) else {
-                throw .invalidRequest("\(context) key 'method': '\(method.escaped)' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+                throw .invalidRequest("\(context) key 'method': '\(method.escapedForMessage)' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
             }
             endpoint.method = m
         }
@@ -36,7 +36,7 @@ struct EndpointDocument {
                 }
             } else {
                 guard let e = BodyEncoding(rawValue: encoding) else {
-                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escaped)' is not one of json, form, text, xml, multipart")
+                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escapedForMessage)' is not one of json, form, text, xml, multipart")
                 }
                 endpoint.bodyEncoding = e
             }
@@ -53,7 +53,7 @@ struct EndpointDocument {
         endpoint.transfer.useCache = try doc.bool("useCache") ?? false
         if let mode = try doc.string("stream") {
             guard let m = StreamMode(rawValue: mode) else {
-                throw .invalidRequest("\(context) key 'stream': '\(mode.escaped)' is not one of sse, lines, chunks")
+                throw .invalidRequest("\(context) key 'stream': '\(mode.escapedForMessage)' is not one of sse, lines, chunks")
             }
             endpoint.transfer.stream = m
         }
@@ -66,7 +66,7 @@ struct EndpointDocument {
             case "base64": endpoint.responseDecoder = Base64ResponseDecoder()
             case "none": endpoint.responseDecoder = EmptyResponseDecoder()
             case let other:
-                throw .invalidRequest("\(context) key 'response': decoder '\(other.escaped)' is not one of json, text, base64, none")
+                throw .invalidRequest("\(context) key 'response': decoder '\(other.escapedForMessage)' is not one of json, text, base64, none")
             }
             if keyPath != nil, !(endpoint.responseDecoder is JSONResponseDecoder) {
                 throw .invalidRequest("\(context) key 'response': keyPath needs the json decoder")

@@ -101,7 +101,7 @@ extension String {
     }
 
     /// The string with control characters shown as escapes, safe to put in a message.
-    var escapedForMessage: String {
+    public var escapedForMessage: String {
         var out = ""
         for scalar in unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {
