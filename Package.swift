@@ -10,8 +10,8 @@ let cLibraryLinkFlags: [String] = [
     "-static-stdlib",
     "-Xlinker", "-soname=libnetlayer.so.1",
     "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/NetlayerC/exports.map",
-    "-Xlinker", "-zdefs",
-]
+] + (Context.environment["NETLAYER_SANITIZER_BUILD"] == nil ? ["-Xlinker", "-zdefs"] : [])
+// A sanitizer build (scripts/test-asan) leaves the runtime's symbols to the executable.
 
 let package = Package(
     name: "Netlayer",
