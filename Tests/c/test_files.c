@@ -196,26 +196,6 @@ static unsigned char *read_all(const char *path, size_t *len)
     return buf;
 }
 
-/* A loopback port nobody listens on (bound, then closed). */
-static int closed_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int port = 0;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port ? port : 1;
-}
-
 /* One asynchronous request's result. */
 typedef struct async_one {
     pthread_mutex_t m;

@@ -42,51 +42,6 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1.0e9;
 }
 
-/* A key for /flaky, /hits and /auth that no other test (or run) uses. */
-static char *unique_key(const char *what)
-{
-    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    static int serial = 0;
-    int n;
-    pthread_mutex_lock(&m);
-    n = ++serial;
-    pthread_mutex_unlock(&m);
-    return nlt_format("%s-%ld-%d", what, (long)getpid(), n);
-}
-
-/* How many requests the server saw for `key` (/flaky and /auth count). */
-static long server_hits(const char *key)
-{
-    nl_client *c = client_for(NULL);
-    json_t *r = request_json(c, "{\"path\": \"hits/%s\"}", key);
-    long n = -1;
-    CHECK_OK(r);
-    n = (long)jpath_num(r, "value.hits", -1);
-    json_decref(r);
-    nl_client_free(c);
-    return n;
-}
-
-/* A loopback port nobody listens on (bound, then closed). */
-static int closed_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int port = 0;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port ? port : 1;
-}
-
 /* base_url() with "user:CANARY@" inserted after "http://". */
 static char *base_url_with_userinfo(void)
 {

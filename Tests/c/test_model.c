@@ -24,28 +24,12 @@ static int slow_mode(void)
     return s != NULL && *s != '\0';
 }
 
-/* A key for /cache that no other test (or run) uses. */
-static char *unique_key(const char *what)
-{
-    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    static int serial = 0;
-    int n;
-    pthread_mutex_lock(&m);
-    n = ++serial;
-    pthread_mutex_unlock(&m);
-    return nlt_format("%s-%ld-%d", what, (long)getpid(), n);
-}
-
 /* How many requests the server's /cache/<key> saw (read without the cache). */
 static long cache_hits(const char *key)
 {
-    nl_client *c = client_for(NULL);
-    json_t *r = request_json(c, "{\"path\": \"hits/cache:%s\"}", key);
-    long n = -1;
-    CHECK_OK(r);
-    n = (long)jpath_num(r, "value.hits", -1);
-    json_decref(r);
-    nl_client_free(c);
+    char *counter = nlt_format("cache:%s", key);
+    long n = server_hits(counter);
+    free(counter);
     return n;
 }
 
