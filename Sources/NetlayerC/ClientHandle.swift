@@ -10,7 +10,7 @@ final class ClientHandle: @unchecked Sendable {
     let namedEndpoints: JSONObject
     let hooks = HookTable()
     private let nextID = Atomic<UInt64>(1)
-    private let inFlight = Mutex<[UInt64: DeferredCancellable]>([:])
+    private let inFlight = Locked<[UInt64: DeferredCancellable]>([:])
 
     init(config: ConfigDocument) throws(NetworkError) {
         session = try CurlSessionManager(maxConcurrent: config.maxConcurrent)
@@ -153,9 +153,9 @@ final class ClientHandle: @unchecked Sendable {
 
 /// Per-index results filled from loop-thread completions and read after the latch opens.
 private final class ResultSlots: @unchecked Sendable {
-    private let slots: Mutex<[NetworkOutcome?]>
+    private let slots: Locked<[NetworkOutcome?]>
 
-    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+    init(count: Int) { slots = Locked(Array(repeating: nil, count: count)) }
 
     func set(_ i: Int, _ outcome: NetworkOutcome) { slots.withLock { $0[i] = outcome } }
     func get(_ i: Int) -> NetworkOutcome? { slots.withLock { $0[i] } }

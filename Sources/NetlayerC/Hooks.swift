@@ -1,6 +1,5 @@
 import Glibc
 import Netlayer
-import Synchronization
 
 /// `nl_hook_fn`: event document in, optional reply through `nl_reply_set`.
 public typealias HookFunction = @convention(c) (UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void
@@ -44,7 +43,7 @@ final class HookTable: @unchecked Sendable {
         let userData: UnsafeMutableRawPointer?
     }
 
-    private let entries = Mutex<[Int32: Entry]>([:])
+    private let entries = Locked<[Int32: Entry]>([:])
 
     func set(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
         entries.withLock { $0[kind.rawValue] = function.map { Entry(function: $0, userData: userData) } }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Bridges a completion-handler operation to async/await, cancelling the operation
 /// when the awaiting `Task` is cancelled (even if that happens before it started).
@@ -22,7 +21,7 @@ enum CancellableOperation {
 /// A cancellable whose underlying operation is attached after it was handed out:
 /// a cancel that arrives first is remembered and applied on `attach`.
 public final class DeferredCancellable: NetworkCancellable {
-    private let state = Mutex<(cancellable: (any NetworkCancellable)?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(cancellable: (any NetworkCancellable)?, cancelled: Bool)>((nil, false))
 
     public init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The transport seam: sends a built request and reports the raw response. Netlayer's
 /// implementation is `CurlSessionManager`; tests may plug in their own.
@@ -19,7 +18,7 @@ extension NetworkSessionManager {
     /// Waits on `request(_:completion:)`; transports that can run a request on the
     /// caller's thread do better.
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let slot = Mutex<Result<HTTPResponse, NetworkError>?>(nil)
+        let slot = Locked<Result<HTTPResponse, NetworkError>?>(nil)
         let latch = Latch()
         _ = self.request(request) { result in
             slot.withLock { $0 = result }

@@ -11,7 +11,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private let id: UInt64
     private let startedAt = MonotonicClock.now()
     private let completion: (@Sendable (NetworkOutcome) -> Void)?
-    private let state = Mutex<(current: (any NetworkCancellable)?, cancelled: Bool, finished: Bool)>((nil, false, false))
+    private let state = Locked<(current: (any NetworkCancellable)?, cancelled: Bool, finished: Bool)>((nil, false, false))
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
     /// Validators and the cached response of a stale cache entry being revalidated.
     private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
@@ -253,7 +253,7 @@ final class AttemptEnvironment: Sendable {
     let retrier: (any RequestRetrier)?
     let logger: any NetworkErrorLogger
     let cache: ResponseCache?
-    let retrierLock = Mutex(())
+    let retrierLock = Locked(())
     private let nextID = Atomic<UInt64>(1)
 
     init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,

@@ -1,6 +1,5 @@
 import CCurl
 import Glibc
-import Synchronization
 
 /// An in-memory HTTP cache for GET and HEAD responses (the seeds' `useCache`),
 /// bounded to `maxEntries` with least-recently-used eviction.
@@ -31,7 +30,7 @@ public final class ResponseCache: Sendable {
     }
 
     public let maxEntries: Int
-    private let entries = Mutex<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
+    private let entries = Locked<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
 
     public init(maxEntries: Int = 256) { self.maxEntries = max(1, maxEntries) }
 

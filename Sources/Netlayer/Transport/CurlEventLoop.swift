@@ -27,7 +27,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let epoll: Int32
     private let wakeFD: Int32
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private var thread = pthread_t()
     private let threadStarted = Atomic<Bool>(false)
 

@@ -1,5 +1,4 @@
 import CCurl
-import Synchronization
 import Glibc
 
 /// The libcurl `NetworkSessionManager`: one multi handle and one event-loop thread
@@ -24,7 +23,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     private let share: CurlShare
     private let loop: CurlEventLoop
-    private let blocking = Mutex(Blocking())
+    private let blocking = Locked(Blocking())
 
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
     ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
