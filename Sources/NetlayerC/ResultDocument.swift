@@ -8,6 +8,7 @@ enum ResultDocument {
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
+        writeHTTPVersion(response.httpVersion, into: &w)
         w.raw(",\"value\":")
         response.value.write(into: &w)
         w.raw(",\"fromCache\":")
@@ -33,6 +34,7 @@ enum ResultDocument {
         if let response {
             w.raw(",\"headers\":")
             writeHeaders(response.headers, into: &w)
+            writeHTTPVersion(response.httpVersion, into: &w)
         }
         w.raw(",\"attempts\":")
         w.write(int: Int64(attempts))
@@ -81,6 +83,12 @@ enum ResultDocument {
 
     static func invalid(_ message: String) -> [UInt8] {
         failure(.networkFailure(.invalidRequest(message)))
+    }
+
+    private static func writeHTTPVersion(_ version: String?, into w: inout JSONWriter) {
+        guard let version else { return }
+        w.raw(",\"httpVersion\":")
+        w.write(string: version)
     }
 
     private static func writeHeaders(_ headers: HTTPHeaders, into w: inout JSONWriter) {
