@@ -10,10 +10,13 @@ private struct AsyncCallback: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
 
     func callAsFunction(_ id: UInt64, _ document: [UInt8]) {
-        var document = document
-        document.append(0)
-        document.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { function(id, $0.baseAddress, userData) }
+        // The NUL-terminated copy lives only for the call: on the stack when small.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: document.count + 1) { text in
+            document.withUnsafeBytes { bytes in
+                UnsafeMutableRawBufferPointer(text).copyMemory(from: bytes)
+            }
+            text[document.count] = 0
+            function(id, text.baseAddress, userData)
         }
     }
 }

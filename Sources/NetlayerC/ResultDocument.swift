@@ -95,7 +95,7 @@ enum ResultDocument {
         w.raw("{")
         for (i, field) in headers.enumerated() {
             if i > 0 { w.raw(",") }
-            w.write(string: field.name)
+            w.write(token: field.name)
             w.raw(":")
             w.write(string: field.value)
         }

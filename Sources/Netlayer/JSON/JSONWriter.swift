@@ -141,6 +141,18 @@ public struct JSONWriter: ~Copyable {
         text.withUTF8 { append($0) }
     }
 
+    /// A string known to need no escaping when it is a header-name token (RFC 9110
+    /// `tchar`s only); anything else is written as a string.
+    public mutating func write(token: String) {
+        var token = token
+        token.withUTF8 { utf8 in
+            guard utf8.allSatisfy(HTTPHeaders.isTokenByte) else { return write(string: String(decoding: utf8, as: UTF8.self)) }
+            append(UInt8(ascii: "\""))
+            append(utf8)
+            append(UInt8(ascii: "\""))
+        }
+    }
+
     public mutating func write(string: String) {
         append(UInt8(ascii: "\""))
         var string = string

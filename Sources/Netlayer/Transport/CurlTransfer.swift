@@ -161,6 +161,11 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
         }
+        if loop != nil, request.url.utf8.starts(with: "https:".utf8) {
+            // Wait for a connection being set up to the same host rather than open one
+            // more: over HTTP/2 (ALPN) the requests then share it as streams.
+            check(nl_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
         check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))

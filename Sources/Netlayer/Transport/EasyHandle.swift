@@ -63,6 +63,7 @@ final class EasyHandle {
 struct EasyProfile: Equatable {
     let method: HTTPMethod
     let blocking: Bool
+    let https: Bool
     let timeout: Double?
     let connectTimeout: Double?
     let maxResponseBytes: Int
@@ -80,6 +81,7 @@ struct EasyProfile: Equatable {
         let options = request.options
         method = request.method
         self.blocking = blocking
+        https = request.url.utf8.starts(with: "https:".utf8)
         timeout = options.timeout
         connectTimeout = options.connectTimeout
         maxResponseBytes = options.maxResponseBytes
