@@ -9,7 +9,7 @@ from . import _json
 from ._errors import Error, error_from_result
 from ._hooks import translate
 
-__all__ = ["Response", "outcome", "response_or_raise"]
+__all__ = ["Response", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
 
@@ -59,7 +59,12 @@ def outcome(doc: Any) -> Union[Response, Error]:
 
 def response_or_raise(raw: bytes) -> Response:
     """The Response of a result document, or raises the Error subclass of its failure."""
-    result = outcome(_json.loads(raw))
+    return document_or_raise(_json.loads(raw))
+
+
+def document_or_raise(doc: Any) -> Response:
+    """The Response of a parsed result document, or raises the Error subclass of its failure."""
+    result = outcome(doc)
     if isinstance(result, Error):
         raise result
     return result
