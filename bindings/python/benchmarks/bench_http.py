@@ -296,7 +296,13 @@ def main() -> int:
     parser.add_argument("--seq", type=int, default=5000, help="requests per sequential run")
     parser.add_argument("--conc", type=int, default=20000, help="requests per concurrent run")
     parser.add_argument("--out", help="write the Markdown report here")
+    parser.add_argument("--only", help="comma-separated client names to run (default: all)")
     args = parser.parse_args()
+    if args.only:
+        keep = set(args.only.split(","))
+        for table in (SEQUENTIAL, CONCURRENT):
+            for name in [n for n in table if n not in keep]:
+                del table[name]
 
     started = time.monotonic()
     results: Dict[str, Samples] = {"sequential": {k: [] for k in SEQUENTIAL},

@@ -148,6 +148,13 @@ def _queue_take(pointer: int) -> bytes:
 
 
 _loads = _json.loads
+_dumps = _json.dumps
+_string_at = ctypes.string_at
+_nl_request = lib.nl_request
+_nl_free = lib.nl_free
+_nl_request_async = lib.nl_request_async
+_get_running_loop = asyncio.get_running_loop
+_AsyncCancelled = asyncio.CancelledError
 
 #: The result of a request whose queue was freed before it came back (cannot happen
 #: while the library keeps its contract; better an error than a task waiting forever).
@@ -257,7 +264,8 @@ class Client:
     def __init__(self, config: Optional[Mapping[str, Any]] = None, /, **config_keys: Any) -> None:
         document: Dict[str, Any] = dict(config or {})
         document.update(_with_aliases(config_keys, _CONFIG_ALIASES))
-        self._state = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._state = threading.Condition(self._lock)  # waits on _lock for calls in flight
         self._active = 0  # calls into the library in progress on this client
         self._closing = False
         self._handle: Optional[int] = None
@@ -341,14 +349,14 @@ class Client:
         return f"<netlayer.Client {'closed' if self.closed else 'open'}>"
 
     def _enter(self) -> int:
-        with self._state:
+        with self._lock:
             if self._handle is None or self._closing:
                 raise InvalidRequestError("client is closed", kind="invalid_request")
             self._active += 1
             return self._handle
 
     def _leave(self) -> None:
-        with self._state:
+        with self._lock:
             self._active -= 1
             if self._active == 0 and self._closing:
                 self._state.notify_all()
@@ -360,13 +368,35 @@ class Client:
 
     def request(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
         """Performs one endpoint document (nl_request); raises the Error subclass of a failure."""
-        payload = _json.dumps(_endpoint(endpoint, endpoint_keys))
-        with self._using() as handle:
-            raw = take_string(lib.nl_request(handle, payload))
+        return self._perform(_dumps(_endpoint(endpoint, endpoint_keys)))
+
+    def _perform(self, payload: bytes) -> Response:
+        """nl_request on an encoded endpoint document: the blocking calls' hot path, kept
+        to a few C-level operations around the library call."""
+        with self._lock:
+            handle = self._handle
+            if handle is None or self._closing:
+                raise InvalidRequestError("client is closed", kind="invalid_request")
+            self._active += 1
+        try:
+            text = _nl_request(handle, payload)
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._closing and not self._active:
+                    self._state.notify_all()
+        if not text:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
+        try:
+            raw = _string_at(text)
+        finally:
+            _nl_free(text)
         return _response_or_raise(raw)
 
     def get(self, path: str, **endpoint_keys: Any) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
+        if not endpoint_keys and type(path) is str:
+            return self._perform(_dumps({"path": path, "method": "GET"}))
         return self.request(_method("GET", path, endpoint_keys))
 
     def post(self, path: str, **endpoint_keys: Any) -> Response:
@@ -417,7 +447,20 @@ class Client:
     async def arequest(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
         """Performs one endpoint document without blocking the event loop
         (nl_request_async). Cancelling the awaiting task cancels the request (nl_cancel)."""
-        return await self._start(_endpoint(endpoint, endpoint_keys))
+        if not endpoint_keys and type(endpoint) is dict:
+            payload = _dumps(endpoint)
+        else:
+            payload = _dumps(_endpoint(endpoint, endpoint_keys))
+        loop = _get_running_loop()
+        if QUEUE_PUSH is None:
+            return await self._start_with_callback(loop, payload, None)
+        request_id, future = self._submit(loop, payload, None)
+        try:
+            document = await future
+        except _AsyncCancelled:
+            self._cancel(request_id)
+            raise
+        return _document_or_raise(document)
 
     async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
@@ -425,39 +468,46 @@ class Client:
         document = _with_aliases(overlay, _ENDPOINT_ALIASES)
         if params is not None:
             document["params"] = dict(params)
-        return await self._start(document, name=name)
-
-    async def _start(self, endpoint: Dict[str, Any], name: Optional[str] = None) -> Response:
-        payload = _json.dumps(endpoint)
-        loop = asyncio.get_running_loop()
+        payload = _dumps(document)
+        loop = _get_running_loop()
         if QUEUE_PUSH is None:
             return await self._start_with_callback(loop, payload, name)
+        request_id, future = self._submit(loop, payload, name)
+        try:
+            document = await future
+        except _AsyncCancelled:
+            self._cancel(request_id)
+            raise
+        return _document_or_raise(document)
+
+    def _submit(self, loop: asyncio.AbstractEventLoop, payload: bytes,
+                name: Optional[str]) -> Tuple[int, "asyncio.Future[Any]"]:
+        """Starts a request whose result goes to this client's queue for ``loop`` (on the
+        loop's thread); returns its id and the future its parsed result document settles."""
         future: "asyncio.Future[Any]" = loop.create_future()
-        with self._state:
-            if self._handle is None or self._closing:
+        with self._lock:
+            handle = self._handle
+            if handle is None or self._closing:
                 raise InvalidRequestError("client is closed", kind="invalid_request")
             self._active += 1
-            handle = self._handle
             queue = self._queues.get(loop)
             if queue is None:
                 queue = self._new_queue(loop)
         try:
             if name is None:
-                request_id = lib.nl_request_async(handle, payload, QUEUE_PUSH, queue.pointer)
+                request_id = _nl_request_async(handle, payload, QUEUE_PUSH, queue.pointer)
             else:
                 request_id = lib.nl_call_async(handle, name.encode("utf-8"), payload, QUEUE_PUSH, queue.pointer)
             if request_id:
                 queue.futures[request_id] = future  # settled by queue.drain, on this thread
         finally:
-            self._leave()
+            with self._lock:
+                self._active -= 1
+                if self._closing and not self._active:
+                    self._state.notify_all()
         if request_id == 0:  # only for a NULL client or callback; cannot happen here
             raise Error("netlayer: nl_request_async refused the request", kind="generic")
-        try:
-            document = await future
-        except asyncio.CancelledError:
-            self._cancel(request_id)
-            raise
-        return _document_or_raise(document)
+        return request_id, future
 
     def _new_queue(self, loop: asyncio.AbstractEventLoop) -> _Queue:
         """A queue for ``loop`` (with self._state held, on the loop's thread). Frees the
@@ -478,7 +528,7 @@ class Client:
 
     async def _start_with_callback(self, loop: asyncio.AbstractEventLoop, payload: bytes,
                                    name: Optional[str]) -> Response:
-        """_start for a library without completion queues: results come through a
+        """arequest/acall for a library without completion queues: results come through a
         Python callback on a library thread (see _Inbox)."""
         future: "asyncio.Future[bytes]" = loop.create_future()
         key = _register(loop, future)
