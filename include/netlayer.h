@@ -209,8 +209,8 @@ typedef struct nl_queue nl_queue;
 NL_EXTERN nl_queue *nl_queue_new(void);
 
 /**
- * The queue's file descriptor: readable (poll/epoll POLLIN) exactly while
- * results are waiting, i.e. from the push that makes the queue non-empty
+ * The queue's file descriptor (an eventfd): readable (poll/epoll POLLIN)
+ * exactly while results are waiting, i.e. from the push that makes the queue non-empty
  * until the nl_queue_take() that empties it. Level-triggered; do not read it
  * yourself.
  *

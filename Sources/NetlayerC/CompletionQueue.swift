@@ -1,3 +1,4 @@
+import CCurl
 import Glibc
 import Netlayer
 
@@ -5,33 +6,26 @@ import Netlayer
 //
 // A completion queue collects the results of asynchronous requests for a thread that
 // waits on a file descriptor (an event loop: asyncio, libuv, epoll). Library threads
-// only append bytes under a mutex and, when the queue was empty, write one byte to a
-// pipe; they never run the owner's code. The owner takes every pending result in one
+// only append bytes under a mutex and, when the queue was empty, signal an eventfd;
+// they never run the owner's code. The owner takes every pending result in one
 // JSON array, so a language binding pays one wake-up and one parse per batch.
 
-/// The results an `nl_queue` holds, and the pipe that says whether it holds any.
+/// The results an `nl_queue` holds, and the eventfd that says whether it holds any.
 ///
-/// Invariant (kept under the lock): the pipe holds one byte exactly when `pending` is
-/// not empty, so the read end is readable exactly while results wait.
+/// Invariant (kept under the lock): the eventfd's counter is non-zero exactly when
+/// `pending` is not empty, so it is readable exactly while results wait.
 final class CompletionQueue {
     /// Elements of the array `take` returns, comma separated, without the brackets.
     private let pending = Locked<[UInt8]>([])
-    let readFD: Int32
-    private let writeFD: Int32
+    let fd: Int32
 
     init?() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return nil }
-        (readFD, writeFD) = (fds[0], fds[1])
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        fd = nl_eventfd_create()  // non-blocking, close-on-exec
+        guard fd >= 0 else { return nil }
     }
 
     deinit {
-        close(readFD)
-        close(writeFD)
+        if fd >= 0 { close(fd) }
     }
 
     /// Appends `{"id":id,"result":document}`; any thread.
@@ -48,18 +42,18 @@ final class CompletionQueue {
                 bytes.append(contentsOf: document)
             }
             bytes.append(UInt8(ascii: "}"))
-            if wasEmpty { signal() }
+            if wasEmpty { nl_eventfd_signal(fd) }  // under the lock: see the invariant
         }
     }
 
     /// Every pending element as a malloc'ed JSON array (`[]` when none); empties the
-    /// queue and drains the pipe. nil only when memory is exhausted.
+    /// queue and resets the eventfd. nil only when memory is exhausted.
     func take() -> UnsafeMutablePointer<CChar>? {
         var taken: [UInt8] = []
         pending.withLock { bytes in
             if bytes.isEmpty { return }
             swap(&bytes, &taken)
-            drain()
+            nl_eventfd_drain(fd)
         }
         guard let out = malloc(taken.count + 3)?.assumingMemoryBound(to: UInt8.self) else {
             return nil  // the taken results are lost with the memory; nothing else to do
@@ -87,23 +81,7 @@ final class CompletionQueue {
         }
     }
 
-    /// Makes the read end readable (called with the lock held, queue was empty).
-    private func signal() {
-        var byte: UInt8 = 1
-        while write(writeFD, &byte, 1) < 0 && errno == EINTR {}
-    }
-
-    /// Empties the pipe (called with the lock held).
-    private func drain() {
-        var sink = (UInt64(0), UInt64(0))
-        while true {
-            let n = withUnsafeMutableBytes(of: &sink) { read(readFD, $0.baseAddress, $0.count) }
-            if n > 0 || (n < 0 && errno == EINTR) { continue }
-            return  // 0 (cannot happen while we hold the write end) or EAGAIN: empty
-        }
-    }
 }
-
 private func queue(_ pointer: OpaquePointer?) -> CompletionQueue? {
     pointer.map { Unmanaged<CompletionQueue>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
 }
@@ -116,7 +94,7 @@ public func nl_queue_new() -> OpaquePointer? {
 
 @_cdecl("nl_queue_fd")
 public func nl_queue_fd(_ pointer: OpaquePointer?) -> Int32 {
-    queue(pointer)?.readFD ?? -1
+    queue(pointer)?.fd ?? -1
 }
 
 @_cdecl("nl_queue_push")
