@@ -122,8 +122,20 @@ final class ClientHandle: @unchecked Sendable {
 
     static func document(for outcome: NetworkOutcome, request: HTTPRequest,
                          decoder: any ResponseDecoder, dataTransfer: DefaultDataTransferService) -> [UInt8] {
+        if decoder is JSONResponseDecoder, case .success(let response) = outcome.result,
+           response.downloadedFile == nil, response.streamEvents == nil {
+            // A JSON body is checked and copied into the document, not parsed and rewritten.
+            let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(outcome, request: request,
+                                                                                                 decoder: decoder)
+            return document(for: decoded, outcome: outcome)
+        }
         let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(outcome, request: request,
                                                                                           decoder: decoder)
+        return document(for: decoded, outcome: outcome)
+    }
+
+    private static func document<Value: ResultValue>(for decoded: Result<DataResponse<Value>, DataTransferError>,
+                                                     outcome: NetworkOutcome) -> [UInt8] {
         switch decoded {
         case .success(let response): return ResultDocument.success(response)
         case .failure(let error):

@@ -101,6 +101,7 @@ struct HookInterceptor: RequestInterceptor {
     let hooks: HookTable
 
     func adapt(_ request: HTTPRequest, context: RequestContext) throws(NetworkError) -> HTTPRequest {
+        guard hooks.isSet(.adapt) else { return request }  // the event costs more than the request's own setup
         let event: JSON = .object([
             "id": .int(Int64(truncatingIfNeeded: context.id)), "attempt": .int(Int64(context.attempt)),
             "method": .string(request.method.rawValue), "url": .string(request.url),

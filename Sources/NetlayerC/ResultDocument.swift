@@ -2,14 +2,14 @@ import Netlayer
 
 /// Writes result documents (contract section 5).
 enum ResultDocument {
-    static func success(_ response: DataResponse<JSON>) -> [UInt8] {
+    static func success<Value: ResultValue>(_ response: DataResponse<Value>) -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
         w.raw(",\"value\":")
-        w.write(response.value)
+        response.value.write(into: &w)
         w.raw(",\"fromCache\":")
         w.raw(response.fromCache ? "true" : "false")
         w.raw(",\"attempts\":")
@@ -93,4 +93,25 @@ enum ResultDocument {
         }
         w.raw("}")
     }
+}
+
+/// What a success document's `value` can be made from.
+protocol ResultValue: Decodable, Sendable {
+    func write(into writer: inout JSONWriter)
+}
+
+extension JSON: ResultValue {
+    func write(into writer: inout JSONWriter) { writer.write(self) }
+}
+
+extension RawJSON: ResultValue {
+    func write(into writer: inout JSONWriter) {
+        // Checked JSON text: copied without the whitespace around it.
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+        while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+        bytes.withUnsafeBufferPointer { writer.writeRaw(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    private static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
 }

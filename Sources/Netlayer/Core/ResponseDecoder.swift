@@ -14,6 +14,7 @@ extension ResponseDecoder {
     /// nil for an optional type, else `noResponse`.
     public func decodeEmpty<T: Decodable>() throws(DataTransferError) -> T {
         if T.self == JSON.self { return JSON.null as! T }
+        if T.self == RawJSON.self { return RawJSON.null as! T }
         if let value = try? JSONDecoder().decode(T.self, from: Data("null".utf8)) { return value }
         throw .noResponse
     }
@@ -28,6 +29,7 @@ public struct JSONResponseDecoder: ResponseDecoder {
 
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
         if T.self == JSON.self { return try decodeJSON(data) as! T }
+        if T.self == RawJSON.self { return try decodeRawJSON(data) as! T }
         do {
             if let keyPath, !keyPath.isEmpty {
                 let sub = try decodeJSON(data)
@@ -39,6 +41,15 @@ public struct JSONResponseDecoder: ResponseDecoder {
         } catch {
             throw .parsing("the body does not decode as \(T.self): \(error)")
         }
+    }
+
+    /// The body as checked JSON text, at `keyPath`: the body itself when it is valid
+    /// and no key path applies, which spares parsing it and writing it again.
+    public func decodeRawJSON(_ data: [UInt8]) throws(DataTransferError) -> RawJSON {
+        if keyPath?.isEmpty ?? true, data.withUnsafeBufferPointer(JSONFastCheck.isValid) {
+            return RawJSON(checked: data)
+        }
+        return RawJSON(try decodeJSON(data))
     }
 
     /// The body parsed as `JSON`, at `keyPath`.

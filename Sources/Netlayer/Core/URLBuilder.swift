@@ -38,17 +38,27 @@ public enum URLBuilder {
     }
 
     private static func checkRelative(_ path: String) throws(NetworkError) {
-        if path.hasPrefix("//") {
+        // Bytes, not Characters: every byte tested here is ASCII, and this runs per request.
+        let bytes = path.utf8
+        if bytes.starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) {
             throw .urlGeneration("path '\(path)' starts with '//', which would change the host of baseURL")
         }
-        if path.contains("\\") {
+        if bytes.contains(UInt8(ascii: "\\")) {
             throw .urlGeneration("path '\(path)' contains a backslash, which URL parsers disagree on")
         }
-        // "http:..." or "mailto:..." would be read as a new URL by a resolver.
-        if let colon = path.firstIndex(of: ":"), !path[..<colon].contains("/"),
-           let first = path.first, first.isLetter,
-           path[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
-            throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+        // "http:..." or "mailto:..." would be read as a new URL by a resolver: a
+        // scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
+        guard let first = bytes.first, isASCIILetter(first) else { return }
+        for b in bytes.dropFirst() {
+            if b == UInt8(ascii: ":") {
+                throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+            }
+            guard isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+                    || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") else { return }
         }
+    }
+
+    private static func isASCIILetter(_ b: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b | 0x20)
     }
 }

@@ -1,15 +1,64 @@
+import Glibc
+
 /// Writes JSON as compact UTF-8 into a byte buffer; about fifty times cheaper than
 /// `JSONSerialization` for the small documents of the C ABI.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+///
+/// The buffer is its own malloc'ed block rather than an `Array`: appending a short
+/// run to an array costs several times the copy itself, and a result document is
+/// dozens of short runs.
+public struct JSONWriter: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
-    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 256) {
+        self.capacity = Swift.max(16, capacity)
+        storage = UnsafeMutablePointer<UInt8>.allocate(capacity: self.capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// What has been written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
     /// The JSON text of `value`.
     public static func serialize(_ value: JSON) -> [UInt8] {
         var writer = JSONWriter()
         writer.write(value)
         return writer.bytes
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = Swift.max(capacity * 2, count + extra)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ start: UnsafePointer<UInt8>, _ n: Int) {
+        guard n > 0 else { return }
+        reserve(n)
+        (storage + count).update(from: start, count: n)
+        count += n
+    }
+
+    private mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        if let base = buffer.baseAddress { append(base, buffer.count) }
     }
 
     public mutating func write(_ value: JSON) {
@@ -20,47 +69,48 @@ public struct JSONWriter {
         case .double(let d): write(double: d)
         case .string(let s): write(string: s)
         case .array(let a):
-            bytes.append(UInt8(ascii: "["))
+            append(UInt8(ascii: "["))
             for (i, element) in a.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { append(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            append(UInt8(ascii: "]"))
         case .object(let o):
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             for (i, member) in o.members.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { append(UInt8(ascii: ",")) }
                 write(string: member.key)
-                bytes.append(UInt8(ascii: ":"))
+                append(UInt8(ascii: ":"))
                 write(member.value)
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
     }
 
     /// Appends JSON text the caller has already validated, such as a response body.
-    public mutating func writeRaw(_ json: some Sequence<UInt8>) { bytes.append(contentsOf: json) }
+    public mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
+
+    /// Appends JSON text the caller has already validated.
+    public mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
 
     public mutating func raw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
     public mutating func write(int: Int64) {
-        if int == 0 { bytes.append(UInt8(ascii: "0")); return }
+        if int == 0 { append(UInt8(ascii: "0")); return }
+        if int < 0 { append(UInt8(ascii: "-")) }
         var magnitude = int.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
-        let count = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
+        withUnsafeMutableBytes(of: &digits) { scratch in
             var n = 0
             while magnitude > 0 {
                 scratch[23 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
                 n += 1
             }
-            if int < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: scratch[(24 - n)...])
-            return n
+            append(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + (24 - n), n)
         }
-        _ = count
     }
 
     public mutating func write(double: Double) {
@@ -70,18 +120,19 @@ public struct JSONWriter {
             if double == 0, double.sign == .minus { return }
             return
         }
-        bytes.append(contentsOf: double.description.utf8)
+        var text = double.description
+        text.withUTF8 { append($0) }
     }
 
     public mutating func write(string: String) {
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var runStart = 0
             for i in 0..<utf8.count {
                 let c = utf8[i]
                 guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
                 runStart = i + 1
                 switch c {
                 case UInt8(ascii: "\""): raw("\\\"")
@@ -93,13 +144,13 @@ public struct JSONWriter {
                 case 0x0C: raw("\\f")
                 default:
                     raw("\\u00")
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(hex[Int(c >> 4)])
-                    bytes.append(hex[Int(c & 0xF)])
+                    let hex: StaticString = "0123456789abcdef"
+                    append(hex.utf8Start[Int(c >> 4)])
+                    append(hex.utf8Start[Int(c & 0xF)])
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 }

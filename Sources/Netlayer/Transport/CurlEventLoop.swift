@@ -35,7 +35,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private var active = 0
     private var waiting: [CurlTransfer] = []
     private var waitingHead = 0
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var idleHandles: [EasyHandle] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
@@ -85,7 +85,7 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     deinit {
-        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles.removeAll()
         curl_multi_cleanup(multi)
         close(epoll)
         close(wakeFD)
@@ -100,12 +100,16 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Queues a transfer. After `shutdown()` it is cancelled at once.
     func start(_ transfer: CurlTransfer) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.stopping else { return nil }
             inbox.starts.append(transfer)
-            return true
+            return inbox.starts.count == 1
         }
-        if accepted { wake() } else { transfer.deliverCancelled() }
+        switch accepted {
+        case nil: transfer.deliverCancelled()
+        case true?: wake()
+        case false?: break  // the loop was woken for the first start and takes them all at once
+        }
     }
 
     func enqueueCancel(_ transfer: CurlTransfer) {
@@ -270,18 +274,19 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func begin(_ transfer: CurlTransfer) {
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+        guard let handle = idleHandles.popLast() ?? EasyHandle() else {
             transfer.deliver(.failure(.generic("curl_easy_init failed", curlCode: 27)))
             return
         }
-        if let error = transfer.configure(easy) {
-            recycle(easy)
+        if let error = transfer.configure(handle) {
+            recycle(handle)
             transfer.deliver(.failure(error))
             return
         }
+        let easy = handle.pointer
         let rc = curl_multi_add_handle(multi, easy)
         guard rc == CURLM_OK else {
-            recycle(easy)
+            recycle(handle)
             transfer.deliver(.failure(.generic("curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(rc)))",
                                                curlCode: -1)))
             return
@@ -297,33 +302,34 @@ final class CurlEventLoop: @unchecked Sendable {
             let code = nl_curl_msg_result(message)
             guard let transfer = running.removeValue(forKey: easy) else { continue }
             let result = transfer.result(code: code)
-            finish(easy)
+            finish(transfer)
             transfer.deliver(result)
         }
     }
 
     private func cancel(_ transfer: CurlTransfer) {
         if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
-            finish(easy)
+            finish(transfer)
         }
         // Waiting transfers are skipped when their turn comes (deliver runs once).
         transfer.deliverCancelled()
     }
 
-    private func finish(_ easy: UnsafeMutableRawPointer) {
-        curl_multi_remove_handle(multi, easy)
+    private func finish(_ transfer: CurlTransfer) {
+        guard let handle = transfer.handle else { return }
+        curl_multi_remove_handle(multi, handle.pointer)
         active -= 1
-        recycle(easy)
+        recycle(handle)
     }
 
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
-        curl_easy_reset(easy)  // no option of one request leaks into the next
-        if idleHandles.count < maxConcurrent { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+    private func recycle(_ handle: EasyHandle) {
+        handle.finishedTransfer()
+        if idleHandles.count < maxConcurrent { idleHandles.append(handle) }  // else released: curl_easy_cleanup
     }
 
     private func drainAll() {
-        for (easy, transfer) in running {
-            finish(easy)
+        for (_, transfer) in running {
+            finish(transfer)
             transfer.deliverCancelled()
         }
         running.removeAll()

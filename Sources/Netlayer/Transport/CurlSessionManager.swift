@@ -10,11 +10,6 @@ import Glibc
 /// Completions run on the loop thread; keep them short. `shutdown()` (or releasing
 /// the last reference) cancels what is in flight and waits for every completion.
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
-    /// An easy handle between blocking requests; only one thread uses it at a time.
-    private struct EasyHandle: @unchecked Sendable {
-        let pointer: UnsafeMutableRawPointer
-    }
-
     private struct Blocking {
         var idleHandles: [EasyHandle] = []
         var inFlight: [ObjectIdentifier: CurlTransfer] = [:]
@@ -34,7 +29,6 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     deinit {
         shutdown()
-        for easy in blocking.withLock({ $0.idleHandles }) { curl_easy_cleanup(easy.pointer) }
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
@@ -50,22 +44,21 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         let pooled: EasyHandle? = blocking.withLock { state in
             guard !state.shutDown else { return nil }
             state.inFlight[ObjectIdentifier(transfer)] = transfer
-            return state.idleHandles.popLast() ?? curl_easy_init().map(EasyHandle.init)
+            return state.idleHandles.popLast() ?? EasyHandle()
         }
         guard let pooled else { return .failure(.cancelled) }
-        let easy = pooled.pointer
         defer {
-            curl_easy_reset(easy)  // no option of one request leaks into the next
+            pooled.finishedTransfer()
             blocking.withLock { state in
                 state.inFlight[ObjectIdentifier(transfer)] = nil
-                if state.idleHandles.count < 64 { state.idleHandles.append(pooled) } else { curl_easy_cleanup(easy) }
+                if state.idleHandles.count < 64 { state.idleHandles.append(pooled) }  // else released: curl_easy_cleanup
             }
         }
-        if let error = transfer.configure(easy) {
+        if let error = transfer.configure(pooled) {
             transfer.finishBlocking()  // frees what configure made (MIME parts, files)
             return .failure(error)
         }
-        let code = curl_easy_perform(easy)
+        let code = curl_easy_perform(pooled.pointer)
         let result = transfer.result(code: code)
         transfer.finishBlocking()
         return result

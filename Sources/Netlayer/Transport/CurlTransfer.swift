@@ -21,8 +21,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     // Touched only on the loop thread.
     var easy: UnsafeMutableRawPointer?
+    /// The pooled handle `easy` belongs to, from `configure` on.
+    private(set) var handle: EasyHandle?
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     private var sink: ResponseSink?
     private var headers = HTTPHeaders()
     private var delivered = false
@@ -98,35 +99,72 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         mime = nil
     }
 
-    /// Sets every option this request needs on a freshly reset easy handle.
-    func configure(_ easy: UnsafeMutableRawPointer) -> NetworkError? {
+    /// Sets every option this request needs on `handle`: only the per-request ones
+    /// when the handle already holds this request's profile, else all of them after
+    /// a reset.
+    func configure(_ handle: EasyHandle) -> NetworkError? {
+        let easy = handle.pointer
         self.easy = easy
+        self.handle = handle
+        let profile = EasyProfile(request, blocking: loop == nil)
+        let reuse = handle.canReuse(for: profile)
+        if !reuse { handle.resetIfUsed() }
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
         var rc = CURLE_OK
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
 
-        check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
-        check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
-        check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-        check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
-        if loop == nil || request.transfer.progress != nil {
-            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
-            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
-            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
-        }
         do {
             sink = try ResponseSink(transfer: request.transfer, limit: request.options.maxResponseBytes)
         } catch {
             return error
         }
+        // Per request: what points at this transfer, the URL and the header list.
+        check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
+        check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
+        handle.errorBuffer[0] = 0
+        if loop == nil || request.transfer.progress != nil {
+            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        var line: [UInt8] = []
+        for field in request.headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: field.name.utf8)
+            if field.value.isEmpty {
+                line.append(UInt8(ascii: ";"))
+            } else {
+                line.append(UInt8(ascii: ":"))
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: field.value.utf8)
+            }
+            line.append(0)
+            list = line.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { curl_slist_append(list, $0.baseAddress) } }
+        }
+        if (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
+            && request.headers["Expect"] == nil {
+            list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
+        }
+        headerList = list
+        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
+        if reuse {
+            return rc == CURLE_OK ? nil : rejected(rc)
+        }
+
+        check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
+        if loop == nil || request.transfer.progress != nil {
+            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
+        }
         check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-        errorBuffer.withUnsafeMutableBufferPointer { check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, $0.baseAddress)) }
         check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))
-        check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader))
-        check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
 
         check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -150,24 +188,13 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
         }
         if let error = configureBody(easy, check: check) { return error }
-
-        var list: UnsafeMutablePointer<curl_slist>?
-        for field in request.headers {
-            // "Name;" is libcurl's way to send a header with an empty value.
-            let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
-            list = curl_slist_append(list, line)
-        }
-        if (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
-            && request.headers["Expect"] == nil {
-            list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
-        }
-        headerList = list
-        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
-
-        guard rc == CURLE_OK else {
-            return .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
-        }
+        guard rc == CURLE_OK else { return rejected(rc) }
+        handle.profile = profile
         return nil
+    }
+
+    private func rejected(_ rc: CURLcode) -> NetworkError {
+        .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
     }
 
     /// Maps the finished transfer to a response or an error.
@@ -183,8 +210,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
            isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
             return .failure(.cancelled)
         }
-        let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if code != CURLE_OK {
+            let detail = handle?.errorDetail ?? ""
             return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: sink.exceededLimit,
                                                    limit: request.options.maxResponseBytes))
         }

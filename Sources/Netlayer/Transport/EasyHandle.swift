@@ -1,0 +1,87 @@
+import CCurl
+
+/// A pooled libcurl easy handle and what it was last configured with.
+///
+/// Resetting a handle and setting its ~25 options again costs as much as a small
+/// request's own work in libcurl, so a handle that ran a plain request (no body,
+/// upload, multipart or progress handler) keeps its options; the next plain request
+/// with the same options only sets the few that point at itself. Anything else gets
+/// `curl_easy_reset` first, so no option of one request leaks into the next.
+/// Used by one thread at a time.
+final class EasyHandle {
+    let pointer: UnsafeMutableRawPointer
+    /// libcurl's CURLOPT_ERRORBUFFER for this handle: set once per configuration,
+    /// emptied before each transfer.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// The options in force, when they are exactly a plain request's; nil after a
+    /// reset, a failed configuration or a request that was not plain.
+    var profile: EasyProfile?
+    private var needsReset = false
+
+    init?() {
+        guard let pointer = curl_easy_init() else { return nil }
+        self.pointer = pointer
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(pointer)
+        errorBuffer.deallocate()
+    }
+
+    /// What libcurl wrote about the last failure ("" if nothing).
+    var errorDetail: String { String(cString: errorBuffer) }
+
+    /// Whether `profile`'s options are already set, so only per-request ones are needed.
+    func canReuse(for profile: EasyProfile?) -> Bool {
+        guard let profile, let current = self.profile else { return false }
+        return profile == current
+    }
+
+    /// Before a full configuration: back to libcurl's defaults if anything was set.
+    func resetIfUsed() {
+        if needsReset { curl_easy_reset(pointer) }
+        needsReset = true
+        profile = nil
+    }
+
+    /// After a transfer: a handle whose options are not a known profile is reset
+    /// now, so it holds no pointer to the finished transfer's MIME parts or files.
+    func finishedTransfer() {
+        guard profile == nil, needsReset else { return }
+        curl_easy_reset(pointer)
+        needsReset = false
+    }
+}
+
+/// Every option value a plain request sets on its easy handle; two plain requests
+/// with equal profiles configure a handle identically but for per-request pointers.
+struct EasyProfile: Equatable {
+    let method: HTTPMethod
+    let blocking: Bool
+    let timeout: Double?
+    let connectTimeout: Double?
+    let maxResponseBytes: Int
+    let compression: Bool
+    let userAgent: String?
+    let proxy: String?
+    let tls: TLSOptions
+
+    /// The profile of `request`, or nil when it carries a body, an upload, a
+    /// multipart form or a progress handler (those options are set afresh each time).
+    init?(_ request: HTTPRequest, blocking: Bool) {
+        guard request.body == nil, request.method != .post, request.transfer.multipart == nil,
+              request.transfer.uploadFrom == nil, request.transfer.progress == nil
+        else { return nil }
+        let options = request.options
+        method = request.method
+        self.blocking = blocking
+        timeout = options.timeout
+        connectTimeout = options.connectTimeout
+        maxResponseBytes = options.maxResponseBytes
+        compression = options.compression
+        userAgent = options.userAgent
+        proxy = options.proxy
+        tls = options.tls
+    }
+}
