@@ -96,6 +96,10 @@ int main(int argc, char **argv) {
     struct buf b = {0};
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* The request Netlayer sends by default (compression on, its User-Agent), so both
+     * sides do the same HTTP work and the difference is Netlayer's own. */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/0.1.0");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 

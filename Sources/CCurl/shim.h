@@ -91,6 +91,24 @@ static inline int nl_epoll_update(int epfd, int fd, int what) {
     return -1;
 }
 
+/* One epoll_ctl for libcurl's CURL_POLL_* value: add (registered == 0) or modify
+ * (registered == 1) interest, or remove it. The caller knows which sockets are
+ * registered, so no call is wasted on a MOD that fails with ENOENT. */
+static inline int nl_epoll_set(int epfd, int fd, int what, int registered) {
+    struct epoll_event ev;
+    ev.events = 0;
+    ev.data.fd = fd;
+    if (what == CURL_POLL_REMOVE) return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+    if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
+    if (epoll_ctl(epfd, registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0) return 0;
+    /* The fd was closed and reused behind our back (MOD: ENOENT), or is still
+     * registered after all (ADD: EEXIST): the other operation is right. */
+    if (errno == ENOENT || errno == EEXIST)
+        return epoll_ctl(epfd, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+    return -1;
+}
+
 /* Waits for events; fills fds[i] and the matching CURL_CSELECT_* flags. */
 static inline int nl_epoll_wait(int epfd, int *fds, int *flags, int max, int timeout_ms) {
     struct epoll_event events[256];

@@ -3,11 +3,12 @@ import Netlayer
 /// Writes result documents (contract section 5).
 enum ResultDocument {
     static func success<Value: ResultValue>(_ response: DataResponse<Value>) -> [UInt8] {
-        var w = JSONWriter(capacity: 256)
+        var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
+        writeHTTPVersion(response.httpVersion, into: &w)
         w.raw(",\"value\":")
         response.value.write(into: &w)
         w.raw(",\"fromCache\":")
@@ -19,7 +20,7 @@ enum ResultDocument {
             w.write(int: Int64(events))
         }
         w.raw(",\"timing\":{\"totalMs\":")
-        w.write(double: (response.totalMs * 1000).rounded() / 1000)
+        w.write(thousandths: response.totalMs)
         w.raw("}}")
         return w.bytes
     }
@@ -27,18 +28,19 @@ enum ResultDocument {
     /// A failure; `response` is what the server answered, when it answered.
     static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1) -> [UInt8] {
         let response = error.response ?? response
-        var w = JSONWriter(capacity: 256)
+        var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":false,\"status\":")
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         if let response {
             w.raw(",\"headers\":")
             writeHeaders(response.headers, into: &w)
+            writeHTTPVersion(response.httpVersion, into: &w)
         }
         w.raw(",\"attempts\":")
         w.write(int: Int64(attempts))
         if let response {
             w.raw(",\"timing\":{\"totalMs\":")
-            w.write(double: (response.totalMs * 1000).rounded() / 1000)
+            w.write(thousandths: response.totalMs)
             w.raw("}")
         }
         w.raw(",\"error\":{\"kind\":")
@@ -81,6 +83,12 @@ enum ResultDocument {
 
     static func invalid(_ message: String) -> [UInt8] {
         failure(.networkFailure(.invalidRequest(message)))
+    }
+
+    private static func writeHTTPVersion(_ version: String?, into w: inout JSONWriter) {
+        guard let version else { return }
+        w.raw(",\"httpVersion\":")
+        w.write(string: version)
     }
 
     private static func writeHeaders(_ headers: HTTPHeaders, into w: inout JSONWriter) {

@@ -387,6 +387,11 @@ class Handler(BaseHTTPRequestHandler):
                 code = 302
             return self._send_json(code, {"redirect": url}, headers=[("Location", url)])
 
+        if path == "/reflect":
+            # The request body, verbatim, as a JSON response: lets a test choose the
+            # exact bytes a client has to decode.
+            return self._send(200, body, "application/json")
+
         if path == "/text":
             return self._send(200, b"hello, world", "text/plain")
 

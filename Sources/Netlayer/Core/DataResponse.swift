@@ -11,6 +11,8 @@ public struct DataResponse<Value> {
     public var fromCache: Bool
     /// Events delivered, for a streamed body.
     public var streamEvents: Int?
+    /// The HTTP version of the response: "1.1", "2", ...
+    public var httpVersion: String?
 
     public init(value: Value, statusCode: Int, headers: HTTPHeaders, attempts: Int = 1, totalMs: Double = 0,
                 fromCache: Bool = false) {

@@ -108,6 +108,7 @@ public struct DefaultDataTransferService: DataTransferService {
                 var decoded = DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
                                            attempts: outcome.attempts, totalMs: response.totalMs)
                 decoded.streamEvents = response.streamEvents
+                decoded.httpVersion = response.httpVersion
                 decoded.fromCache = response.fromCache
                 return .success(decoded)
             } catch {

@@ -50,11 +50,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// Adds a response field whose name is already lower case, joining a repeated
     /// field's values with ", " as RFC 9110 allows.
     mutating func appendJoining(lowercasedName name: String, value: String) {
-        if let i = fields.firstIndex(where: { $0.name == name }) {
+        for i in fields.indices where fields[i].name == name {
             fields[i].value += ", " + value
-        } else {
-            fields.append(Field(name: name, value: value))
+            return
         }
+        if fields.isEmpty { fields.reserveCapacity(12) }  // a typical response's headers, one allocation
+        fields.append(Field(name: name, value: value))
     }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }

@@ -16,6 +16,8 @@ public struct HTTPResponse: Sendable {
     public var streamEvents: Int?
     /// Answered from the response cache (fresh, or revalidated with a 304).
     public var fromCache = false
+    /// The HTTP version the response came in: "1.0", "1.1", "2" or "3" (nil when unknown).
+    public var httpVersion: String?
 
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], totalMs: Double = 0,
                 effectiveURL: String = "") {

@@ -55,23 +55,30 @@ enum PercentEncoding {
     /// Encodes a path, keeping "/" and other `pchar`s, and keeping "%XX" escapes the
     /// caller already wrote; "?" and "#" are encoded so a path cannot smuggle a query.
     static func encodePath(_ s: String) -> String {
-        let bytes = Array(s.utf8)
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if isPathByte(b) {
-                out.append(b)
-            } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, isHexDigit(bytes[i + 1]), isHexDigit(bytes[i + 2]) {
-                out.append(b)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(b >> 4)])
-                out.append(hex[Int(b & 0xF)])
-            }
-            i += 1
-        }
+        out.reserveCapacity(s.utf8.count)
+        appendPath(Substring(s), into: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `encodePath`, appended to `out`.
+    static func appendPath(_ s: Substring, into out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { bytes in
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                if isPathByte(b) {
+                    out.append(b)
+                } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, isHexDigit(bytes[i + 1]), isHexDigit(bytes[i + 2]) {
+                    out.append(b)
+                } else {
+                    out.append(UInt8(ascii: "%"))
+                    out.append(hex[Int(b >> 4)])
+                    out.append(hex[Int(b & 0xF)])
+                }
+                i += 1
+            }
+        }
     }
 }

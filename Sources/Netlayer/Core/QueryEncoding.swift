@@ -25,13 +25,18 @@ public enum QueryEncoding {
     /// `a=1&b=x%20y`, every key and value percent-encoded per RFC 3986.
     public static func encode(_ pairs: [(String, String)]) -> String {
         var out: [UInt8] = []
+        encode(pairs, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoded pairs to `out`.
+    static func encode(_ pairs: [(String, String)], into out: inout [UInt8]) {
         for (i, (key, value)) in pairs.enumerated() {
             if i > 0 { out.append(UInt8(ascii: "&")) }
             PercentEncoding.encodeComponent(key, into: &out)
             out.append(UInt8(ascii: "="))
             PercentEncoding.encodeComponent(value, into: &out)
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func scalarText(_ value: JSON, context: String, key: String) throws(NetworkError) -> String {

@@ -8,33 +8,42 @@ public enum URLBuilder {
     /// the path must itself be an absolute http(s) URL.
     public static func url(base: BaseURL?, path: String, isFullPath: Bool,
                            query: [(String, String)]) throws(NetworkError) -> String {
-        if path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+        var pathCopy = path
+        let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
+        if hasControl {
             throw .invalidRequest("path contains a control character (CR, LF, NUL or similar)")
         }
-        var url: String
-        var existingQuery: String?
+        // One buffer, one String at the end: this runs for every request.
+        var out: [UInt8] = []
+        let existingQuery: String?
         if isFullPath {
             let full = try BaseURL(path, role: "path (isFullPath)")
-            url = full.origin + PercentEncoding.encodePath(full.path.isEmpty ? "/" : full.path)
+            out.reserveCapacity(full.origin.utf8.count + full.path.utf8.count + 32)
+            out.append(contentsOf: full.origin.utf8)
+            PercentEncoding.appendPath(full.path.isEmpty ? "/" : Substring(full.path), into: &out)
             existingQuery = full.query
         } else {
             guard let base else {
                 throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
             }
             try checkRelative(path)
-            var relative = Substring(path)
-            while relative.first == "/" { relative.removeFirst() }
-            url = base.origin + base.path + "/" + PercentEncoding.encodePath(String(relative))
+            out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 32)
+            out.append(contentsOf: base.origin.utf8)
+            out.append(contentsOf: base.path.utf8)
+            out.append(UInt8(ascii: "/"))
+            let relative = path.utf8.drop { $0 == UInt8(ascii: "/") }
+            PercentEncoding.appendPath(Substring(relative), into: &out)
             existingQuery = base.query
         }
-        let encoded = QueryEncoding.encode(query)
-        switch (existingQuery, encoded.isEmpty) {
-        case (let q?, true): url += "?" + q
-        case (let q?, false): url += "?" + q + "&" + encoded
-        case (nil, false): url += "?" + encoded
-        case (nil, true): break
+        if let existingQuery {
+            out.append(UInt8(ascii: "?"))
+            out.append(contentsOf: existingQuery.utf8)
         }
-        return url
+        if !query.isEmpty {
+            out.append(existingQuery == nil ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+            QueryEncoding.encode(query, into: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func checkRelative(_ path: String) throws(NetworkError) {

@@ -11,20 +11,27 @@ import Glibc
 /// `false`, and the caller parses, which also finds the exact error.
 enum JSONFastCheck {
     static func isValid(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        var checker = Checker(buffer: buffer)
-        checker.skipWhitespace()
-        guard checker.value(depth: 0) else { return false }
-        checker.skipWhitespace()
-        return checker.index == buffer.count
+        // Keys of the open objects live on the stack; past 128 of them, the parser decides.
+        withUnsafeTemporaryAllocation(of: (start: Int, count: Int).self, capacity: 128) { keys in
+            var checker = Checker(buffer: buffer, keys: keys)
+            checker.skipWhitespace()
+            guard checker.value(depth: 0) else { return false }
+            checker.skipWhitespace()
+            return checker.index == buffer.count
+        }
     }
 
     private struct Checker {
         let buffer: UnsafeBufferPointer<UInt8>
         var index = 0
         /// Key spans of the objects being checked, innermost last (duplicate detection).
-        var keys: [(start: Int, count: Int)] = []
+        let keys: UnsafeMutableBufferPointer<(start: Int, count: Int)>
+        var keyCount = 0
 
-        init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+        init(buffer: UnsafeBufferPointer<UInt8>, keys: UnsafeMutableBufferPointer<(start: Int, count: Int)>) {
+            self.buffer = buffer
+            self.keys = keys
+        }
 
         mutating func skipWhitespace() {
             while index < buffer.count {
@@ -125,8 +132,8 @@ enum JSONFastCheck {
 
         mutating func object(depth: Int) -> Bool {
             index += 1
-            let firstKey = keys.count
-            defer { keys.removeSubrange(firstKey...) }
+            let firstKey = keyCount
+            defer { keyCount = firstKey }
             skipWhitespace()
             if index < buffer.count, buffer[index] == UInt8(ascii: "}") { index += 1; return true }
             while true {
@@ -134,7 +141,8 @@ enum JSONFastCheck {
                 guard index < buffer.count, buffer[index] == UInt8(ascii: "\""),
                       let key = string(), !key.escaped, isNewKey(key.start, key.count, since: firstKey)
                 else { return false }
-                keys.append((key.start, key.count))
+                keys[keyCount] = (key.start, key.count)
+                keyCount += 1
                 skipWhitespace()
                 guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { return false }
                 index += 1
@@ -148,12 +156,13 @@ enum JSONFastCheck {
             }
         }
 
-        /// Whether no earlier key of this object has these bytes. Objects with very
-        /// many keys go to the parser rather than cost quadratic time here.
+        /// Whether no earlier key of this object has these bytes (and there is room to
+        /// note it). Objects with very many keys go to the parser rather than cost
+        /// quadratic time here.
         func isNewKey(_ start: Int, _ count: Int, since firstKey: Int) -> Bool {
-            guard keys.count - firstKey < 64 else { return false }
+            guard keyCount < keys.count, keyCount - firstKey < 64 else { return false }
             let base = buffer.baseAddress!
-            for i in firstKey..<keys.count where keys[i].count == count {
+            for i in firstKey..<keyCount where keys[i].count == count {
                 if count == 0 || memcmp(base + keys[i].start, base + start, count) == 0 { return false }
             }
             return true

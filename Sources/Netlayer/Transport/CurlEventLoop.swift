@@ -240,8 +240,22 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     fileprivate func watch(socket: Int32, what: Int32) {
-        _ = nl_epoll_update(epoll, socket, what)
+        guard socket >= 0 else { return }
+        let index = Int(socket)
+        if index >= registered.count { registered.append(contentsOf: repeatElement(false, count: index + 64 - registered.count)) }
+        if what == CURL_POLL_REMOVE {
+            // libcurl may already have closed it, which unregisters it: ENOENT is fine.
+            if registered[index] { _ = nl_epoll_set(epoll, socket, what, 1) }
+            registered[index] = false
+        } else {
+            _ = nl_epoll_set(epoll, socket, what, registered[index] ? 1 : 0)
+            registered[index] = true
+        }
     }
+
+    /// Which sockets (by descriptor) are in the epoll set now: one epoll_ctl per
+    /// change instead of a MOD that fails before each ADD.
+    private var registered: [Bool] = []
 
     fileprivate static func now() -> UInt64 {
         var ts = timespec()

@@ -29,6 +29,9 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     deinit {
         shutdown()
+        // The pooled handles use the share: they go first (curl_share_cleanup refuses
+        // a share that easy handles still hold).
+        blocking.withLock { $0.idleHandles.removeAll() }
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {

@@ -197,6 +197,11 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
     }
 
+    private static let versionNames: [Int: String] = [
+        Int(CURL_HTTP_VERSION_1_0): "1.0", Int(CURL_HTTP_VERSION_1_1): "1.1",
+        Int(CURL_HTTP_VERSION_2_0): "2", Int(CURL_HTTP_VERSION_3): "3",
+    ]
+
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
@@ -232,6 +237,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         var response = HTTPResponse(statusCode: status, headers: headers, body: sink.body,
                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
         response.downloadedFile = downloaded
+        var version = 0
+        nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        response.httpVersion = Self.versionNames[version]
         response.bodyBytes = sink.bytes
         if request.transfer.stream != nil { response.streamEvents = sink.events }
         return .success(response)

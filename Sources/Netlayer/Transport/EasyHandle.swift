@@ -15,7 +15,11 @@ final class EasyHandle {
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// The options in force, when they are exactly a plain request's; nil after a
     /// reset, a failed configuration or a request that was not plain.
-    var profile: EasyProfile?
+    var profile: EasyProfile? {
+        didSet { hasProfile = profile != nil }
+    }
+    /// `profile != nil`, without copying the profile's strings to find out.
+    private var hasProfile = false
     private var needsReset = false
 
     init?() {
@@ -34,8 +38,8 @@ final class EasyHandle {
 
     /// Whether `profile`'s options are already set, so only per-request ones are needed.
     func canReuse(for profile: EasyProfile?) -> Bool {
-        guard let profile, let current = self.profile else { return false }
-        return profile == current
+        guard hasProfile, let profile else { return false }
+        return self.profile == profile
     }
 
     /// Before a full configuration: back to libcurl's defaults if anything was set.
@@ -48,7 +52,7 @@ final class EasyHandle {
     /// After a transfer: a handle whose options are not a known profile is reset
     /// now, so it holds no pointer to the finished transfer's MIME parts or files.
     func finishedTransfer() {
-        guard profile == nil, needsReset else { return }
+        guard !hasProfile, needsReset else { return }
         curl_easy_reset(pointer)
         needsReset = false
     }
