@@ -68,7 +68,8 @@ def _with_aliases(keys: Mapping[str, Any], aliases: Mapping[str, str]) -> Dict[s
 # (nl_queue_take: one JSON array, one parse) and settles the futures by request id.
 #
 # A queue is touched only on its loop's thread (add_reader, take, remove_reader, free),
-# except when its loop is closed: then nobody else can touch it. It is freed when no
+# except when its loop is not running (closed, or stopped between run_until_complete
+# calls): then nobody else touches it. It is freed when no
 # request can push to it any more: at Client.close() (nl_client_free has delivered every
 # result), or when its loop is closed and every request it awaited has come back.
 
