@@ -144,3 +144,20 @@ def test_without_queues_the_callback_path_still_works(client: netlayer.Client,
 
     assert asyncio.run(run()) == [200] * 20
     assert not client._queues
+
+
+def test_closing_between_run_until_complete_calls_frees_the_queue(base_url: str) -> None:
+    c = netlayer.Client({"baseURL": base_url})
+    loop = asyncio.new_event_loop()
+    try:
+        async def one() -> int:
+            return (await c.arequest(path="json")).status
+
+        assert loop.run_until_complete(one()) == 200
+        fd = c._queues[loop].fd
+        c.close()  # the loop is stopped, not closed: the queue is freed at once
+        assert not c._queues
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    finally:
+        loop.close()
