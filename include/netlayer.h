@@ -175,6 +175,91 @@ NL_EXTERN uint64_t nl_call_async(nl_client *client, const char *name, const char
  */
 NL_EXTERN int nl_cancel(nl_client *client, uint64_t id);
 
+/*
+ * Completion queues
+ * -----------------
+ * For programs that run an event loop (asyncio, libuv, epoll): results of
+ * asynchronous requests are collected in a queue instead of running user code
+ * on a library thread, and the loop learns about them from a file descriptor.
+ * Pass nl_queue_push as the callback and the queue as user_data:
+ *
+ *     nl_queue *q = nl_queue_new();
+ *     uint64_t id = nl_request_async(client, endpoint_json, nl_queue_push, q);
+ *     ... poll nl_queue_fd(q) for reading; when readable:
+ *     char *results = nl_queue_take(q);   // [{"id":<id>,"result":{...}}, ...]
+ *     ... handle them ...; nl_free(results);
+ *     ... once no request can push any more (see nl_queue_free):
+ *     nl_queue_free(q);
+ *
+ * One queue may serve any number of requests and clients. Library threads
+ * never block on the queue's owner: a push only copies the document under a
+ * mutex.
+ */
+
+/** A queue of results of asynchronous requests. Opaque. */
+typedef struct nl_queue nl_queue;
+
+/**
+ * Creates an empty completion queue.
+ *
+ * @return a queue the caller destroys with nl_queue_free(), or NULL when
+ *         memory or file descriptors are exhausted.
+ * Threads: any thread.
+ */
+NL_EXTERN nl_queue *nl_queue_new(void);
+
+/**
+ * The queue's file descriptor (an eventfd): readable (poll/epoll POLLIN)
+ * exactly while results are waiting, i.e. from the push that makes the queue non-empty
+ * until the nl_queue_take() that empties it. Level-triggered; do not read it
+ * yourself.
+ *
+ * Ownership: the queue owns the descriptor; it is valid until nl_queue_free()
+ * (remove it from your poll set first).
+ * @return the descriptor (non-blocking, close-on-exec), or -1 for NULL.
+ * Threads: any thread.
+ */
+NL_EXTERN int nl_queue_fd(const nl_queue *queue);
+
+/**
+ * Appends a result to the queue: an nl_callback, meant to be passed to
+ * nl_request_async() or nl_call_async() with the queue as `user_data`.
+ * It copies `result_json` and makes nl_queue_fd() readable; it never blocks
+ * for long and never calls user code.
+ *
+ * @param result_json  borrowed; copied before the call returns (NULL is
+ *                     queued as the JSON value null).
+ * @param queue        an nl_queue *; NULL is a no-op.
+ * Threads: any thread, concurrently with every other queue function except
+ * nl_queue_free().
+ */
+NL_EXTERN void nl_queue_push(uint64_t id, const char *result_json, void *queue);
+
+/**
+ * Takes every result waiting in the queue, in the order they were pushed, as
+ * one JSON array `[{"id": <request id>, "result": <result document>}, ...]`
+ * (`[]` when none waits), and empties the queue.
+ *
+ * @return a new string the caller frees with nl_free(); NULL when `queue` is
+ *         NULL or memory is exhausted.
+ * Threads: any thread; concurrent takes each get different results.
+ */
+NL_EXTERN char *nl_queue_take(nl_queue *queue);
+
+/**
+ * Destroys a queue, its descriptor and the results still in it. NULL is a
+ * no-op.
+ *
+ * Call it only when nothing can push any more: every request started with
+ * this queue has called back (its result was pushed), or every client that
+ * ran such requests has been freed (nl_client_free() delivers every pending
+ * callback before it returns). A push after the free is undefined behaviour.
+ *
+ * Ownership: `queue` is invalid after the call.
+ * Threads: any thread, but not concurrently with another call on the queue.
+ */
+NL_EXTERN void nl_queue_free(nl_queue *queue);
+
 /** A hook's way to answer; valid only during the hook call. Opaque. */
 typedef struct nl_reply nl_reply;
 

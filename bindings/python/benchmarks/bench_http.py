@@ -242,6 +242,31 @@ def ratio_median(samples: Samples, mine: str, peer: str) -> float:
     return statistics.median(a[0] / b[0] for a, b in zip(samples[mine], samples[peer]))
 
 
+def _pycurl_libcurl() -> str:
+    """Which libcurl.so the pycurl extension module loads (ldd)."""
+    import glob
+    module = getattr(pycurl, "_pycurl", None)  # pycurl >= 7.46 is a package around _pycurl
+    path = getattr(module, "__file__", None) or pycurl.__file__
+    candidates = [path] if path.endswith(".so") else glob.glob(os.path.join(os.path.dirname(path), "*.so"))
+    return _libcurl_of(candidates[0]) if candidates else "an unknown libcurl"
+
+
+def _netlayer_libcurl() -> str:
+    return _libcurl_of(netlayer.library_path)
+
+
+def _libcurl_of(path: str) -> str:
+    import subprocess
+    try:
+        out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+    except OSError:
+        return "an unknown libcurl"
+    for line in out.splitlines():
+        if "libcurl" in line:
+            return f"`{line.split('=>')[-1].split('(')[0].strip()}`"
+    return "a libcurl linked into the module itself"
+
+
 def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float) -> str:
     versions = {
         "netlayer": f"{netlayer.__version__} (library {netlayer.version()}, JSON {netlayer._json.BACKEND})",
@@ -260,6 +285,9 @@ def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float
         f"Python {platform.python_version()}. The client and nginx share the machine.",
         "",
         "Versions: " + "; ".join(f"{k} {v}" for k, v in versions.items()) + ".",
+        "",
+        f"libcurl: pycurl was built from source against {_pycurl_libcurl()} (it reports "
+        f"`{pycurl.version.split()[1]}`); libnetlayer.so uses {_netlayer_libcurl()}.",
         "",
         "CPU µs/request is the client process's user + system time (all its threads) per request.",
         "",
@@ -296,7 +324,13 @@ def main() -> int:
     parser.add_argument("--seq", type=int, default=5000, help="requests per sequential run")
     parser.add_argument("--conc", type=int, default=20000, help="requests per concurrent run")
     parser.add_argument("--out", help="write the Markdown report here")
+    parser.add_argument("--only", help="comma-separated client names to run (default: all)")
     args = parser.parse_args()
+    if args.only:
+        keep = set(args.only.split(","))
+        for table in (SEQUENTIAL, CONCURRENT):
+            for name in [n for n in table if n not in keep]:
+                del table[name]
 
     started = time.monotonic()
     results: Dict[str, Samples] = {"sequential": {k: [] for k in SEQUENTIAL},

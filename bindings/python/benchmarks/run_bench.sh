@@ -3,11 +3,12 @@
 #
 #   bindings/python/benchmarks/run_bench.sh [bench_http.py options, e.g. --rounds 3]
 #
-# Needs the CMake build (build/lib/libnetlayer.so.0.1.0), nginx (/usr/sbin/nginx) and,
-# for pycurl, libcurl's and OpenSSL's headers (apt-get install libcurl4-openssl-dev
-# libssl-dev). Creates its own virtualenv, build/venv-bench (not the project's
-# dependencies), installs the peers and this package there, starts a private nginx
-# (benchmarks/nginx.sh) and writes benchmarks/results/python.md. About 3 minutes.
+# Needs the CMake build (build/lib/libnetlayer.so.0.1.0) and nginx (/usr/sbin/nginx);
+# installs libcurl's and OpenSSL's headers (apt-get) when missing, since pycurl is
+# built from source against the system's libcurl. Creates its own virtualenv,
+# build/venv-bench (not the project's dependencies), installs the peers and this
+# package there, starts a private nginx (benchmarks/nginx.sh) and writes
+# benchmarks/results/python.md. About 3 minutes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -17,17 +18,26 @@ if [ ! -e "$root/build/lib/libnetlayer.so.0.1.0" ]; then
     exit 1
 fi
 
+# pycurl is built from source against the system's libcurl (the one libnetlayer.so
+# links), not taken from the wheel that bundles its own libcurl.
+if ! command -v curl-config >/dev/null || [ ! -e /usr/include/openssl/ssl.h ]; then
+    echo "installing libcurl's and OpenSSL's headers for pycurl (apt-get)" >&2
+    apt-get install -y -q libcurl4-openssl-dev libssl-dev >/dev/null
+fi
+system_curl="libcurl/$(curl-config --version | awk '{print $2}')"
+
 venv="$root/build/venv-bench"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import requests, httpx, urllib3, pycurl, aiohttp, orjson" 2>/dev/null; then
-    if ! command -v curl-config >/dev/null; then
-        echo "error: pycurl builds against libcurl: apt-get install -y libcurl4-openssl-dev libssl-dev" >&2
-        exit 1
-    fi
-    "$venv/bin/python" -m pip install -q requests httpx urllib3 pycurl aiohttp orjson
+if ! "$venv/bin/python" -c "import requests, httpx, urllib3, aiohttp, orjson" 2>/dev/null; then
+    "$venv/bin/python" -m pip install -q requests httpx urllib3 aiohttp orjson
 fi
+if ! "$venv/bin/python" -c "import pycurl, sys; sys.exit('$system_curl ' not in pycurl.version + ' ')" 2>/dev/null; then
+    PYCURL_SSL_LIBRARY=openssl "$venv/bin/python" -m pip install -q --force-reinstall --no-cache-dir \
+        --no-binary pycurl pycurl
+fi
+"$venv/bin/python" -c "import pycurl; print('pycurl:', pycurl.version)"
 rm -rf "$root/bindings/python/build"  # setuptools' staging dir: no stale files
 NETLAYER_BUILD_LIB="$root/build/lib" "$venv/bin/python" -m pip install -q --no-deps --force-reinstall \
     "$root/bindings/python"

@@ -16,8 +16,10 @@ from ._errors import Error, InvalidRequestError, error_from_result
 from ._hooks import (
     HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY, HOOK_STREAM, Deliver, HookTable,
 )
-from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, borrowed_string, lib, take_string
-from ._result import Response, outcome as _outcome, response_or_raise as _response_or_raise
+from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, QUEUE_PUSH, borrowed_string, lib, take_string
+from ._result import (
+    Response, document_or_raise as _document_or_raise, outcome as _outcome, response_or_raise as _response_or_raise,
+)
 from ._stream import AsyncStream, Stream, register_table, result_callback, unregister_table
 
 __all__ = ["Client", "Response"]
@@ -56,7 +58,111 @@ def _with_aliases(keys: Mapping[str, Any], aliases: Mapping[str, str]) -> Dict[s
     return out
 
 
-# ---- asynchronous completion ---------------------------------------------------------
+# ---- asynchronous completion through completion queues ---------------------------------
+#
+# Each client keeps one completion queue (nl_queue) per event loop that awaits its
+# requests. Requests are started with the library's own nl_queue_push as the callback
+# and the queue as user_data, so a library thread completes a request by appending the
+# result under a mutex: it never takes the GIL and never runs Python. The loop watches
+# the queue's descriptor (loop.add_reader); one wake-up takes every result that arrived
+# (nl_queue_take: one JSON array, one parse) and settles the futures by request id.
+#
+# A queue is touched only on its loop's thread (add_reader, take, remove_reader, free),
+# except when its loop is not running (closed, or stopped between run_until_complete
+# calls): then nobody else touches it. It is freed when no
+# request can push to it any more: at Client.close() (nl_client_free has delivered every
+# result), or when its loop is closed and every request it awaited has come back.
+
+
+class _Queue:
+    """The completion queue of one client for one event loop."""
+
+    __slots__ = ("loop", "pointer", "fd", "futures")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        pointer = lib.nl_queue_new()
+        if not pointer:
+            raise MemoryError("netlayer: nl_queue_new failed (out of memory or file descriptors)")
+        self.loop = loop
+        self.pointer: Optional[int] = pointer
+        self.fd: int = lib.nl_queue_fd(pointer)
+        #: request id -> the future awaiting its result document (parsed)
+        self.futures: Dict[int, "asyncio.Future[Any]"] = {}
+        try:
+            loop.add_reader(self.fd, self.drain)
+        except BaseException:
+            lib.nl_queue_free(pointer)
+            self.pointer = None
+            raise
+
+    def drain(self) -> None:
+        """Settles the future of every result waiting in the queue (on the loop's thread)."""
+        pointer = self.pointer
+        if pointer is None:
+            return
+        raw = _queue_take(pointer)
+        if raw == b"[]":
+            return
+        futures = self.futures
+        for item in _loads(raw):
+            future = futures.pop(item["id"], None)
+            if future is not None and not future.done():  # the awaiting task may be cancelled
+                future.set_result(item["result"])
+
+    def close(self) -> None:
+        """Settles what is left and frees the queue. On the loop's thread, or when the
+        loop is closed; only once nothing can push any more."""
+        if self.pointer is None:
+            return
+        closed = self.loop.is_closed()
+        if not closed:
+            self.drain()
+            self.loop.remove_reader(self.fd)
+        pointer, self.pointer = self.pointer, None
+        lib.nl_queue_free(pointer)
+        if not closed:
+            for future in self.futures.values():
+                if not future.done():
+                    future.set_result(_LOST)
+        self.futures.clear()
+
+    def idle_after_loop_closed(self) -> bool:
+        """For a queue whose loop is closed: takes what arrived and says whether no
+        request awaits any more (then the queue may be freed)."""
+        pointer = self.pointer
+        if pointer is None:
+            return True
+        for item in _loads(_queue_take(pointer)):
+            self.futures.pop(item["id"], None)
+        return not self.futures
+
+
+def _queue_take(pointer: int) -> bytes:
+    """nl_queue_take: copies and frees the array of waiting results."""
+    text = lib.nl_queue_take(pointer)
+    if not text:
+        raise MemoryError("netlayer: nl_queue_take returned NULL (out of memory)")
+    try:
+        return ctypes.string_at(text)
+    finally:
+        lib.nl_free(text)
+
+
+_loads = _json.loads
+_dumps = _json.dumps
+_string_at = ctypes.string_at
+_nl_request = lib.nl_request
+_nl_free = lib.nl_free
+_nl_request_async = lib.nl_request_async
+_get_running_loop = asyncio.get_running_loop
+_AsyncCancelled = asyncio.CancelledError
+
+#: The result of a request whose queue was freed before it came back (cannot happen
+#: while the library keeps its contract; better an error than a task waiting forever).
+_LOST = {"ok": False, "error": {"kind": "cancelled", "message": "netlayer: the request's result was lost"}}
+
+
+# ---- asynchronous completion through a Python callback (libraries without queues) ----
 #
 # One C callback object serves every asynchronous request of every client. It lives at
 # module level, so it outlives any client and any request (the library may call it
@@ -159,10 +265,12 @@ class Client:
     def __init__(self, config: Optional[Mapping[str, Any]] = None, /, **config_keys: Any) -> None:
         document: Dict[str, Any] = dict(config or {})
         document.update(_with_aliases(config_keys, _CONFIG_ALIASES))
-        self._state = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._state = threading.Condition(self._lock)  # waits on _lock for calls in flight
         self._active = 0  # calls into the library in progress on this client
         self._closing = False
         self._handle: Optional[int] = None
+        self._queues: Dict[asyncio.AbstractEventLoop, _Queue] = {}  # see _Queue
         # Hooks: one NL_HOOK_FN per client (the kind travels as user_data), kept for the
         # client's whole lifetime, close() included; the table holds no reference back.
         self._hooks = HookTable()
@@ -191,6 +299,26 @@ class Client:
                 self._state.wait()
             handle, self._handle = self._handle, None
         lib.nl_client_free(handle)  # no hook or callback of this client runs after it
+        self._close_queues()
+
+    def _close_queues(self) -> None:
+        """After nl_client_free: every result is in its queue. Each queue is drained and
+        freed on its loop's thread; now, when that is this thread or the loop is not
+        running (closed, or stopped between run_until_complete calls)."""
+        with self._state:
+            queues, self._queues = self._queues, {}
+        try:
+            running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for loop, queue in queues.items():
+            if loop is running or not loop.is_running():
+                queue.close()
+                continue
+            try:
+                loop.call_soon_threadsafe(queue.close)
+            except RuntimeError:  # the loop closed meanwhile
+                queue.close()
 
     @property
     def closed(self) -> bool:
@@ -222,14 +350,14 @@ class Client:
         return f"<netlayer.Client {'closed' if self.closed else 'open'}>"
 
     def _enter(self) -> int:
-        with self._state:
+        with self._lock:
             if self._handle is None or self._closing:
                 raise InvalidRequestError("client is closed", kind="invalid_request")
             self._active += 1
             return self._handle
 
     def _leave(self) -> None:
-        with self._state:
+        with self._lock:
             self._active -= 1
             if self._active == 0 and self._closing:
                 self._state.notify_all()
@@ -241,13 +369,35 @@ class Client:
 
     def request(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
         """Performs one endpoint document (nl_request); raises the Error subclass of a failure."""
-        payload = _json.dumps(_endpoint(endpoint, endpoint_keys))
-        with self._using() as handle:
-            raw = take_string(lib.nl_request(handle, payload))
+        return self._perform(_dumps(_endpoint(endpoint, endpoint_keys)))
+
+    def _perform(self, payload: bytes) -> Response:
+        """nl_request on an encoded endpoint document: the blocking calls' hot path, kept
+        to a few C-level operations around the library call."""
+        with self._lock:
+            handle = self._handle
+            if handle is None or self._closing:
+                raise InvalidRequestError("client is closed", kind="invalid_request")
+            self._active += 1
+        try:
+            text = _nl_request(handle, payload)
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._closing and not self._active:
+                    self._state.notify_all()
+        if not text:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
+        try:
+            raw = _string_at(text)
+        finally:
+            _nl_free(text)
         return _response_or_raise(raw)
 
     def get(self, path: str, **endpoint_keys: Any) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
+        if not endpoint_keys and type(path) is str:
+            return self._perform(_dumps({"path": path, "method": "GET"}))
         return self.request(_method("GET", path, endpoint_keys))
 
     def post(self, path: str, **endpoint_keys: Any) -> Response:
@@ -298,7 +448,20 @@ class Client:
     async def arequest(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
         """Performs one endpoint document without blocking the event loop
         (nl_request_async). Cancelling the awaiting task cancels the request (nl_cancel)."""
-        return await self._start(_endpoint(endpoint, endpoint_keys))
+        if not endpoint_keys and type(endpoint) is dict:
+            payload = _dumps(endpoint)
+        else:
+            payload = _dumps(_endpoint(endpoint, endpoint_keys))
+        loop = _get_running_loop()
+        if QUEUE_PUSH is None:
+            return await self._start_with_callback(loop, payload, None)
+        request_id, future = self._submit(loop, payload, None)
+        try:
+            document = await future
+        except _AsyncCancelled:
+            self._cancel(request_id)
+            raise
+        return _document_or_raise(document)
 
     async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
@@ -306,11 +469,68 @@ class Client:
         document = _with_aliases(overlay, _ENDPOINT_ALIASES)
         if params is not None:
             document["params"] = dict(params)
-        return await self._start(document, name=name)
+        payload = _dumps(document)
+        loop = _get_running_loop()
+        if QUEUE_PUSH is None:
+            return await self._start_with_callback(loop, payload, name)
+        request_id, future = self._submit(loop, payload, name)
+        try:
+            document = await future
+        except _AsyncCancelled:
+            self._cancel(request_id)
+            raise
+        return _document_or_raise(document)
 
-    async def _start(self, endpoint: Dict[str, Any], name: Optional[str] = None) -> Response:
-        payload = _json.dumps(endpoint)
-        loop = asyncio.get_running_loop()
+    def _submit(self, loop: asyncio.AbstractEventLoop, payload: bytes,
+                name: Optional[str]) -> Tuple[int, "asyncio.Future[Any]"]:
+        """Starts a request whose result goes to this client's queue for ``loop`` (on the
+        loop's thread); returns its id and the future its parsed result document settles."""
+        future: "asyncio.Future[Any]" = loop.create_future()
+        with self._lock:
+            handle = self._handle
+            if handle is None or self._closing:
+                raise InvalidRequestError("client is closed", kind="invalid_request")
+            self._active += 1
+            queue = self._queues.get(loop)
+            if queue is None:
+                queue = self._new_queue(loop)
+        try:
+            if name is None:
+                request_id = _nl_request_async(handle, payload, QUEUE_PUSH, queue.pointer)
+            else:
+                request_id = lib.nl_call_async(handle, name.encode("utf-8"), payload, QUEUE_PUSH, queue.pointer)
+            if request_id:
+                queue.futures[request_id] = future  # settled by queue.drain, on this thread
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._closing and not self._active:
+                    self._state.notify_all()
+        if request_id == 0:  # only for a NULL client or callback; cannot happen here
+            raise Error("netlayer: nl_request_async refused the request", kind="generic")
+        return request_id, future
+
+    def _new_queue(self, loop: asyncio.AbstractEventLoop) -> _Queue:
+        """A queue for ``loop`` (with self._state held, on the loop's thread). Frees the
+        queues of closed loops that no request awaits any more, so a client used by many
+        ``asyncio.run`` calls in turn keeps no descriptors of the finished ones."""
+        for old_loop in [l for l in self._queues if l.is_closed()]:
+            old = self._queues[old_loop]
+            if old.idle_after_loop_closed():
+                del self._queues[old_loop]
+                old.close()
+        queue = self._queues[loop] = _Queue(loop)
+        return queue
+
+    def _pending_async(self) -> int:
+        """How many asynchronous requests await a result in this client's queues (tests)."""
+        with self._state:
+            return sum(len(q.futures) for q in self._queues.values())
+
+    async def _start_with_callback(self, loop: asyncio.AbstractEventLoop, payload: bytes,
+                                   name: Optional[str]) -> Response:
+        """arequest/acall for a library without completion queues: results come through a
+        Python callback on a library thread (see _Inbox)."""
         future: "asyncio.Future[bytes]" = loop.create_future()
         key = _register(loop, future)
         try:

@@ -79,6 +79,33 @@ if has_hooks:
     lib.nl_reply_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.nl_reply_set.restype = None
 
+# Completion queues: declared when the library exports them (Client.arequest/acall use
+# them; without them, results come back through a Python callback instead).
+has_queues = all(hasattr(lib, name) for name in
+                 ("nl_queue_new", "nl_queue_fd", "nl_queue_push", "nl_queue_take", "nl_queue_free"))
+QUEUE_PUSH: Optional["ctypes._CFuncPtr"] = None
+if has_queues:
+    # nl_queue *nl_queue_new(void);
+    lib.nl_queue_new.argtypes = []
+    lib.nl_queue_new.restype = ctypes.c_void_p
+
+    # int nl_queue_fd(const nl_queue *queue);
+    lib.nl_queue_fd.argtypes = [ctypes.c_void_p]
+    lib.nl_queue_fd.restype = ctypes.c_int
+
+    # void nl_queue_push(uint64_t id, const char *result_json, void *queue);
+    # (an nl_callback: passed to nl_request_async as a C function pointer, so the
+    # library's threads complete a request without entering Python)
+    QUEUE_PUSH = NL_CALLBACK(("nl_queue_push", lib))
+
+    # char *nl_queue_take(nl_queue *queue);
+    lib.nl_queue_take.argtypes = [ctypes.c_void_p]
+    lib.nl_queue_take.restype = ctypes.c_void_p
+
+    # void nl_queue_free(nl_queue *queue);
+    lib.nl_queue_free.argtypes = [ctypes.c_void_p]
+    lib.nl_queue_free.restype = None
+
 
 def take_string(pointer: Optional[int]) -> bytes:
     """Copies a string the library returned (caller-owned) and frees it with nl_free."""

@@ -9,9 +9,10 @@ from . import _json
 from ._errors import Error, error_from_result
 from ._hooks import translate
 
-__all__ = ["Response", "outcome", "response_or_raise"]
+__all__ = ["Response", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
+_loads = _json.loads
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,39 @@ class Response:
         )
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _response(doc: Dict[str, Any]) -> Response:
+    """Response.from_result for a document the library produced (a fresh dict from
+    the parser): its fields are used as they are, without copies or the frozen
+    dataclass's per-field __setattr__ (the sequential path builds one per request)."""
+    get = doc.get
+    headers = get("headers")
+    timing = get("timing")
+    response = _new(Response)
+    _set(response, "__dict__", {
+        "status": get("status") or 0,
+        "headers": headers if type(headers) is dict else dict(headers or {}),
+        "value": get("value"),
+        "from_cache": get("fromCache") is True,
+        "attempts": get("attempts") or 1,
+        "timing": timing if type(timing) is dict else dict(timing or {}),
+        "events": get("events"),
+    })
+    return response
+
+
 def outcome(doc: Any) -> Union[Response, Error]:
     """A result document as a Response or (not raised) an Error; a request a hook's
     exception failed becomes an InvalidRequestError naming the hook."""
-    if not isinstance(doc, Mapping):
+    if type(doc) is dict:
+        if doc.get("ok") is True:
+            return _response(doc)
+    elif not isinstance(doc, Mapping):
         return Error(f"netlayer: unexpected result document {doc!r}", kind="generic")
-    if doc.get("ok") is True:
+    elif doc.get("ok") is True:
         return Response.from_result(doc)
     error = error_from_result(doc)
     return translate(error) if error.kind == "invalid_request" else error
@@ -59,7 +87,17 @@ def outcome(doc: Any) -> Union[Response, Error]:
 
 def response_or_raise(raw: bytes) -> Response:
     """The Response of a result document, or raises the Error subclass of its failure."""
-    result = outcome(_json.loads(raw))
+    doc = _loads(raw)
+    if type(doc) is dict and doc.get("ok") is True:
+        return _response(doc)
+    return document_or_raise(doc)
+
+
+def document_or_raise(doc: Any) -> Response:
+    """The Response of a parsed result document, or raises the Error subclass of its failure."""
+    if type(doc) is dict and doc.get("ok") is True:
+        return _response(doc)
+    result = outcome(doc)
     if isinstance(result, Error):
         raise result
     return result

@@ -60,14 +60,15 @@ def test_cancelling_the_task_cancels_the_request(client: netlayer.Client,
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return time.monotonic() - started
+        elapsed = time.monotonic() - started
+        deadline = time.monotonic() + 1.0  # the library's "cancelled" result arrives soon
+        while client._pending_async() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert client._pending_async() == 0  # and its queue entry is gone
+        return elapsed
 
     assert asyncio.run(run()) < 1.0
     assert cancels == [True]  # nl_cancel found the request in flight
-    deadline = time.monotonic() + 1.0  # the library's "cancelled" callback arrives soon
-    while _client._pending and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not _client._pending
     assert client.get("json").status == 200
 
 
@@ -100,14 +101,13 @@ def test_closing_the_client_completes_pending_requests_as_cancelled(base_url: st
 def test_arequest_after_close_raises(base_url: str) -> None:
     c = netlayer.Client({"baseURL": base_url})
     c.close()
-    pending = len(_client._pending)
 
     async def run() -> None:
         with pytest.raises(netlayer.InvalidRequestError, match="client is closed"):
             await c.arequest(path="json")
 
     asyncio.run(run())
-    assert len(_client._pending) == pending  # nothing left registered
+    assert c._pending_async() == 0 and not c._queues  # nothing left registered
 
 
 def test_one_client_serves_several_event_loops(client: netlayer.Client) -> None:

@@ -1,0 +1,119 @@
+import CCurl
+import Glibc
+import Netlayer
+
+// MARK: - Completion queues (nl_queue_*)
+//
+// A completion queue collects the results of asynchronous requests for a thread that
+// waits on a file descriptor (an event loop: asyncio, libuv, epoll). Library threads
+// only append bytes under a mutex and, when the queue was empty, signal an eventfd;
+// they never run the owner's code. The owner takes every pending result in one
+// JSON array, so a language binding pays one wake-up and one parse per batch.
+
+/// The results an `nl_queue` holds, and the eventfd that says whether it holds any.
+///
+/// Invariant (kept under the lock): the eventfd's counter is non-zero exactly when
+/// `pending` is not empty, so it is readable exactly while results wait.
+final class CompletionQueue {
+    /// Elements of the array `take` returns, comma separated, without the brackets.
+    private let pending = Locked<[UInt8]>([])
+    let fd: Int32
+
+    init?() {
+        fd = nl_eventfd_create()  // non-blocking, close-on-exec
+        guard fd >= 0 else { return nil }
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Appends `{"id":id,"result":document}`; any thread.
+    func push(_ id: UInt64, _ document: UnsafeBufferPointer<UInt8>) {
+        pending.withLock { bytes in
+            let wasEmpty = bytes.isEmpty
+            if !wasEmpty { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: "{\"id\":".utf8)
+            Self.appendDecimal(id, to: &bytes)
+            bytes.append(contentsOf: ",\"result\":".utf8)
+            if document.isEmpty {
+                bytes.append(contentsOf: "null".utf8)
+            } else {
+                bytes.append(contentsOf: document)
+            }
+            bytes.append(UInt8(ascii: "}"))
+            if wasEmpty { nl_eventfd_signal(fd) }  // under the lock: see the invariant
+        }
+    }
+
+    /// Every pending element as a malloc'ed JSON array (`[]` when none); empties the
+    /// queue and resets the eventfd. nil only when memory is exhausted.
+    func take() -> UnsafeMutablePointer<CChar>? {
+        var taken: [UInt8] = []
+        pending.withLock { bytes in
+            if bytes.isEmpty { return }
+            swap(&bytes, &taken)
+            nl_eventfd_drain(fd)
+        }
+        guard let out = malloc(taken.count + 3)?.assumingMemoryBound(to: UInt8.self) else {
+            return nil  // the taken results are lost with the memory; nothing else to do
+        }
+        out[0] = UInt8(ascii: "[")
+        if !taken.isEmpty {
+            taken.withUnsafeBufferPointer { (out + 1).update(from: $0.baseAddress!, count: $0.count) }
+        }
+        out[taken.count + 1] = UInt8(ascii: "]")
+        out[taken.count + 2] = 0
+        return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
+    }
+
+    private static func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes; UInt64.max has 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var v = value
+            var i = buffer.count
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v != 0
+            bytes.append(contentsOf: buffer[i...])
+        }
+    }
+
+}
+private func queue(_ pointer: OpaquePointer?) -> CompletionQueue? {
+    pointer.map { Unmanaged<CompletionQueue>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+}
+
+@_cdecl("nl_queue_new")
+public func nl_queue_new() -> OpaquePointer? {
+    guard let queue = CompletionQueue() else { return nil }
+    return OpaquePointer(Unmanaged.passRetained(queue).toOpaque())
+}
+
+@_cdecl("nl_queue_fd")
+public func nl_queue_fd(_ pointer: OpaquePointer?) -> Int32 {
+    queue(pointer)?.fd ?? -1
+}
+
+@_cdecl("nl_queue_push")
+public func nl_queue_push(_ id: UInt64, _ resultJSON: UnsafePointer<CChar>?, _ userData: UnsafeMutableRawPointer?) {
+    guard let queue = queue(userData.map { OpaquePointer($0) }) else { return }
+    if let resultJSON {
+        queue.push(id, CString.bytes(resultJSON))
+    } else {
+        queue.push(id, UnsafeBufferPointer(start: nil, count: 0))
+    }
+}
+
+@_cdecl("nl_queue_take")
+public func nl_queue_take(_ pointer: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    queue(pointer)?.take()
+}
+
+@_cdecl("nl_queue_free")
+public func nl_queue_free(_ pointer: OpaquePointer?) {
+    guard let pointer else { return }
+    Unmanaged<CompletionQueue>.fromOpaque(UnsafeRawPointer(pointer)).release()
+}
