@@ -28,7 +28,9 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
 
     func start() {
         if let cached = cachedAnswer() {
-            finish(.success(cached))
+            // Like any answer, on a transport thread and never inside send(): a caller
+            // may hold a lock its completion takes. Until then it can be cancelled.
+            environment.sessionManager.schedule(after: 0) { [self] in finish(.success(cached)) }
             return
         }
         attemptNext(lastError: nil)
