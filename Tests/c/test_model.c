@@ -361,6 +361,69 @@ static void test_cache_max_age_answers_second_request_without_the_server(void)
     free(key);
 }
 
+/* The callback of an async request answered from the cache still runs on a library
+ * thread, after nl_request_async returned (never inside it, where a caller holding
+ * a lock its callback takes would deadlock). */
+typedef struct cached_async {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t caller;
+    int calls, on_caller, from_cache;
+} cached_async;
+
+static void cached_async_callback(uint64_t id, const char *result_json, void *user_data)
+{
+    cached_async *ca = (cached_async *)user_data;
+    json_t *r = json_loads(result_json, 0, NULL);
+    (void)id;
+    pthread_mutex_lock(&ca->lock);
+    ca->calls++;
+    ca->on_caller += pthread_equal(pthread_self(), ca->caller) != 0;
+    ca->from_cache += r != NULL && result_ok(r) && from_cache(r);
+    pthread_cond_broadcast(&ca->cond);
+    pthread_mutex_unlock(&ca->lock);
+    json_decref(r);
+}
+
+static void test_cache_hit_of_an_async_request_calls_back_on_a_library_thread(void)
+{
+    nl_client *c = client_for("\"cache\": {\"enabled\": true}");
+    char *key = unique_key("async");
+    char *endpoint = nlt_format("{\"path\": \"cache/%s\", \"query\": {\"max_age\": 60}, \"useCache\": true}", key);
+    json_t *r1 = request_json(c, "%s", endpoint);
+    cached_async ca;
+    double t0;
+    int calls, on_caller, cached;
+
+    CHECK_OK(r1);
+    memset(&ca, 0, sizeof(ca));
+    pthread_mutex_init(&ca.lock, NULL);
+    pthread_cond_init(&ca.cond, NULL);
+    ca.caller = pthread_self();
+    CHECK(nl_request_async(c, endpoint, cached_async_callback, &ca) != 0);
+    t0 = now_ms();
+    pthread_mutex_lock(&ca.lock);
+    while (ca.calls == 0 && now_ms() - t0 < 5000) {
+        pthread_mutex_unlock(&ca.lock);
+        sleep_ms(5);
+        pthread_mutex_lock(&ca.lock);
+    }
+    calls = ca.calls;
+    on_caller = ca.on_caller;
+    cached = ca.from_cache;
+    pthread_mutex_unlock(&ca.lock);
+    CHECK_INT_EQ(calls, 1);
+    CHECK_MSG(on_caller == 0, "the cached answer's callback ran inside nl_request_async, on the caller's thread");
+    CHECK_MSG(cached == 1, "the async request must be answered from the cache");
+    CHECK_INT_EQ(cache_hits(key), 1);
+    json_decref(r1);
+    nl_client_free(c);
+    pthread_cond_destroy(&ca.cond);
+    pthread_mutex_destroy(&ca.lock);
+    free(endpoint);
+    free(key);
+}
+
 static void test_cache_no_store_is_never_cached(void)
 {
     nl_client *c = client_for("\"cache\": {\"enabled\": true}");
@@ -808,6 +871,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_multipart_unreadable_file_is_io),
         NLT_TEST(test_use_cache_without_cache_enabled_is_invalid_request),
         NLT_TEST(test_cache_max_age_answers_second_request_without_the_server),
+        NLT_TEST(test_cache_hit_of_an_async_request_calls_back_on_a_library_thread),
         NLT_TEST(test_cache_no_store_is_never_cached),
         NLT_TEST(test_cache_etag_revalidates_with_if_none_match_and_304),
         NLT_TEST(test_cache_last_modified_revalidates_with_if_modified_since),

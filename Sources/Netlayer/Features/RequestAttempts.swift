@@ -28,7 +28,9 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
 
     func start() {
         if let cached = cachedAnswer() {
-            finish(.success(cached))
+            // Like any answer, on a transport thread and never inside send(): a caller
+            // may hold a lock its completion takes. Until then it can be cancelled.
+            environment.sessionManager.schedule(after: 0) { [self] in finish(.success(cached)) }
             return
         }
         attemptNext(lastError: nil)
@@ -85,13 +87,16 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         }
     }
 
+    /// A `cancel()` that returned true before this point wins: the completion then
+    /// reports `cancelled` even if the transfer had already succeeded (it reached the
+    /// loop thread while the completion was on its way), as `cancel()` promised.
     private func finish(_ result: Result<HTTPResponse, NetworkError>) {
-        let first = state.withLock { s -> Bool in
+        let (first, cancelled) = state.withLock { s -> (Bool, Bool) in
             defer { s.finished = true; s.current = nil }
-            return !s.finished
+            return (!s.finished, s.cancelled)
         }
         guard first else { return }
-        completion?(NetworkOutcome(result: result, attempts: attempt, id: id))
+        completion?(NetworkOutcome(result: cancelled ? .failure(.cancelled) : result, attempts: attempt, id: id))
     }
 
     @discardableResult
