@@ -45,7 +45,7 @@ enum RequestBuilder {
 
     /// Combinations that cannot be sent.
     static func validate(_ transfer: TransferOptions, method: HTTPMethod, hasBody: Bool) throws(NetworkError) {
-        let sources = [hasBody, transfer.multipart != nil, transfer.uploadFrom != nil].filter { $0 }.count
+        let sources = (hasBody ? 1 : 0) + (transfer.multipart != nil ? 1 : 0) + (transfer.uploadFrom != nil ? 1 : 0)
         if sources > 1 { throw .invalidRequest("body, multipart and uploadFrom exclude each other") }
         if sources == 1, method == .get || method == .head {
             throw .invalidRequest("a \(method.rawValue) request cannot carry a body, multipart or uploadFrom")
