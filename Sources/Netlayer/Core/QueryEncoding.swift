@@ -56,7 +56,7 @@ public enum QueryEncoding {
     /// CR, LF and NUL are refused even though they would be escaped: a caller
     /// passing them is almost always forwarding untrusted input by mistake.
     private static func checkText(_ s: String, context: String, key: String) throws(NetworkError) {
-        if s.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+        if s.firstUTF8(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) != nil {
             throw .invalidRequest("\(context) '\(key.escapedForMessage)' contains a CR, LF or NUL character")
         }
     }
