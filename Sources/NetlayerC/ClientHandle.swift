@@ -1,3 +1,4 @@
+import Glibc
 import Netlayer
 import Synchronization
 
@@ -91,33 +92,42 @@ final class ClientHandle: @unchecked Sendable {
     }
 
     /// Sends every prepared request and waits for all of them. Results keep input order.
-    /// Decoding runs on the caller's thread, so the loop thread only moves bytes.
     func perform(_ prepared: [Prepared]) -> [[UInt8]] {
-        if prepared.count == 1, case .ready(let request, let decoder, let id) = prepared[0], hooks.isEmpty {
+        perform(count: prepared.count) { prepared[$0] }
+    }
+
+    /// Prepares, sends and waits for `count` requests; results keep input order.
+    ///
+    /// Each request is sent as soon as it is prepared, so transfers are on the wire
+    /// while this thread prepares the rest, and each result document is written on
+    /// the loop thread as its transfer completes (as for `nl_request_async`): this
+    /// thread wakes once, when the last one is in.
+    func perform(count: Int, prepare: (Int) -> Prepared) -> [[UInt8]] {
+        if count == 1, hooks.isEmpty {
             // One request: run it on this thread, no hop to the loop and back. (With
             // hooks set it goes through the loop, where the contract runs hooks.)
-            return [Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
-                                  dataTransfer: dataTransfer)]
-        }
-        let slots = ResultSlots(count: prepared.count)
-        let latch = Latch(count: prepared.count { if case .ready = $0 { true } else { false } })
-        for (index, item) in prepared.enumerated() {
-            guard case .ready(let request, _, let id) = item else { continue }
-            _ = network.send(request, id: id) { outcome in
-                slots.set(index, outcome)
-                latch.countDown()
-            }
-        }
-        latch.wait()
-        return prepared.enumerated().map { index, item in
-            switch item {
+            switch prepare(0) {
             case .failed(let document):
-                return document
-            case .ready(let request, let decoder, _):
-                return Self.document(for: slots.get(index)!, request: request, decoder: decoder,
-                                     dataTransfer: dataTransfer)
+                return [document]
+            case .ready(let request, let decoder, let id):
+                return [Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
+                                      dataTransfer: dataTransfer)]
             }
         }
+        let results = BatchResults(count: count)
+        for index in 0..<count {
+            switch prepare(index) {
+            case .failed(let document):
+                results.set(index, document, counts: false)
+            case .ready(let request, let decoder, let id):
+                results.expectOneMore()
+                _ = network.send(request, id: id) { [dataTransfer] outcome in
+                    results.set(index, Self.document(for: outcome, request: request, decoder: decoder,
+                                                     dataTransfer: dataTransfer), counts: true)
+                }
+            }
+        }
+        return results.waitForAll()
     }
 
     static func document(for outcome: NetworkOutcome, request: HTTPRequest,
@@ -163,12 +173,50 @@ final class ClientHandle: @unchecked Sendable {
     }
 }
 
-/// Per-index results filled from loop-thread completions and read after the latch opens.
-private final class ResultSlots: @unchecked Sendable {
-    private let slots: Locked<[NetworkOutcome?]>
+/// The documents of a batch, filled from loop-thread completions; the waiting thread
+/// wakes once, when the last expected one is in.
+private final class BatchResults: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var documents: [[UInt8]]
+    private var outstanding = 0
 
-    init(count: Int) { slots = Locked(Array(repeating: nil, count: count)) }
+    init(count: Int) {
+        documents = Array(repeating: [], count: count)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
 
-    func set(_ i: Int, _ outcome: NetworkOutcome) { slots.withLock { $0[i] = outcome } }
-    func get(_ i: Int) -> NetworkOutcome? { slots.withLock { $0[i] } }
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Before sending a request whose document `set` will bring later.
+    func expectOneMore() {
+        pthread_mutex_lock(mutex)
+        outstanding += 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    func set(_ index: Int, _ document: [UInt8], counts: Bool) {
+        pthread_mutex_lock(mutex)
+        documents[index] = document
+        if counts {
+            outstanding -= 1
+            if outstanding == 0 { pthread_cond_signal(condition) }
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    func waitForAll() -> [[UInt8]] {
+        pthread_mutex_lock(mutex)
+        while outstanding > 0 { pthread_cond_wait(condition, mutex) }
+        let all = documents
+        pthread_mutex_unlock(mutex)
+        return all
+    }
 }

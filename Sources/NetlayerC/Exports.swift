@@ -132,7 +132,7 @@ public func nl_request_batch(_ client: OpaquePointer?,
     guard case .array(let documents) = parsed else {
         return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
     }
-    let results = handle.perform(documents.map { handle.prepare($0) })
+    let results = handle.perform(count: documents.count) { handle.prepare(documents[$0]) }
     var w = JSONWriter(capacity: results.reduce(2) { $0 + $1.count + 1 })
     w.raw("[")
     for (i, result) in results.enumerated() {
