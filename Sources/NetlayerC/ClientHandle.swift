@@ -82,6 +82,13 @@ final class ClientHandle: @unchecked Sendable {
         }
     }
 
+    /// Runs `work`, which starts a request, at once, or on the loop thread when a hook
+    /// is set: the first attempt's ADAPT and LOG hooks run inside it, and hooks run on
+    /// a library thread (contract, section 6), never on the thread of the C call.
+    func onLibraryThreadIfHooked(_ work: @escaping @Sendable () -> Void) {
+        if hooks.isEmpty { work() } else { session.execute(work) }
+    }
+
     /// Sends `request` and returns the result document; `completion` runs on the loop thread.
     @discardableResult
     func send(_ request: HTTPRequest, id: UInt64, decoder: any ResponseDecoder,
@@ -121,9 +128,11 @@ final class ClientHandle: @unchecked Sendable {
                 results.set(index, document, counts: false)
             case .ready(let request, let decoder, let id):
                 results.expectOneMore()
-                _ = network.send(request, id: id) { [dataTransfer] outcome in
-                    results.set(index, Self.document(for: outcome, request: request, decoder: decoder,
-                                                     dataTransfer: dataTransfer), counts: true)
+                onLibraryThreadIfHooked { [network, dataTransfer] in
+                    _ = network.send(request, id: id) { outcome in
+                        results.set(index, Self.document(for: outcome, request: request, decoder: decoder,
+                                                         dataTransfer: dataTransfer), counts: true)
+                    }
                 }
             }
         }

@@ -178,11 +178,13 @@ private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepare
         handle.session.execute { notify(id, document) }
     case .ready(let request, let decoder, _):
         let token = handle.register(id)
-        let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
-            handle?.unregister(id)
-            notify(id, document)
+        handle.onLibraryThreadIfHooked {
+            let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
+                handle?.unregister(id)
+                notify(id, document)
+            }
+            token.attach(transfer)
         }
-        token.attach(transfer)
     }
 }
 

@@ -223,6 +223,62 @@ static void test_adapt_hook_adds_header_the_server_sees(void)
     fixed_hook_destroy(&h);
 }
 
+/* Counts hook calls, and those made on the thread that called into the library. */
+typedef struct thread_probe {
+    pthread_t caller;
+    pthread_mutex_t m;
+    int calls;
+    int on_caller;
+} thread_probe;
+
+static void thread_probe_fn(const char *event_json, nl_reply *reply, void *user_data)
+{
+    thread_probe *p = (thread_probe *)user_data;
+    (void)event_json;
+    (void)reply;
+    pthread_mutex_lock(&p->m);
+    p->calls++;
+    if (pthread_equal(pthread_self(), p->caller))
+        p->on_caller++;
+    pthread_mutex_unlock(&p->m);
+}
+
+/* Contract section 6: a hook runs on a library thread. The first attempt's ADAPT and
+ * LOG events come while a request starts, so they must not run inside nl_request,
+ * nl_request_batch or nl_request_async on the caller's own thread. */
+static void test_hooks_never_run_on_the_calling_thread(void)
+{
+    nl_client *c = client_for("\"log\": {\"level\": \"debug\"}");
+    thread_probe p;
+    async_wait w;
+    json_t *r;
+    char *text;
+    p.caller = pthread_self();
+    pthread_mutex_init(&p.m, NULL);
+    p.calls = 0;
+    p.on_caller = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, thread_probe_fn, &p), 0);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, thread_probe_fn, &p), 0);
+    r = request_doc(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    text = nl_request_batch(c, "[{\"path\": \"json\"}, {\"path\": \"echo\"}]");
+    r = nlt_parse(text, "nl_request_batch");
+    nl_free(text);
+    CHECK(json_is_array(r) && result_ok(json_array_get(r, 0)) && result_ok(json_array_get(r, 1)));
+    json_decref(r);
+    async_init(&w, 1);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    CHECK(async_wait_all(&w, 10));
+    CHECK_OK(w.slots[0].result);
+    async_destroy(&w);
+    nl_client_free(c);
+    /* 4 requests: an ADAPT and at least a request and a response LOG event each */
+    CHECK_MSG(p.calls >= 12, "only %d hook calls", p.calls);
+    CHECK_MSG(p.on_caller == 0, "%d of %d hook calls ran on the calling thread", p.on_caller, p.calls);
+    pthread_mutex_destroy(&p.m);
+}
+
 static void test_adapt_hook_runs_before_every_attempt(void)
 {
     nl_client *c = client_for("\"retry\": {\"maxAttempts\": 3, \"backoff\": 0.01}");
@@ -1241,6 +1297,7 @@ int main(int argc, char **argv)
     static const nlt_test tests[] = {
         NLT_TEST(test_adapt_hook_adds_header_the_server_sees),
         NLT_TEST(test_adapt_hook_runs_before_every_attempt),
+        NLT_TEST(test_hooks_never_run_on_the_calling_thread),
         NLT_TEST(test_adapt_cancel_yields_cancelled_and_sends_nothing),
         NLT_TEST(test_adapt_invalid_reply_is_invalid_request_and_next_request_works),
         NLT_TEST(test_hooks_set_and_removed_while_requests_in_flight_do_not_crash),
