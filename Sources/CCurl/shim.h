@@ -78,19 +78,6 @@ static inline void nl_share_destroy(CURLSH *sh, void *locks) {
 
 static inline int nl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
-/* Registers, changes or removes interest in `fd` after libcurl's CURL_POLL_* value. */
-static inline int nl_epoll_update(int epfd, int fd, int what) {
-    struct epoll_event ev;
-    ev.events = 0;
-    ev.data.fd = fd;
-    if (what == CURL_POLL_REMOVE) return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
-    if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
-    if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
-    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return 0;
-    if (errno == ENOENT) return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-    return -1;
-}
-
 /* One epoll_ctl for libcurl's CURL_POLL_* value: add (registered == 0) or modify
  * (registered == 1) interest, or remove it. The caller knows which sockets are
  * registered, so no call is wasted on a MOD that fails with ENOENT. */

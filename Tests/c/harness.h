@@ -271,13 +271,21 @@ static inline json_t *request_json(nl_client *c, const char *endpoint_fmt, ...)
 /* Creates a client with {"baseURL": base_url(), <extra members>}. `extra` is a
  * list of JSON object members without braces, e.g. "\"timeout\": 5", or NULL.
  * Aborts the test when the client cannot be created. */
+static inline nl_client *client_with_config(char *config);
+
 static inline nl_client *client_for(const char *extra_config_json_members)
+{
+    int has_extra = extra_config_json_members != NULL && *extra_config_json_members != '\0';
+    return client_with_config(nlt_format("{\"baseURL\": \"%s\"%s%s}", base_url(), has_extra ? ", " : "",
+                                         has_extra ? extra_config_json_members : ""));
+}
+
+/* Creates a client from a whole config document, which it frees (a NULL config, from a
+ * failed nlt_format, aborts the test, as does a client that cannot be created). */
+static inline nl_client *client_with_config(char *config)
 {
     char *err = NULL;
     nl_client *c;
-    int has_extra = extra_config_json_members != NULL && *extra_config_json_members != '\0';
-    char *config = nlt_format("{\"baseURL\": \"%s\"%s%s}", base_url(), has_extra ? ", " : "",
-                              has_extra ? extra_config_json_members : "");
     REQUIRE(config != NULL);
     c = nl_client_new(config, &err);
     if (c == NULL) {

@@ -348,22 +348,9 @@ static int peak_in_flight(const log_entry *e, int n)
 
 static nl_client *h2_client(void)
 {
-    char *err = NULL;
-    char *config = nlt_format("{\"baseURL\": \"https://127.0.0.1:%d/\", \"tls\": {\"caFile\": \"%s/ca.pem\"},"
-                              " \"maxConcurrent\": 32, \"timeout\": 30}",
-                              g_port, g_dir);
-    nl_client *c;
-    REQUIRE(config != NULL);
-    c = nl_client_new(config, &err);
-    if (c == NULL) {
-        nlt_fail(__FILE__, __LINE__, "nl_client_new(config) != NULL", "config %s -> %s", config,
-                 err ? err : "(no error document)");
-        nl_free(err);
-        free(config);
-        nlt_abort_test();
-    }
-    free(config);
-    return c;
+    return client_with_config(nlt_format("{\"baseURL\": \"https://127.0.0.1:%d/\", \"tls\": {\"caFile\": \"%s/ca.pem\"},"
+                                         " \"maxConcurrent\": 32, \"timeout\": 30}",
+                                         g_port, g_dir));
 }
 
 static void check_http_version(json_t *r, const char *want)

@@ -50,7 +50,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.share = share
         let epoll = nl_epoll_create()
         let wakeFD = nl_eventfd_create()
-        guard epoll >= 0, wakeFD >= 0, nl_epoll_update(epoll, wakeFD, CURL_POLL_IN) == 0,
+        guard epoll >= 0, wakeFD >= 0, nl_epoll_set(epoll, wakeFD, CURL_POLL_IN, 0) == 0,
               let multi = curl_multi_init()
         else {
             if epoll >= 0 { close(epoll) }

@@ -452,16 +452,7 @@ class Client:
             payload = _dumps(endpoint)
         else:
             payload = _dumps(_endpoint(endpoint, endpoint_keys))
-        loop = _get_running_loop()
-        if QUEUE_PUSH is None:
-            return await self._start_with_callback(loop, payload, None)
-        request_id, future = self._submit(loop, payload, None)
-        try:
-            document = await future
-        except _AsyncCancelled:
-            self._cancel(request_id)
-            raise
-        return _document_or_raise(document)
+        return await self._run_async(payload, None)
 
     async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
@@ -470,6 +461,11 @@ class Client:
         if params is not None:
             document["params"] = dict(params)
         payload = _dumps(document)
+        return await self._run_async(payload, name)
+
+    async def _run_async(self, payload: bytes, name: Optional[str]) -> Response:
+        """Sends `payload` (an endpoint document, or the overlay of the endpoint
+        `name`) through this loop's completion queue and awaits its result."""
         loop = _get_running_loop()
         if QUEUE_PUSH is None:
             return await self._start_with_callback(loop, payload, name)
