@@ -93,11 +93,13 @@ enum ResultDocument {
 
     private static func writeHeaders(_ headers: HTTPHeaders, into w: inout JSONWriter) {
         w.raw("{")
-        for (i, field) in headers.enumerated() {
-            if i > 0 { w.raw(",") }
-            w.write(token: field.name)
+        var first = true
+        headers.withEachFieldUTF8 { name, value in
+            if !first { w.raw(",") }
+            first = false
+            w.write(tokenUTF8: name)
             w.raw(":")
-            w.write(string: field.value)
+            w.write(utf8: value)
         }
         w.raw("}")
     }

@@ -9,7 +9,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         public var value: String
     }
 
-    public private(set) var fields: [Field] = []
+    /// The fields, unless `received` holds them.
+    private var list: [Field] = []
+    /// A response's fields as received, kept as bytes until someone asks for strings:
+    /// most responses are only copied into a result document, which reads the bytes.
+    private var received = ReceivedHeaders()
 
     public init() {}
 
@@ -17,27 +21,37 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         for (name, value) in pairs { self[name] = value }
     }
 
-    public var count: Int { fields.count }
-    public var isEmpty: Bool { fields.isEmpty }
+    init(received: ReceivedHeaders) {
+        self.received = received
+    }
+
+    /// The fields in order; repeated response fields are joined into one.
+    public var fields: [Field] { received.isEmpty ? list : received.fields }
+
+    public var count: Int { received.isEmpty ? list.count : received.count }
+    public var isEmpty: Bool { received.isEmpty && list.isEmpty }
 
     /// The value for `name` (any case); setting replaces every field of that name,
     /// and setting nil removes them.
     public subscript(name: String) -> String? {
         get {
-            for f in fields where f.name.caseInsensitiveEquals(name) { return f.value }
+            if !received.isEmpty { return received.value(named: name) }
+            for f in list where f.name.caseInsensitiveEquals(name) { return f.value }
             return nil
         }
         set {
-            let first = fields.firstIndex { $0.name.caseInsensitiveEquals(name) }
-            fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+            materialize()
+            let first = list.firstIndex { $0.name.caseInsensitiveEquals(name) }
+            list.removeAll { $0.name.caseInsensitiveEquals(name) }
             guard let newValue else { return }
-            fields.insert(Field(name: name, value: newValue), at: first ?? fields.endIndex)
+            list.insert(Field(name: name, value: newValue), at: first ?? list.endIndex)
         }
     }
 
     /// Adds a field without replacing others of the same name (repeated response headers).
     public mutating func add(name: String, value: String) {
-        fields.append(Field(name: name, value: value))
+        materialize()
+        list.append(Field(name: name, value: value))
     }
 
     /// `other`'s fields replace same-named fields of `self`; new names are appended.
@@ -47,16 +61,27 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return merged
     }
 
-    /// Adds a response field whose name is already lower case, joining a repeated
-    /// field's values with ", " as RFC 9110 allows.
-    mutating func appendJoining(lowercasedName name: String, value: String) {
-        for i in fields.indices where fields[i].name == name {
-            fields[i].value += ", " + value
+    /// Calls `body` with each field's name and value as UTF-8 bytes, without making
+    /// strings of received fields (repeated fields arrive joined, as in `fields`).
+    public func withEachFieldUTF8(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        if !received.isEmpty, !received.hasRepeats {
+            received.forEachField(body)
             return
         }
-        if fields.isEmpty { fields.reserveCapacity(12) }  // a typical response's headers, one allocation
-        fields.append(Field(name: name, value: value))
+        for field in fields {
+            var name = field.name, value = field.value
+            name.withUTF8 { n in value.withUTF8 { v in body(n, v) } }
+        }
     }
+
+    private mutating func materialize() {
+        guard !received.isEmpty else { return }
+        list = received.fields
+        received = ReceivedHeaders()
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.fields == rhs.fields }
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 

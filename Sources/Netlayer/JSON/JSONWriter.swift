@@ -145,41 +145,83 @@ public struct JSONWriter: ~Copyable {
     /// `tchar`s only); anything else is written as a string.
     public mutating func write(token: String) {
         var token = token
-        token.withUTF8 { utf8 in
-            guard utf8.allSatisfy(HTTPHeaders.isTokenByte) else { return write(string: String(decoding: utf8, as: UTF8.self)) }
-            append(UInt8(ascii: "\""))
-            append(utf8)
-            append(UInt8(ascii: "\""))
-        }
+        token.withUTF8 { write(tokenUTF8: $0) }
+    }
+
+    /// `write(token:)` over UTF-8 bytes.
+    public mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        if !writeQuoted(utf8, tokenOnly: true) { write(utf8: utf8) }
     }
 
     public mutating func write(string: String) {
-        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            var runStart = 0
-            for i in 0..<utf8.count {
-                let c = utf8[i]
-                guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
-                runStart = i + 1
-                switch c {
-                case UInt8(ascii: "\""): raw("\\\"")
-                case UInt8(ascii: "\\"): raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                default:
-                    raw("\\u00")
-                    let hex: StaticString = "0123456789abcdef"
-                    append(hex.utf8Start[Int(c >> 4)])
-                    append(hex.utf8Start[Int(c & 0xF)])
-                }
-            }
-            append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            // Valid UTF-8 already: the one-pass copy where it is plain ASCII.
+            if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
         }
+    }
+
+    /// UTF-8 bytes as a string; bytes that are not UTF-8 become U+FFFD, as with
+    /// `String(decoding:as:)`.
+    public mutating func write(utf8: UnsafeBufferPointer<UInt8>) {
+        if !writeQuoted(utf8, tokenOnly: false) { write(string: String(decoding: utf8, as: UTF8.self)) }
+    }
+
+    /// The common case in one pass: copies `utf8` between quotes while it is printable
+    /// ASCII without `"` or `\` (only `tchar`s with `tokenOnly`). At the first other
+    /// byte: with `tokenOnly`, or when that byte is not ASCII, takes the write back
+    /// and returns false; else finishes with `writeEscaped`.
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, tokenOnly: Bool) -> Bool {
+        let n = utf8.count
+        reserve(n + 2)
+        let out = storage + count
+        out[0] = UInt8(ascii: "\"")
+        var i = 0
+        if let src = utf8.baseAddress {
+            (out + 1).update(from: src, count: n)
+            let classes = Self.byteClass.utf8Start
+            let limit = tokenOnly ? UInt8(ascii: "0") : UInt8(ascii: "1")
+            while i < n, classes[Int(src[i])] <= limit { i += 1 }
+        }
+        if i == n {
+            out[n + 1] = UInt8(ascii: "\"")
+            count += n + 2
+            return true
+        }
+        if tokenOnly || utf8[i] >= 0x80 { return false }
+        writeEscaped(utf8)
+        return true
+    }
+
+    /// Byte classes for `writeQuoted`: "0" a header-name `tchar`, "1" other printable
+    /// ASCII that needs no escape, "2" anything else (controls, `"`, `\\`, DEL, non-ASCII).
+    private static let byteClass: StaticString = "2222222222222222222222222222222210200000110010010000000000111111100000000000000000000000000121000000000000000000000000000001010222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222"
+
+    /// Valid UTF-8 as a quoted, escaped JSON string.
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        var runStart = 0
+        for i in 0..<utf8.count {
+            let c = utf8[i]
+            guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
+            runStart = i + 1
+            switch c {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                let hex: StaticString = "0123456789abcdef"
+                append(hex.utf8Start[Int(c >> 4)])
+                append(hex.utf8Start[Int(c & 0xF)])
+            }
+        }
+        append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
         append(UInt8(ascii: "\""))
     }
 }

@@ -25,7 +25,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private(set) var handle: EasyHandle?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var sink: ResponseSink?
-    private var headers = HTTPHeaders()
+    private var headers = ReceivedHeaders()
     private var delivered = false
     var uploadFD: Int32 = -1
     var mime: OpaquePointer?
@@ -239,7 +239,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         var effective: UnsafeMutableRawPointer?
         nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
         let effectiveURL = effective.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? request.url
-        var response = HTTPResponse(statusCode: status, headers: headers, body: sink.body,
+        var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: headers), body: sink.body,
                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
         response.downloadedFile = downloaded
         var version = 0
@@ -261,48 +261,15 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
     }
 
-    /// Parses one header line libcurl hands over. Hot: it runs for every header of
-    /// every response, so it works on bytes and builds two small strings.
     /// Why the response headers broke HTTP, when libcurl let them through.
     var headerViolation: String?
 
-    /// Returns false to stop the transfer on a framing error libcurl tolerates
-    /// (bare LF line ends, conflicting Content-Length: RFC 9112 2.2, 6.3).
+    /// Takes one header line libcurl hands over; false stops the transfer on a framing
+    /// error libcurl tolerates (`ReceivedHeaders.append(line:)`).
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if bytes.count >= 1, bytes[bytes.count - 1] == 0x0A, bytes.count < 2 || bytes[bytes.count - 2] != 0x0D {
-            headerViolation = "the response uses bare LF line ends"
-            return false
-        }
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
-        if end == 0 { return true }
-        if end >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
-           bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/") {
-            headers = HTTPHeaders()  // a new response: a redirect, or after 100 Continue
-            return true
-        }
-        var colon = 0
-        while colon < end, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
-        guard colon < end, colon > 0 else { return true }
-        var valueStart = colon + 1
-        while valueStart < end, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
-        var valueEnd = end
-        while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
-        // Header names are ASCII tokens: lower-case the bytes, not Unicode.
-        let name = String(unsafeUninitializedCapacity: colon) { out in
-            for i in 0..<colon {
-                let b = bytes[i]
-                out[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
-            }
-            return colon
-        }
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self)
-        if name == "content-length", let previous = headers[name], previous != value {
-            headerViolation = "the response has conflicting Content-Length headers (\(previous), \(value))"
-            return false
-        }
-        headers.appendJoining(lowercasedName: name, value: value)
-        return true
+        guard let violation = headers.append(line: bytes) else { return true }
+        headerViolation = violation
+        return false
     }
 }
 

@@ -1,0 +1,72 @@
+import Testing
+@testable import Netlayer
+
+/// Response headers kept as bytes (`ReceivedHeaders`) must read exactly like the
+/// string fields they replace, and write the same JSON.
+@Suite struct ReceivedHeadersTests {
+    private func received(_ lines: [String]) -> (HTTPHeaders, String?) {
+        var block = ReceivedHeaders()
+        var violation: String?
+        for line in lines where violation == nil {
+            var bytes = Array(line.utf8)
+            violation = bytes.withUnsafeMutableBytes { block.append(line: UnsafeRawBufferPointer($0)) }
+        }
+        return (HTTPHeaders(received: block), violation)
+    }
+
+    @Test func readsLikeStringFieldsWithLowerCasedNamesAndTrimmedValues() {
+        let (headers, violation) = received([
+            "HTTP/1.1 200 OK\r\n", "Content-Type: application/json\r\n", "X-Empty:\r\n",
+            "Set-Cookie: a=1\r\n", "ETAG:  \"v1\"  \r\n", "set-cookie: b=2\r\n", "\r\n",
+        ])
+        #expect(violation == nil)
+        #expect(headers.fields.map(\.name) == ["content-type", "x-empty", "set-cookie", "etag"])
+        #expect(headers["CONTENT-TYPE"] == "application/json")
+        #expect(headers["x-empty"] == "")
+        #expect(headers["Set-Cookie"] == "a=1, b=2")
+        #expect(headers["etag"] == "\"v1\"")
+        #expect(headers["missing"] == nil)
+        #expect(headers.count == 4)
+        #expect(headers == HTTPHeaders([("content-type", "application/json"), ("x-empty", ""),
+                                        ("set-cookie", "a=1, b=2"), ("etag", "\"v1\"")]))
+    }
+
+    @Test func aStatusLineStartsOverAndMutationKeepsTheOtherFields() {
+        var (headers, _) = received([
+            "HTTP/1.1 301 Moved\r\n", "Location: /b\r\n", "\r\n",
+            "HTTP/1.1 200 OK\r\n", "Server: t\r\n", "Date: now\r\n", "\r\n",
+        ])
+        #expect(headers.fields.map(\.name) == ["server", "date"])
+        headers["Date"] = nil
+        headers["X-New"] = "1"
+        #expect(headers.fields == [.init(name: "server", value: "t"), .init(name: "X-New", value: "1")])
+        #expect(HTTPHeaders(received: ReceivedHeaders()).isEmpty)
+    }
+
+    @Test func framingViolationsAreReported() {
+        #expect(received(["HTTP/1.1 200 OK\r\n", "A: 1\n"]).1 == "the response uses bare LF line ends")
+        let (_, conflict) = received(["Content-Length: 5\r\n", "Content-Length: 6\r\n"])
+        #expect(conflict == "the response has conflicting Content-Length headers (5, 6)")
+        #expect(received(["Content-Length: 5\r\n", "content-length: 5\r\n"]).1 == nil)
+    }
+
+    @Test func writesTheSameJSONFromBytesAsFromStrings() {
+        let value = "caf\u{e9} \"q\" \\ \t\u{1}"
+        var fromString = JSONWriter()
+        fromString.write(string: value)
+        var fromBytes = JSONWriter()
+        Array(value.utf8).withUnsafeBufferPointer { fromBytes.write(utf8: $0) }
+        #expect(fromBytes.bytes == fromString.bytes)
+        #expect(String(decoding: fromString.bytes, as: UTF8.self) == #""café \"q\" \\ \t\u0001""#)
+
+        // Bytes that are not UTF-8 become U+FFFD, as String(decoding:) makes them.
+        var invalid = JSONWriter()
+        [0x61, 0xFF, 0x62].withUnsafeBufferPointer { invalid.write(utf8: $0) }
+        #expect(String(decoding: invalid.bytes, as: UTF8.self) == "\"a\u{FFFD}b\"")
+
+        // A name that is not a token is escaped like any string.
+        var token = JSONWriter()
+        Array("a\"b".utf8).withUnsafeBufferPointer { token.write(tokenUTF8: $0) }
+        #expect(String(decoding: token.bytes, as: UTF8.self) == #""a\"b""#)
+    }
+}
