@@ -7,29 +7,76 @@ struct EndpointDocument {
     /// `"progress": true`: report to NL_HOOK_PROGRESS.
     var wantsProgress = false
 
-    static let knownKeys: Set<String> = [
-        "path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response", "timeout",
-        "acceptableStatus", "retry", "deadline", "multipart", "uploadFrom", "downloadTo", "xmlRoot", "progress",
-        "stream", "useCache",
-    ]
-    static let unsupportedKeys: Set<String> = []
+    /// The keys an endpoint document may hold, as bits: one pass over the members finds
+    /// unknown keys and which keys to read (most documents hold one or two of them).
+    private struct Keys: OptionSet {
+        let rawValue: UInt32
+        static let path = Keys(rawValue: 1 << 0), isFullPath = Keys(rawValue: 1 << 1), method = Keys(rawValue: 1 << 2)
+        static let headers = Keys(rawValue: 1 << 3), query = Keys(rawValue: 1 << 4), body = Keys(rawValue: 1 << 5)
+        static let bodyEncoding = Keys(rawValue: 1 << 6), response = Keys(rawValue: 1 << 7)
+        static let timeout = Keys(rawValue: 1 << 8), acceptableStatus = Keys(rawValue: 1 << 9)
+        static let retry = Keys(rawValue: 1 << 10), deadline = Keys(rawValue: 1 << 11)
+        static let multipart = Keys(rawValue: 1 << 12), uploadFrom = Keys(rawValue: 1 << 13)
+        static let downloadTo = Keys(rawValue: 1 << 14), xmlRoot = Keys(rawValue: 1 << 15)
+        static let progress = Keys(rawValue: 1 << 16), stream = Keys(rawValue: 1 << 17)
+        static let useCache = Keys(rawValue: 1 << 18), params = Keys(rawValue: 1 << 19)
+
+        init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        init?(name: String) {
+            switch name {
+            case "path": self = .path
+            case "isFullPath": self = .isFullPath
+            case "method": self = .method
+            case "headers": self = .headers
+            case "query": self = .query
+            case "body": self = .body
+            case "bodyEncoding": self = .bodyEncoding
+            case "response": self = .response
+            case "timeout": self = .timeout
+            case "acceptableStatus": self = .acceptableStatus
+            case "retry": self = .retry
+            case "deadline": self = .deadline
+            case "multipart": self = .multipart
+            case "uploadFrom": self = .uploadFrom
+            case "downloadTo": self = .downloadTo
+            case "xmlRoot": self = .xmlRoot
+            case "progress": self = .progress
+            case "stream": self = .stream
+            case "useCache": self = .useCache
+            case "params": self = .params
+            default: return nil
+            }
+        }
+    }
+
+    /// The non-null keys of `doc`; an unknown key is an error that names it.
+    private static func keys(of doc: DocumentReader, allowParams: Bool) throws(NetworkError) -> Keys {
+        var keys: Keys = []
+        for member in doc.object {
+            guard let key = Keys(name: member.key), key != .params || allowParams else {
+                throw .invalidRequest("unknown \(doc.context) key '\(member.key.escapedForMessage)'")
+            }
+            if !member.value.isNull { keys.insert(key) }
+        }
+        return keys
+    }
 
     init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
         let doc = try DocumentReader(json, context: context)
-        try doc.checkKeys(known: allowParams ? Self.knownKeys.union(["params"]) : Self.knownKeys,
-                          unsupported: Self.unsupportedKeys)
-        endpoint = Endpoint<JSON>(path: try doc.string("path") ?? "")
-        if let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
-        if let method = try doc.string("method") {
+        let keys = try Self.keys(of: doc, allowParams: allowParams)
+        endpoint = Endpoint<JSON>(path: keys.contains(.path) ? try doc.string("path") ?? "" : "")
+        if keys.contains(.isFullPath), let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
+        if keys.contains(.method), let method = try doc.string("method") {
             guard let m = HTTPMethod(rawValue: method.uppercased()) else {
                 throw .invalidRequest("\(context) key 'method': '\(method.escapedForMessage)' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
             }
             endpoint.method = m
         }
-        if let headers = try doc.headers("headers") { endpoint.headerParameters = headers }
-        if let query = try doc.query("query") { endpoint.queryParameters = query }
-        if let body = doc.value("body") { endpoint.bodyParameters = body }
-        if let encoding = try doc.string("bodyEncoding") {
+        if keys.contains(.headers), let headers = try doc.headers("headers") { endpoint.headerParameters = headers }
+        if keys.contains(.query), let query = try doc.query("query") { endpoint.queryParameters = query }
+        if keys.contains(.body), let body = doc.value("body") { endpoint.bodyParameters = body }
+        if keys.contains(.bodyEncoding), let encoding = try doc.string("bodyEncoding") {
             if encoding == "multipart" {
                 guard doc.value("multipart") != nil else {
                     throw .invalidRequest("\(context) key 'bodyEncoding': 'multipart' needs the 'multipart' key")
@@ -41,23 +88,23 @@ struct EndpointDocument {
                 endpoint.bodyEncoding = e
             }
         }
-        if let root = try doc.string("xmlRoot") { endpoint.xmlRoot = root }
+        if keys.contains(.xmlRoot), let root = try doc.string("xmlRoot") { endpoint.xmlRoot = root }
         if let body = endpoint.bodyParameters {
             // A body that cannot be encoded is the caller's error now, not at send time.
             _ = try endpoint.bodyEncoding.encode(body, xmlRoot: endpoint.xmlRoot)
         }
-        if let parts = doc.value("multipart") { endpoint.transfer.multipart = try Self.multipart(parts, context: context) }
-        endpoint.transfer.uploadFrom = try doc.string("uploadFrom")
-        endpoint.transfer.downloadTo = try doc.string("downloadTo")
-        wantsProgress = try doc.bool("progress") ?? false
-        endpoint.transfer.useCache = try doc.bool("useCache") ?? false
-        if let mode = try doc.string("stream") {
+        if keys.contains(.multipart), let parts = doc.value("multipart") { endpoint.transfer.multipart = try Self.multipart(parts, context: context) }
+        if keys.contains(.uploadFrom) { endpoint.transfer.uploadFrom = try doc.string("uploadFrom") }
+        if keys.contains(.downloadTo) { endpoint.transfer.downloadTo = try doc.string("downloadTo") }
+        wantsProgress = keys.contains(.progress) ? try doc.bool("progress") ?? false : false
+        if keys.contains(.useCache) { endpoint.transfer.useCache = try doc.bool("useCache") ?? false }
+        if keys.contains(.stream), let mode = try doc.string("stream") {
             guard let m = StreamMode(rawValue: mode) else {
                 throw .invalidRequest("\(context) key 'stream': '\(mode.escapedForMessage)' is not one of sse, lines, chunks")
             }
             endpoint.transfer.stream = m
         }
-        if let response = try doc.reader("response") {
+        if keys.contains(.response), let response = try doc.reader("response") {
             try response.checkKeys(known: ["decoder", "keyPath"])
             let keyPath = try response.string("keyPath")
             switch try response.string("decoder") ?? "json" {
@@ -72,11 +119,11 @@ struct EndpointDocument {
                 throw .invalidRequest("\(context) key 'response': keyPath needs the json decoder")
             }
         }
-        if let t = try doc.seconds("timeout") { endpoint.timeout = t }
-        if let a = try doc.acceptableStatus("acceptableStatus") { endpoint.acceptableStatus = a }
+        if keys.contains(.timeout), let t = try doc.seconds("timeout") { endpoint.timeout = t }
+        if keys.contains(.acceptableStatus), let a = try doc.acceptableStatus("acceptableStatus") { endpoint.acceptableStatus = a }
         // Retry keys apply over the config's policy, key by key, when the request is built.
-        let hasRetry = try doc.retry("retry", over: RetryPolicy()) != nil  // validated now, applied per request
-        let deadline = try doc.seconds("deadline")
+        let hasRetry = keys.contains(.retry) ? try doc.retry("retry", over: RetryPolicy()) != nil : false  // validated now, applied per request
+        let deadline = keys.contains(.deadline) ? try doc.seconds("deadline") : nil
         if hasRetry || deadline != nil {
             let doc = doc
             endpoint.configureOptions = { options in

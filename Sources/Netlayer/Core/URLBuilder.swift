@@ -19,7 +19,7 @@ public enum URLBuilder {
         if isFullPath {
             let full = try BaseURL(path, role: "path (isFullPath)")
             out.reserveCapacity(full.origin.utf8.count + full.path.utf8.count + 32)
-            out.append(contentsOf: full.origin.utf8)
+            append(full.origin, to: &out)
             PercentEncoding.appendPath(full.path.isEmpty ? "/" : Substring(full.path), into: &out)
             existingQuery = full.query
         } else {
@@ -28,8 +28,8 @@ public enum URLBuilder {
             }
             try checkRelative(path)
             out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 32)
-            out.append(contentsOf: base.origin.utf8)
-            out.append(contentsOf: base.path.utf8)
+            append(base.origin, to: &out)
+            append(base.path, to: &out)
             out.append(UInt8(ascii: "/"))
             let relative = path.utf8.drop { $0 == UInt8(ascii: "/") }
             PercentEncoding.appendPath(Substring(relative), into: &out)
@@ -37,7 +37,7 @@ public enum URLBuilder {
         }
         if let existingQuery {
             out.append(UInt8(ascii: "?"))
-            out.append(contentsOf: existingQuery.utf8)
+            append(existingQuery, to: &out)
         }
         if !query.isEmpty {
             out.append(existingQuery == nil ? UInt8(ascii: "?") : UInt8(ascii: "&"))
@@ -48,23 +48,33 @@ public enum URLBuilder {
 
     private static func checkRelative(_ path: String) throws(NetworkError) {
         // Bytes, not Characters: every byte tested here is ASCII, and this runs per request.
-        let bytes = path.utf8
-        if bytes.starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) {
-            throw .urlGeneration("path '\(path)' starts with '//', which would change the host of baseURL")
-        }
-        if bytes.contains(UInt8(ascii: "\\")) {
-            throw .urlGeneration("path '\(path)' contains a backslash, which URL parsers disagree on")
-        }
-        // "http:..." or "mailto:..." would be read as a new URL by a resolver: a
-        // scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
-        guard let first = bytes.first, isASCIILetter(first) else { return }
-        for b in bytes.dropFirst() {
-            if b == UInt8(ascii: ":") {
-                throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+        var copy = path
+        let problem = copy.withUTF8 { bytes -> String? in
+            if bytes.count >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "/") {
+                return "starts with '//', which would change the host of baseURL"
             }
-            guard isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
-                    || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") else { return }
+            if bytes.contains(UInt8(ascii: "\\")) { return "contains a backslash, which URL parsers disagree on" }
+            // "http:..." or "mailto:..." would be read as a new URL by a resolver: a
+            // scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
+            guard let first = bytes.first, isASCIILetter(first) else { return nil }
+            for b in bytes.dropFirst() {
+                if b == UInt8(ascii: ":") { return "" }
+                guard isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+                        || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") else { return nil }
+            }
+            return nil
         }
+        guard let problem else { return }
+        if problem.isEmpty {
+            throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+        }
+        throw .urlGeneration("path '\(path)' \(problem)")
+    }
+
+    /// A string's bytes in one copy (appending a `String.UTF8View` goes byte by byte).
+    private static func append(_ string: String, to out: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { out.append(contentsOf: $0) }
     }
 
     private static func isASCIILetter(_ b: UInt8) -> Bool {

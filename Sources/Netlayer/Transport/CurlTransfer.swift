@@ -1,6 +1,5 @@
 import CCurl
 import Glibc
-import Synchronization
 
 /// One request on its way through the event loop: its easy-handle options, the
 /// response as it arrives, and the guarantee that its completion runs exactly once.
@@ -17,7 +16,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
-    private let state = Atomic<Int>(State.pending.rawValue)
+    /// A C cell, so a blocking transfer's progress callback reads it in C.
+    private let state: UnsafeMutablePointer<Int32> = {
+        let cell = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        cell.initialize(to: Int32(State.pending.rawValue))
+        return cell
+    }()
 
     // Touched only on the loop thread.
     var easy: UnsafeMutableRawPointer?
@@ -41,13 +45,18 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         self.completion = completion
     }
 
+    deinit { state.deallocate() }
+
+    /// Moves the state from pending to `next`; false if it had moved already.
+    private func leavePending(for next: State) -> Bool {
+        nl_state_exchange_if(state, Int32(State.pending.rawValue), Int32(next.rawValue)) != 0
+    }
+
     // MARK: NetworkCancellable
 
     @discardableResult
     func cancel() -> Bool {
-        guard state.compareExchange(expected: State.pending.rawValue, desired: State.cancelRequested.rawValue,
-                                    ordering: .acquiringAndReleasing).exchanged
-        else { return false }
+        guard leavePending(for: .cancelRequested) else { return false }
         loop?.enqueueCancel(self)
         return true
     }
@@ -55,7 +64,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Whether the completion has run (loop thread only).
     var isDelivered: Bool { delivered }
 
-    var isCancelRequested: Bool { state.load(ordering: .acquiring) == State.cancelRequested.rawValue }
+    var isCancelRequested: Bool { nl_state_load(state) == Int32(State.cancelRequested.rawValue) }
 
     // MARK: Loop-thread side
 
@@ -64,8 +73,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     func deliver(_ result: Result<HTTPResponse, NetworkError>) {
         guard !delivered else { return }
         delivered = true
-        let finished = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
-                                             ordering: .acquiringAndReleasing).exchanged
+        let finished = leavePending(for: .finished)
         releaseResources()
         completion(finished ? result : .failure(.cancelled))
     }
@@ -74,8 +82,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     func deliverCancelled() {
         guard !delivered else { return }
         delivered = true
-        _ = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
-                                  ordering: .acquiringAndReleasing)
+        _ = leavePending(for: .finished)
         releaseResources()
         completion(.failure(.cancelled))
     }
@@ -83,8 +90,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Ends a blocking transfer (its result was returned to the caller directly).
     func finishBlocking() {
         delivered = true
-        _ = state.compareExchange(expected: State.pending.rawValue, desired: State.finished.rawValue,
-                                  ordering: .acquiringAndReleasing)
+        _ = leavePending(for: .finished)
         releaseResources()
     }
 
@@ -125,8 +131,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
-        if loop == nil || request.transfer.progress != nil {
+        if request.transfer.progress != nil {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
+        } else if loop == nil {
+            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, state))  // read by nl_progress_stop_on_cancel
         }
         var list: UnsafeMutablePointer<curl_slist>?
         var line: [UInt8] = []
@@ -157,9 +165,13 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
         check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
-        if loop == nil || request.transfer.progress != nil {
+        if request.transfer.progress != nil {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
+        } else if loop == nil {
+            // A blocking transfer notices a cancel (client shutdown) in its progress callback.
+            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+            check(nl_curl_setopt_progress_stop_on_cancel(easy))
         }
         if loop != nil, request.url.utf8.starts(with: "https:".utf8) {
             // Wait for a connection being set up to the same host rather than open one
