@@ -128,12 +128,14 @@ final class ClientHandle: @unchecked Sendable {
                 results.set(index, document, counts: false)
             case .ready(let request, let decoder, let id):
                 results.expectOneMore()
-                onLibraryThreadIfHooked { [network, dataTransfer] in
+                let network = network, dataTransfer = dataTransfer
+                @Sendable func start() {
                     _ = network.send(request, id: id) { outcome in
                         results.set(index, Self.document(for: outcome, request: request, decoder: decoder,
                                                          dataTransfer: dataTransfer), counts: true)
                     }
                 }
+                if hooks.isEmpty { start() } else { onLibraryThreadIfHooked(start) }
             }
         }
         return results.waitForAll()

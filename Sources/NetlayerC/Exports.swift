@@ -178,13 +178,16 @@ private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepare
         handle.session.execute { notify(id, document) }
     case .ready(let request, let decoder, _):
         let token = handle.register(id)
-        handle.onLibraryThreadIfHooked {
+        @Sendable func start() {
             let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
                 handle?.unregister(id)
                 notify(id, document)
             }
             token.attach(transfer)
         }
+        // Without hooks, start here: no closure to allocate for the loop (the hop is
+        // what onLibraryThreadIfHooked decides; this is its no-hook case, inlined).
+        if handle.hooks.isEmpty { start() } else { handle.onLibraryThreadIfHooked(start) }
     }
 }
 

@@ -30,8 +30,11 @@ struct ReceivedHeaders: Sendable {
 
     private mutating func setPrefix(_ value: UInt32, at offset: Int) {
         if bytes.isEmpty {
-            bytes.reserveCapacity(512)  // a typical response's fields, one allocation
-            bytes.append(contentsOf: repeatElement(0, count: Self.prefix))
+            // Room for a typical response's fields: one allocation.
+            bytes = [UInt8](unsafeUninitializedCapacity: 512) { buffer, count in
+                buffer.baseAddress!.initialize(repeating: 0, count: Self.prefix)
+                count = Self.prefix
+            }
         }
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: value, toByteOffset: offset, as: UInt32.self) }
     }

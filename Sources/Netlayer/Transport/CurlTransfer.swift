@@ -127,7 +127,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
-        check(nl_curl_setopt_str(easy, CURLOPT_URL, request.url))
+        check(request.url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) })  // no copy of a native string
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
@@ -219,6 +219,16 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         Int(CURL_HTTP_VERSION_2_0): "2", Int(CURL_HTTP_VERSION_3): "3",
     ]
 
+    /// The C string as a String, without a new one when it equals `known` (the
+    /// effective URL of a transfer that was not redirected is the request's own).
+    private static func string(_ text: UnsafePointer<CChar>, reusing known: String) -> String {
+        var known = known
+        let same = known.withUTF8 { utf8 in
+            strlen(text) == utf8.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, text, utf8.count) == 0)
+        }
+        return same ? known : String(cString: text)
+    }
+
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
@@ -250,7 +260,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         nl_curl_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
         var effective: UnsafeMutableRawPointer?
         nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
-        let effectiveURL = effective.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? request.url
+        let effectiveURL = effective.map { Self.string($0.assumingMemoryBound(to: CChar.self), reusing: request.url) }
+            ?? request.url
         var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: headers), body: sink.body,
                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
         response.downloadedFile = downloaded
