@@ -39,20 +39,19 @@ final class ClientHandle: @unchecked Sendable {
     /// to this client's hooks under `id` (a new one when nil).
     func prepare(_ document: JSON, id: UInt64? = nil) -> Prepared {
         do {
-            let parsed = try EndpointDocument(document)
-            var endpoint = parsed.endpoint
+            var parsed = try EndpointDocument(document)  // changed in place: one copy of the endpoint
             let id = id ?? newID()
             let hooks = self.hooks
             if parsed.wantsProgress {
-                endpoint.transfer.progress = { progress in
+                parsed.endpoint.transfer.progress = { progress in
                     hooks.control(.progress, [
                         "id": .int(Int64(truncatingIfNeeded: id)), "direction": .string(progress.direction.rawValue),
                         "done": .int(progress.done), "total": .int(progress.total),
                     ])
                 }
             }
-            if endpoint.transfer.stream != nil {
-                endpoint.transfer.onStreamEvent = { event in
+            if parsed.endpoint.transfer.stream != nil {
+                parsed.endpoint.transfer.onStreamEvent = { event in
                     var fields: JSONObject = ["id": .int(Int64(truncatingIfNeeded: id))]
                     switch event {
                     case .serverSent(let name, let data, let lastEventId, let retry):
@@ -68,7 +67,7 @@ final class ClientHandle: @unchecked Sendable {
                     return hooks.control(.stream, fields)
                 }
             }
-            return .ready(try network.makeRequest(for: endpoint), endpoint.responseDecoder, id: id)
+            return .ready(try network.makeRequest(for: parsed.endpoint), parsed.endpoint.responseDecoder, id: id)
         } catch {
             return .failed(ResultDocument.failure(.networkFailure(error)))
         }

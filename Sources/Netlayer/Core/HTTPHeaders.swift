@@ -1,3 +1,5 @@
+import Glibc
+
 /// An ordered list of HTTP header fields with case-insensitive names.
 ///
 /// This is the one place header names and values are validated: a name must be an
@@ -131,6 +133,15 @@ extension String {
     func firstUTF8(where test: (UInt8) -> Bool) -> UInt8? {
         var copy = self
         return copy.withUTF8 { $0.first(where: test) }
+    }
+
+    /// Whether the string starts with `prefix` (ASCII), comparing bytes in place:
+    /// `utf8.starts(with:)` walks both views element by element.
+    func hasASCIIPrefix(_ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        return utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= count && memcmp(bytes.baseAddress!, prefix.utf8Start, count) == 0
+        } ?? utf8.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: count))
     }
 
     func caseInsensitiveEquals(_ other: String) -> Bool {

@@ -12,7 +12,8 @@ import Glibc
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
     private struct Blocking {
         var idleHandles: [EasyHandle] = []
-        var inFlight: [ObjectIdentifier: CurlTransfer] = [:]
+        /// Blocking transfers running now (a few: one per calling thread).
+        var inFlight: [CurlTransfer] = []
         var shutDown = false
     }
 
@@ -46,14 +47,17 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         let transfer = CurlTransfer(request: request, loop: nil, share: share) { _ in }
         let pooled: EasyHandle? = blocking.withLock { state in
             guard !state.shutDown else { return nil }
-            state.inFlight[ObjectIdentifier(transfer)] = transfer
+            state.inFlight.append(transfer)
             return state.idleHandles.popLast() ?? EasyHandle()
         }
         guard let pooled else { return .failure(.cancelled) }
         defer {
             pooled.finishedTransfer()
             blocking.withLock { state in
-                state.inFlight[ObjectIdentifier(transfer)] = nil
+                if let i = state.inFlight.firstIndex(where: { $0 === transfer }) {
+                    state.inFlight.swapAt(i, state.inFlight.count - 1)
+                    state.inFlight.removeLast()
+                }
                 if state.idleHandles.count < 64 { state.idleHandles.append(pooled) }  // else released: curl_easy_cleanup
             }
         }
@@ -87,7 +91,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         if loop.isCurrentThread { return }
         let running = blocking.withLock { state -> [CurlTransfer] in
             state.shutDown = true
-            return Array(state.inFlight.values)
+            return state.inFlight
         }
         for transfer in running { transfer.cancel() }
         loop.shutdown()

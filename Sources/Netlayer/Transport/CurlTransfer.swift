@@ -112,8 +112,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let easy = handle.pointer
         self.easy = easy
         self.handle = handle
-        let profile = EasyProfile(request, blocking: loop == nil)
-        let reuse = handle.canReuse(for: profile)
+        let reuse = handle.canReuse(for: request, blocking: loop == nil)
         if !reuse { handle.resetIfUsed() }
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -173,7 +172,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_progress_stop_on_cancel(easy))
         }
-        if loop != nil, request.url.utf8.starts(with: "https:".utf8) {
+        if loop != nil, request.url.hasASCIIPrefix("https:") {
             // Wait for a connection being set up to the same host rather than open one
             // more: over HTTP/2 (ALPN) the requests then share it as streams.
             check(nl_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
@@ -206,7 +205,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         if let error = configureBody(easy, check: check) { return error }
         guard rc == CURLE_OK else { return rejected(rc) }
-        handle.profile = profile
+        handle.profile = EasyProfile(request, blocking: loop == nil)
         return nil
     }
 
@@ -307,18 +306,21 @@ private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_o
 private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
                            _ context: UnsafeMutableRawPointer?) -> Int {
     guard let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
     guard length > 0, let data else { return 0 }
-    return transfer.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    // The transfer outlives its callbacks: no retain and release per call.
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.appendBody(UnsafeRawBufferPointer(start: data, count: length))
+    } ? length : 0
 }
 
 private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
                              _ context: UnsafeMutableRawPointer?) -> Int {
     guard let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
-    if length > 0, let data, !transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) {
+    if length > 0, let data, !Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef({
+        $0.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    }) {
         return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
     }
     return length

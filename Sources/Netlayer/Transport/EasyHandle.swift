@@ -36,10 +36,11 @@ final class EasyHandle {
     /// What libcurl wrote about the last failure ("" if nothing).
     var errorDetail: String { String(cString: errorBuffer) }
 
-    /// Whether `profile`'s options are already set, so only per-request ones are needed.
-    func canReuse(for profile: EasyProfile?) -> Bool {
+    /// Whether the options of `request` (a plain one) are already set, so only
+    /// per-request ones are needed. Compares in place: no profile is built for it.
+    func canReuse(for request: HTTPRequest, blocking: Bool) -> Bool {
         guard hasProfile, let profile else { return false }
-        return self.profile == profile
+        return profile.matches(request, blocking: blocking)
     }
 
     /// Before a full configuration: back to libcurl's defaults if anything was set.
@@ -72,16 +73,30 @@ struct EasyProfile: Equatable {
     let proxy: String?
     let tls: TLSOptions
 
-    /// The profile of `request`, or nil when it carries a body, an upload, a
-    /// multipart form or a progress handler (those options are set afresh each time).
+    /// Whether `request` has a profile: no body, upload, multipart form or progress
+    /// handler (those options are set afresh each time).
+    static func isPlain(_ request: HTTPRequest) -> Bool {
+        request.body == nil && request.method != .post && request.transfer.multipart == nil
+            && request.transfer.uploadFrom == nil && request.transfer.progress == nil
+    }
+
+    /// Whether `request` would have exactly this profile.
+    func matches(_ request: HTTPRequest, blocking: Bool) -> Bool {
+        guard Self.isPlain(request), method == request.method, self.blocking == blocking else { return false }
+        let options = request.options
+        return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
+            && connectTimeout == options.connectTimeout && maxResponseBytes == options.maxResponseBytes
+            && compression == options.compression && userAgent == options.userAgent && proxy == options.proxy
+            && tls == options.tls
+    }
+
+    /// The profile of `request`, or nil when it is not plain (`isPlain`).
     init?(_ request: HTTPRequest, blocking: Bool) {
-        guard request.body == nil, request.method != .post, request.transfer.multipart == nil,
-              request.transfer.uploadFrom == nil, request.transfer.progress == nil
-        else { return nil }
+        guard Self.isPlain(request) else { return nil }
         let options = request.options
         method = request.method
         self.blocking = blocking
-        https = request.url.utf8.starts(with: "https:".utf8)
+        https = request.url.hasASCIIPrefix("https:")
         timeout = options.timeout
         connectTimeout = options.connectTimeout
         maxResponseBytes = options.maxResponseBytes
