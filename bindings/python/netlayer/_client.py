@@ -150,6 +150,9 @@ def _queue_take(pointer: int) -> bytes:
 
 _loads = _json.loads
 _dumps = _json.dumps
+#: Encoded ``{"path": p, "method": "GET"}`` documents of ``Client.get(p)``, by path:
+#: the same few paths are fetched over and over (bounded; any client may use them).
+_GET_DOCUMENTS: Dict[str, bytes] = {}
 _string_at = ctypes.string_at
 _nl_request = lib.nl_request
 _nl_free = lib.nl_free
@@ -397,7 +400,13 @@ class Client:
     def get(self, path: str, **endpoint_keys: Any) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys and type(path) is str:
-            return self._perform(_dumps({"path": path, "method": "GET"}))
+            payload = _GET_DOCUMENTS.get(path)
+            if payload is None:
+                payload = _dumps({"path": path, "method": "GET"})
+                if len(_GET_DOCUMENTS) >= 1024:
+                    _GET_DOCUMENTS.clear()
+                _GET_DOCUMENTS[path] = payload
+            return self._perform(payload)
         return self.request(_method("GET", path, endpoint_keys))
 
     def post(self, path: str, **endpoint_keys: Any) -> Response:
