@@ -95,11 +95,8 @@ enum ResultDocument {
         w.raw("{")
         var first = true
         headers.withEachFieldUTF8 { name, value in
-            if !first { w.raw(",") }
+            w.write(member: name, value: value, first: first)
             first = false
-            w.write(tokenUTF8: name)
-            w.raw(":")
-            w.write(utf8: value)
         }
         w.raw("}")
     }

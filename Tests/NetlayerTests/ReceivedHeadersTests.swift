@@ -64,6 +64,17 @@ import Testing
         [0x61, 0xFF, 0x62].withUnsafeBufferPointer { invalid.write(utf8: $0) }
         #expect(String(decoding: invalid.bytes, as: UTF8.self) == "\"a\u{FFFD}b\"")
 
+        // Object members: plain ones in one pass, the others escaped like any string.
+        var members = JSONWriter()
+        members.raw("{")
+        for (i, (name, value)) in [("a", "1"), ("b\"c", "x"), ("d", "q\"t"), ("e", "caf\u{e9}")].enumerated() {
+            Array(name.utf8).withUnsafeBufferPointer { n in
+                Array(value.utf8).withUnsafeBufferPointer { v in members.write(member: n, value: v, first: i == 0) }
+            }
+        }
+        members.raw("}")
+        #expect(String(decoding: members.bytes, as: UTF8.self) == #"{"a":"1","b\"c":"x","d":"q\"t","e":"café"}"#)
+
         // A name that is not a token is escaped like any string.
         var token = JSONWriter()
         Array("a\"b".utf8).withUnsafeBufferPointer { token.write(tokenUTF8: $0) }

@@ -197,6 +197,25 @@ public struct JSONWriter: ~Copyable {
     /// ASCII that needs no escape, "2" anything else (controls, `"`, `\\`, DEL, non-ASCII).
     private static let byteClass: StaticString = "2222222222222222222222222222222210200000110010010000000000111111100000000000000000000000000121000000000000000000000000000001010222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222"
 
+    /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
+    /// name should be a header token and whose value is UTF-8 bytes (the members of a
+    /// result document's `headers`). Plain members, the usual case, take one pass.
+    public mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                               first: Bool) {
+        let start = count
+        reserve(name.count + value.count + 6)
+        if !first { append(UInt8(ascii: ",")) }
+        if writeQuoted(name, tokenOnly: true) {
+            append(UInt8(ascii: ":"))
+            if writeQuoted(value, tokenOnly: false) { return }
+        }
+        count = start  // not plain: again, escaping as needed
+        if !first { append(UInt8(ascii: ",")) }
+        write(tokenUTF8: name)
+        append(UInt8(ascii: ":"))
+        write(utf8: value)
+    }
+
     /// Valid UTF-8 as a quoted, escaped JSON string.
     private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))
