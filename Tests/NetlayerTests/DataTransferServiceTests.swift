@@ -195,6 +195,34 @@ private struct Echo: Decodable, Sendable {
     }
 }
 
+extension DataTransferServiceTests {
+    /// A blocking request notices the cancel of a shutdown in libcurl's progress
+    /// callback (a C function over the transfer's state): shutdown returns promptly and
+    /// each blocking call reports `cancelled`.
+    @Test func shutdownCancelsBlockingRequestsOfOtherThreads() async throws {
+        let (service, session) = try server.service()
+        let network = try #require(service.networkService as? DefaultNetworkService)
+        let request = try network.makeRequest(for: Endpoint<JSON>(path: "delay/5000"))
+        let results = Mutex<[ErrorKind?]>([])
+        for _ in 0..<3 {
+            Thread.detachNewThread {
+                let outcome = network.sendBlocking(request)
+                let kind: ErrorKind? = switch outcome.result {
+                case .success: nil
+                case .failure(let error): DataTransferError.networkFailure(error).kind
+                }
+                results.withLock { $0.append(kind) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        session.shutdown()
+        #expect(ContinuousClock.now - start < .seconds(1))
+        for _ in 0..<100 where results.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(results.withLock { $0 } == Array(repeating: .cancelled, count: 3))
+    }
+}
+
 extension Result where Failure == DataTransferError {
     var failureKind: ErrorKind? {
         if case .failure(let error) = self { return error.kind }
