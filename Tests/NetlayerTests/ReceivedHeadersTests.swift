@@ -43,6 +43,15 @@ import Testing
         #expect(HTTPHeaders(received: ReceivedHeaders()).isEmpty)
     }
 
+    @Test func manyAndLongFieldsOutgrowTheFirstBuffer() {
+        let lines = (0..<200).map { "X-Field-\($0): \(String(repeating: "v", count: $0 * 7))\r\n" }
+        let (headers, violation) = received(["HTTP/1.1 200 OK\r\n"] + lines)
+        #expect(violation == nil)
+        #expect(headers.count == 200)
+        #expect(headers["x-field-199"] == String(repeating: "v", count: 199 * 7))
+        #expect(headers.fields.first == .init(name: "x-field-0", value: ""))
+    }
+
     @Test func framingViolationsAreReported() {
         #expect(received(["HTTP/1.1 200 OK\r\n", "A: 1\n"]).1 == "the response uses bare LF line ends")
         let (_, conflict) = received(["Content-Length: 5\r\n", "Content-Length: 6\r\n"])
