@@ -67,7 +67,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// strings of received fields (repeated fields arrive joined, as in `fields`).
     public func withEachFieldUTF8(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         if !received.isEmpty, !received.hasRepeats {
-            received.forEachField(body)
+            received.forEachRecord(body)
             return
         }
         for field in fields {

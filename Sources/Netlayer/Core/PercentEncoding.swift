@@ -52,16 +52,9 @@ enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Encodes a path, keeping "/" and other `pchar`s, and keeping "%XX" escapes the
-    /// caller already wrote; "?" and "#" are encoded so a path cannot smuggle a query.
-    static func encodePath(_ s: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        appendPath(Substring(s), into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// `encodePath`, appended to `out`.
+    /// Appends the encoded path to `out`, keeping "/" and other `pchar`s, and keeping
+    /// "%XX" escapes the caller already wrote; "?" and "#" are encoded so a path cannot
+    /// smuggle a query.
     static func appendPath(_ s: Substring, into out: inout [UInt8]) {
         var s = s
         s.withUTF8 { bytes in

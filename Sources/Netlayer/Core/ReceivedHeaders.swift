@@ -86,7 +86,7 @@ struct ReceivedHeaders: @unchecked Sendable {
         // Header names are ASCII tokens: lower-case the bytes, not Unicode.
         for i in 0..<colon {
             let b = base[i]
-            record[8 + i] = b &- 0x41 < 26 ? b | 0x20 : b
+            record[8 + i] = Self.lowercased(b)
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
         block.count += 8 + colon + valueLength
@@ -134,7 +134,7 @@ struct ReceivedHeaders: @unchecked Sendable {
             var found: String?
             forEachRecord { recordName, value in
                 guard recordName.count == wanted.count,
-                      zip(recordName, wanted).allSatisfy({ $0 == ($1 &- 0x41 < 26 ? $1 | 0x20 : $1) })
+                      zip(recordName, wanted).allSatisfy({ $0 == Self.lowercased($1) })
                 else { return }
                 let text = String(decoding: value, as: UTF8.self)
                 found = found.map { $0 + ", " + text } ?? text
@@ -144,11 +144,7 @@ struct ReceivedHeaders: @unchecked Sendable {
     }
 
     /// Each record's name and value bytes, in order (repeats not joined).
-    func forEachField(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
-        forEachRecord(body)
-    }
-
-    private func forEachRecord(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+    func forEachRecord(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         guard let block else { return }
         let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
         var offset = 0
@@ -158,6 +154,9 @@ struct ReceivedHeaders: @unchecked Sendable {
             offset = record.end
         }
     }
+
+    /// An ASCII letter in lower case; any other byte as it is.
+    private static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 
     private struct Record {
         let name: UnsafeBufferPointer<UInt8>

@@ -141,14 +141,8 @@ public struct JSONWriter: ~Copyable {
         text.withUTF8 { append($0) }
     }
 
-    /// A string known to need no escaping when it is a header-name token (RFC 9110
-    /// `tchar`s only); anything else is written as a string.
-    public mutating func write(token: String) {
-        var token = token
-        token.withUTF8 { write(tokenUTF8: $0) }
-    }
-
-    /// `write(token:)` over UTF-8 bytes.
+    /// UTF-8 bytes known to need no escaping when they are a header-name token (RFC
+    /// 9110 `tchar`s only); anything else is written as a string.
     public mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         if !writeQuoted(utf8, tokenOnly: true) { write(utf8: utf8) }
     }
@@ -179,8 +173,8 @@ public struct JSONWriter: ~Copyable {
         var i = 0
         if let src = utf8.baseAddress {
             (out + 1).update(from: src, count: n)
-            let classes = Self.byteClass.utf8Start
-            let limit = tokenOnly ? UInt8(ascii: "0") : UInt8(ascii: "1")
+            let classes = Self.byteClass
+            let limit: UInt8 = tokenOnly ? 0 : 1
             while i < n, classes[Int(src[i])] <= limit { i += 1 }
         }
         if i == n {
@@ -193,9 +187,18 @@ public struct JSONWriter: ~Copyable {
         return true
     }
 
-    /// Byte classes for `writeQuoted`: "0" a header-name `tchar`, "1" other printable
-    /// ASCII that needs no escape, "2" anything else (controls, `"`, `\\`, DEL, non-ASCII).
-    private static let byteClass: StaticString = "2222222222222222222222222222222210200000110010010000000000111111100000000000000000000000000121000000000000000000000000000001010222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222222"
+    /// Byte classes for `writeQuoted`, one load per byte: 0 a header-name `tchar`
+    /// (`HTTPHeaders.isTokenByte`), 1 other printable ASCII that needs no escape, 2
+    /// anything else (controls, `"`, `\\`, DEL, non-ASCII).
+    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for i in 0..<256 {
+            let b = UInt8(i)
+            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+            table[i] = HTTPHeaders.isTokenByte(b) ? 0 : plain ? 1 : 2
+        }
+        return UnsafePointer(table)
+    }()
 
     /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
     /// name should be a header token and whose value is UTF-8 bytes (the members of a
