@@ -1,4 +1,3 @@
-import Glibc
 import Netlayer
 import Synchronization
 
@@ -185,48 +184,22 @@ final class ClientHandle: @unchecked Sendable {
 
 /// The documents of a batch, filled from loop-thread completions; the waiting thread
 /// wakes once, when the last expected one is in.
-private final class BatchResults: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Guarded by `mutex`.
-    private var documents: [[UInt8]]
-    private var outstanding = 0
+private struct BatchResults: Sendable {
+    private let documents: Locked<[[UInt8]]>
+    private let latch = Latch(count: 0)
 
-    init(count: Int) {
-        documents = Array(repeating: [], count: count)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    init(count: Int) { documents = Locked(Array(repeating: [], count: count)) }
 
     /// Before sending a request whose document `set` will bring later.
-    func expectOneMore() {
-        pthread_mutex_lock(mutex)
-        outstanding += 1
-        pthread_mutex_unlock(mutex)
-    }
+    func expectOneMore() { latch.countUp() }
 
     func set(_ index: Int, _ document: [UInt8], counts: Bool) {
-        pthread_mutex_lock(mutex)
-        documents[index] = document
-        if counts {
-            outstanding -= 1
-            if outstanding == 0 { pthread_cond_signal(condition) }
-        }
-        pthread_mutex_unlock(mutex)
+        documents.withLock { $0[index] = document }
+        if counts { latch.countDown() }
     }
 
     func waitForAll() -> [[UInt8]] {
-        pthread_mutex_lock(mutex)
-        while outstanding > 0 { pthread_cond_wait(condition, mutex) }
-        let all = documents
-        pthread_mutex_unlock(mutex)
-        return all
+        latch.wait()
+        return documents.withLock { $0 }
     }
 }

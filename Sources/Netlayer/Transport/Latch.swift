@@ -20,6 +20,14 @@ public final class Latch: @unchecked Sendable {
         pthread_mutex_destroy(&mutex)
     }
 
+    /// One more `countDown()` is needed before the latch opens (work whose count is
+    /// only known as it starts).
+    public func countUp() {
+        pthread_mutex_lock(&mutex)
+        remaining += 1
+        pthread_mutex_unlock(&mutex)
+    }
+
     public func countDown() {
         pthread_mutex_lock(&mutex)
         remaining -= 1
