@@ -80,12 +80,12 @@ final class ClientHandle: @unchecked Sendable {
         }
     }
 
-    /// Runs `work`, which starts a request, at once, or on the loop thread when a hook
-    /// is set: the first attempt's ADAPT and LOG hooks run inside it, and hooks run on
-    /// a library thread (contract, section 6), never on the thread of the C call.
-    func onLibraryThreadIfHooked(_ work: @escaping @Sendable () -> Void) {
-        if hooks.isEmpty { work() } else { session.execute(work) }
-    }
+    /// Whether a request may start on the thread of the C call: only when no hook is
+    /// set. The first attempt's ADAPT and LOG hooks run as a request starts, and hooks
+    /// run on a library thread (contract, section 6); with a hook set, requests start
+    /// on the loop thread (`session.execute`). Callers branch on this rather than hand
+    /// over a closure, which would cost an allocation per request in the common case.
+    var startsOnCallingThread: Bool { hooks.isEmpty }
 
     /// Sends `request` and returns the result document; `completion` runs on the loop thread.
     @discardableResult
@@ -108,7 +108,7 @@ final class ClientHandle: @unchecked Sendable {
     /// the loop thread as its transfer completes (as for `nl_request_async`): this
     /// thread wakes once, when the last one is in.
     func perform(count: Int, prepare: (Int) -> Prepared) -> [[UInt8]] {
-        if count == 1, hooks.isEmpty {
+        if count == 1, startsOnCallingThread {
             // One request: run it on this thread, no hop to the loop and back. (With
             // hooks set it goes through the loop, where the contract runs hooks.)
             switch prepare(0) {
@@ -133,7 +133,7 @@ final class ClientHandle: @unchecked Sendable {
                                                          dataTransfer: dataTransfer), counts: true)
                     }
                 }
-                if hooks.isEmpty { start() } else { onLibraryThreadIfHooked(start) }
+                if startsOnCallingThread { start() } else { session.execute(start) }
             }
         }
         return results.waitForAll()

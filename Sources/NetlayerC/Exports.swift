@@ -185,9 +185,7 @@ private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepare
             }
             token.attach(transfer)
         }
-        // Without hooks, start here: no closure to allocate for the loop (the hop is
-        // what onLibraryThreadIfHooked decides; this is its no-hook case, inlined).
-        if handle.hooks.isEmpty { start() } else { handle.onLibraryThreadIfHooked(start) }
+        if handle.startsOnCallingThread { start() } else { handle.session.execute(start) }
     }
 }
 
