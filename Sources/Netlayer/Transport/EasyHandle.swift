@@ -39,8 +39,7 @@ final class EasyHandle {
     /// Whether the options of `request` (a plain one) are already set, so only
     /// per-request ones are needed. Compares in place: no profile is built for it.
     func canReuse(for request: HTTPRequest, blocking: Bool) -> Bool {
-        guard hasProfile, let profile else { return false }
-        return profile.matches(request, blocking: blocking)
+        hasProfile && profile?.matches(request, blocking: blocking) == true
     }
 
     /// Before a full configuration: back to libcurl's defaults if anything was set.
@@ -80,8 +79,17 @@ struct EasyProfile: Equatable {
             && request.transfer.uploadFrom == nil && request.transfer.progress == nil
     }
 
-    /// Whether `request` would have exactly this profile.
+    /// Whether `request` would have exactly this profile: `self == EasyProfile(request,
+    /// blocking:)`, compared field by field without building the other profile (this
+    /// runs for every request). Debug builds check the two agree, so a field added to
+    /// the profile but not here cannot let one request's options leak into the next.
     func matches(_ request: HTTPRequest, blocking: Bool) -> Bool {
+        let same = compare(request, blocking: blocking)
+        assert(same == (EasyProfile(request, blocking: blocking) == self), "EasyProfile.matches misses a field")
+        return same
+    }
+
+    private func compare(_ request: HTTPRequest, blocking: Bool) -> Bool {
         guard Self.isPlain(request), method == request.method, self.blocking == blocking else { return false }
         let options = request.options
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
