@@ -25,10 +25,13 @@ struct DocumentReader {
                 if member.value.isNull { continue }
                 throw .invalidRequest("\(context) key '\(member.key)' is not supported by netlayer \(Netlayer.version) yet")
             }
-            if !known.contains(member.key) {
-                throw .invalidRequest("unknown \(context) key '\(member.key.escapedForMessage)'")
-            }
+            if !known.contains(member.key) { throw unknownKey(member.key) }
         }
+    }
+
+    /// The error for a key this kind of document does not have.
+    func unknownKey(_ key: String) -> NetworkError {
+        .invalidRequest("unknown \(context) key '\(key.escapedForMessage)'")
     }
 
     func value(_ key: String) -> JSON? {

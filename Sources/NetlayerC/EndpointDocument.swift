@@ -54,9 +54,7 @@ struct EndpointDocument {
     private static func keys(of doc: DocumentReader, allowParams: Bool) throws(NetworkError) -> Keys {
         var keys: Keys = []
         for member in doc.object {
-            guard let key = Keys(name: member.key), key != .params || allowParams else {
-                throw .invalidRequest("unknown \(doc.context) key '\(member.key.escapedForMessage)'")
-            }
+            guard let key = Keys(name: member.key), key != .params || allowParams else { throw doc.unknownKey(member.key) }
             if !member.value.isNull { keys.insert(key) }
         }
         return keys
