@@ -28,20 +28,20 @@ final class CompletionQueue {
         if fd >= 0 { close(fd) }
     }
 
-    /// Appends `{"id":id,"result":document}`; any thread.
+    /// Appends `{"id":id,"result":document}`; any thread. The element is written
+    /// before the lock is taken.
     func push(_ id: UInt64, _ document: UnsafeBufferPointer<UInt8>) {
+        var w = JSONWriter(capacity: document.count + 48)
+        w.raw("{\"id\":")
+        w.write(uint: id)
+        w.raw(",\"result\":")
+        if document.isEmpty { w.raw("null") } else { w.writeRaw(document) }
+        w.raw("}")
+        let element = w.bytes
         pending.withLock { bytes in
             let wasEmpty = bytes.isEmpty
             if !wasEmpty { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: "{\"id\":".utf8)
-            Self.appendDecimal(id, to: &bytes)
-            bytes.append(contentsOf: ",\"result\":".utf8)
-            if document.isEmpty {
-                bytes.append(contentsOf: "null".utf8)
-            } else {
-                bytes.append(contentsOf: document)
-            }
-            bytes.append(UInt8(ascii: "}"))
+            bytes.append(contentsOf: element)
             if wasEmpty { nl_eventfd_signal(fd) }  // under the lock: see the invariant
         }
     }
@@ -66,22 +66,8 @@ final class CompletionQueue {
         out[taken.count + 2] = 0
         return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
     }
-
-    private static func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes; UInt64.max has 20 digits
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var v = value
-            var i = buffer.count
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            } while v != 0
-            bytes.append(contentsOf: buffer[i...])
-        }
-    }
-
 }
+
 private func queue(_ pointer: OpaquePointer?) -> CompletionQueue? {
     pointer.map { Unmanaged<CompletionQueue>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
 }

@@ -98,9 +98,13 @@ public struct JSONWriter: ~Copyable {
     }
 
     public mutating func write(int: Int64) {
-        if int == 0 { append(UInt8(ascii: "0")); return }
         if int < 0 { append(UInt8(ascii: "-")) }
-        var magnitude = int.magnitude
+        write(uint: int.magnitude)
+    }
+
+    public mutating func write(uint: UInt64) {
+        if uint == 0 { append(UInt8(ascii: "0")); return }
+        var magnitude = uint
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
         withUnsafeMutableBytes(of: &digits) { scratch in
             var n = 0
