@@ -9,6 +9,7 @@ final class ClientHandle: @unchecked Sendable {
     let dataTransfer: DefaultDataTransferService
     let namedEndpoints: JSONObject
     let hooks = HookTable()
+    private let preparedRequests = PreparedRequestCache()
     private let nextID = Atomic<UInt64>(1)
     private let inFlight = Locked<[UInt64: DeferredCancellable]>([:])
 
@@ -35,8 +36,9 @@ final class ClientHandle: @unchecked Sendable {
     }
 
     /// The request a document describes, with its progress and stream events wired
-    /// to this client's hooks under `id` (a new one when nil).
-    func prepare(_ document: JSON, id: UInt64? = nil) -> Prepared {
+    /// to this client's hooks under `id` (a new one when nil). A request without such
+    /// wiring is remembered under the document's `text`, when given.
+    func prepare(_ document: JSON, id: UInt64? = nil, text: UnsafeBufferPointer<UInt8>? = nil) -> Prepared {
         do {
             var parsed = try EndpointDocument(document)  // changed in place: one copy of the endpoint
             let id = id ?? newID()
@@ -66,18 +68,27 @@ final class ClientHandle: @unchecked Sendable {
                     return hooks.control(.stream, fields)
                 }
             }
-            return .ready(try network.makeRequest(for: parsed.endpoint), parsed.endpoint.responseDecoder, id: id)
+            let request = try network.makeRequest(for: parsed.endpoint)
+            if let text, !parsed.wantsProgress, parsed.endpoint.transfer.stream == nil {
+                preparedRequests.remember(text, request: request, decoder: parsed.endpoint.responseDecoder)
+            }
+            return .ready(request, parsed.endpoint.responseDecoder, id: id)
         } catch {
             return .failed(ResultDocument.failure(.networkFailure(error)))
         }
     }
 
     func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String, id: UInt64? = nil) -> Prepared {
+        if let (request, decoder) = preparedRequests.request(for: bytes) {
+            return .ready(request, decoder, id: id ?? newID())
+        }
+        let document: JSON
         do {
-            return prepare(try JSONParser.parse(bytes), id: id)
+            document = try JSONParser.parse(bytes)
         } catch {
             return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
         }
+        return prepare(document, id: id, text: bytes)
     }
 
     /// Whether a request may start on the thread of the C call: only when no hook is

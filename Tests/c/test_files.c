@@ -639,6 +639,46 @@ static void test_progress_without_flag_sends_no_events(void)
     progress_hook_destroy(&h);
 }
 
+/* Requests built from a repeated document are remembered, but not those whose
+ * progress events are wired to their own id: each of three async requests of one
+ * document gets events with its id, none with another's. */
+static void test_repeated_progress_document_reports_each_requests_id(void)
+{
+    nl_client *c = client_for(NULL);
+    const char *doc = "{\"path\": \"bytes/200000\", \"progress\": true, \"response\": {\"decoder\": \"none\"}}";
+    progress_hook h;
+    int round;
+    progress_hook_init(&h, 0);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_PROGRESS, progress_hook_fn, &h), 0);
+    for (round = 0; round < 3; round++) {
+        async_one a;
+        uint64_t id;
+        size_t i, mine = 0, others = 0;
+        async_one_init(&a);
+        pthread_mutex_lock(&h.m);
+        json_array_clear(h.events);
+        pthread_mutex_unlock(&h.m);
+        id = nl_request_async(c, doc, async_one_cb, &a);
+        REQUIRE(id != 0);
+        REQUIRE(async_one_wait(&a, 10.0));
+        CHECK_OK(a.result);
+        pthread_mutex_lock(&h.m);
+        for (i = 0; i < json_array_size(h.events); i++) {
+            double event_id = jpath_num(json_array_get(h.events, i), "id", -1);
+            if (event_id == (double)id)
+                mine++;
+            else
+                others++;
+        }
+        pthread_mutex_unlock(&h.m);
+        CHECK_MSG(mine > 0, "round %d: no progress event with the request's id %llu", round, (unsigned long long)id);
+        CHECK_MSG(others == 0, "round %d: %zu progress events with another id", round, others);
+        async_one_destroy(&a);
+    }
+    nl_client_free(c);
+    progress_hook_destroy(&h);
+}
+
 static void test_progress_cancel_reply_aborts_with_cancelled(void)
 {
     nl_client *c = client_for(NULL);
@@ -850,6 +890,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_progress_upload_events_end_at_file_size),
         NLT_TEST(test_progress_without_flag_sends_no_events),
         NLT_TEST(test_progress_cancel_reply_aborts_with_cancelled),
+        NLT_TEST(test_repeated_progress_document_reports_each_requests_id),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

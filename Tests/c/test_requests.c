@@ -460,6 +460,37 @@ static void test_sequential_requests_reuse_keep_alive_connections(void)
     nl_client_free(c);
 }
 
+/* A client remembers the requests built from the documents it saw last (by their
+ * bytes). 300 distinct documents, more than it keeps, each sent again after others
+ * took its place or stayed: every result must still be its own document's. */
+static void test_repeated_documents_give_their_own_results(void)
+{
+    nl_client *c = client_for(NULL);
+    int round, i, failures = 0;
+    for (round = 0; round < 3; round++) {
+        for (i = 0; i < 300; i++) {
+            int k = (i * 37 + round * 11) % 300;
+            json_t *r = request_json(c, "{\"path\": \"echo/d%d\", \"query\": {\"k\": %d},"
+                                        " \"headers\": {\"X-Doc\": \"%d\"}}", k, k * 3, k);
+            char path[32], query[32], header[16];
+            const char *got_header;
+            snprintf(path, sizeof path, "/echo/d%d", k);
+            snprintf(query, sizeof query, "k=%d", k * 3);
+            snprintf(header, sizeof header, "%d", k);
+            got_header = jpath_str(r, "value.headers.x-doc");
+            if (!result_ok(r) || jpath_str(r, "value.path") == NULL || strcmp(jpath_str(r, "value.path"), path) != 0 ||
+                jpath_str(r, "value.query") == NULL || strcmp(jpath_str(r, "value.query"), query) != 0 ||
+                got_header == NULL || strcmp(got_header, header) != 0) {
+                if (failures++ == 0)
+                    nlt_dump("result of another document", r);
+            }
+            json_decref(r);
+        }
+    }
+    CHECK_INT_EQ(failures, 0);
+    nl_client_free(c);
+}
+
 /* ---- misc ------------------------------------------------------------------------ */
 
 static void test_version_matches_the_header(void)
@@ -550,6 +581,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_full_path_to_the_same_server_works),
         NLT_TEST(test_path_may_not_change_the_host),
         NLT_TEST(test_sequential_requests_reuse_keep_alive_connections),
+        NLT_TEST(test_repeated_documents_give_their_own_results),
         NLT_TEST(test_repeated_response_headers_are_joined),
         NLT_TEST(test_config_user_agent_is_sent),
         NLT_TEST(test_named_endpoint_call_fills_path_params),
