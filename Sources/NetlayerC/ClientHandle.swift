@@ -36,9 +36,17 @@ final class ClientHandle: @unchecked Sendable {
     }
 
     /// The request a document describes, with its progress and stream events wired
-    /// to this client's hooks under `id` (a new one when nil). A request without such
-    /// wiring is remembered under the document's `text`, when given.
+    /// to this client's hooks under `id` (a new one when nil). `text`, the document's
+    /// JSON when the caller has it, finds a request built from the same text before.
     func prepare(_ document: JSON, id: UInt64? = nil, text: UnsafeBufferPointer<UInt8>? = nil) -> Prepared {
+        if let text, let (request, decoder) = preparedRequests.request(for: text) {
+            return .ready(request, decoder, id: id ?? newID())
+        }
+        return build(document, id: id, text: text)
+    }
+
+    /// A request without per-request wiring is remembered under `text`, when given.
+    private func build(_ document: JSON, id: UInt64?, text: UnsafeBufferPointer<UInt8>?) -> Prepared {
         do {
             var parsed = try EndpointDocument(document)  // changed in place: one copy of the endpoint
             let id = id ?? newID()
@@ -88,7 +96,7 @@ final class ClientHandle: @unchecked Sendable {
         } catch {
             return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
         }
-        return prepare(document, id: id, text: bytes)
+        return build(document, id: id, text: bytes)
     }
 
     /// Whether a request may start on the thread of the C call: only when no hook is

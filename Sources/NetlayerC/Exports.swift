@@ -123,16 +123,19 @@ public func nl_request_batch(_ client: OpaquePointer?,
     guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
     guard let endpointsJSON else { return output(ResultDocument.invalid("endpoints array is NULL")) }
     if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
-    let parsed: JSON
+    let text = CString.bytes(endpointsJSON)
+    let parsed: (value: JSON, elements: [Range<Int>]?)
     do {
-        parsed = try JSONParser.parse(CString.bytes(endpointsJSON))
+        parsed = try JSONParser.parseWithElementRanges(text)
     } catch {
         return output(ResultDocument.invalid("endpoints array is not valid JSON: \(error)"))
     }
-    guard case .array(let documents) = parsed else {
-        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
+    guard case .array(let documents) = parsed.value, let ranges = parsed.elements else {
+        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.value.typeName)"))
     }
-    let results = handle.perform(count: documents.count) { handle.prepare(documents[$0]) }
+    let results = handle.perform(count: documents.count) {
+        handle.prepare(documents[$0], text: UnsafeBufferPointer(rebasing: text[ranges[$0]]))
+    }
     var w = JSONWriter(capacity: results.reduce(2) { $0 + $1.count + 1 })
     w.raw("[")
     for (i, result) in results.enumerated() {

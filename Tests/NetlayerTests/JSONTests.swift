@@ -45,6 +45,22 @@ import Testing
         }
     }
 
+    @Test func tellsWhereEachTopLevelArrayElementLies() throws {
+        let text = Array(#" [ {"a":[1,2]} ,"x",3.5,[[]] ] "#.utf8)
+        let parsed = try text.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }
+        #expect(parsed.value == (try JSONParser.parse(text)))
+        let elements = try #require(parsed.elements).map { String(decoding: text[$0], as: UTF8.self) }
+        #expect(elements == [#"{"a":[1,2]}"#, #""x""#, "3.5", "[[]]"])
+        let object = Array(#"{"a":[1]}"#.utf8)
+        #expect(try object.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }.elements == nil)
+        let empty = Array("[]".utf8)
+        #expect(try empty.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }.elements == [])
+        let broken = Array("[1,]".utf8)
+        #expect(throws: JSONParseError.self) {
+            try broken.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }
+        }
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }

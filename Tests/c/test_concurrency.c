@@ -170,6 +170,44 @@ static void test_batch_runs_concurrently_and_keeps_input_order(void)
     nl_client_free(c);
 }
 
+/* Elements are looked up by their own text among the requests the client built
+ * before: repeated elements (7 distinct, in two spellings) and a repeated batch
+ * still give each element its own result, in order. */
+static void test_batch_of_repeated_documents_keeps_each_result(void)
+{
+    nl_client *c = client_for(NULL);
+    char doc[16384];
+    size_t off = 0, i;
+    int round;
+    off += (size_t)snprintf(doc + off, sizeof(doc) - off, "[");
+    for (i = 0; i < 100; i++)
+        off += (size_t)snprintf(doc + off, sizeof(doc) - off,
+                                i % 2 ? "%s{\"path\": \"echo\", \"query\": {\"i\": %u}}"
+                                      : "%s { \"query\":{\"i\":%u}, \"path\":\"echo\" } ",
+                                i ? "," : "", (unsigned)(i % 7));
+    snprintf(doc + off, sizeof(doc) - off, "]");
+    for (round = 0; round < 2; round++) {
+        char *text = nl_request_batch(c, doc);
+        json_t *arr = nlt_parse(text, "nl_request_batch");
+        int wrong = 0;
+        CHECK(json_is_array(arr) && json_array_size(arr) == 100);
+        for (i = 0; json_is_array(arr) && i < json_array_size(arr); i++) {
+            json_t *r = json_array_get(arr, i);
+            char want[16];
+            snprintf(want, sizeof(want), "%u", (unsigned)(i % 7));
+            if (!result_ok(r) || jpath_str(r, "value.args.i.0") == NULL ||
+                strcmp(jpath_str(r, "value.args.i.0"), want) != 0) {
+                if (wrong++ == 0)
+                    nlt_dump("element with another element's result", r);
+            }
+        }
+        CHECK_INT_EQ(wrong, 0);
+        json_decref(arr);
+        nl_free(text);
+    }
+    nl_client_free(c);
+}
+
 /* ---- async ------------------------------------------------------------------------ */
 
 static void test_async_requests_call_back_once_each(void)
@@ -400,6 +438,7 @@ int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_batch_runs_concurrently_and_keeps_input_order),
+        NLT_TEST(test_batch_of_repeated_documents_keeps_each_result),
         NLT_TEST(test_async_requests_call_back_once_each),
         NLT_TEST(test_async_reports_bad_documents_through_the_callback),
         NLT_TEST(test_async_with_null_client_or_callback_returns_zero),

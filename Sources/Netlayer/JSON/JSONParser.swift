@@ -28,14 +28,30 @@ public struct JSONParser {
         return try result.get()
     }
 
+    /// Parses one complete JSON text and, when it is an array, also tells which bytes
+    /// each element came from (nil for any other value): callers that key work on
+    /// the exact text of each element need not write it again.
+    public static func parseWithElementRanges(_ buffer: UnsafeBufferPointer<UInt8>)
+        throws(JSONParseError) -> (value: JSON, elements: [Range<Int>]?) {
+        var parser = JSONParser(buffer: buffer)
+        parser.elementRanges = []
+        let value = try parser.parseBuffer().get()
+        guard case .array = value else { return (value, nil) }
+        return (value, parser.elementRanges)
+    }
+
     private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
         var parser = JSONParser(buffer: buffer)
+        return parser.parseBuffer()
+    }
+
+    private mutating func parseBuffer() -> Result<JSON, JSONParseError> {
         do throws(JSONParseError) {
-            parser.skipWhitespace()
-            let value = try parser.parseValue(depth: 0)
-            parser.skipWhitespace()
-            if parser.index != buffer.count {
-                throw parser.error("unexpected data after the JSON value")
+            skipWhitespace()
+            let value = try parseValue(depth: 0)
+            skipWhitespace()
+            if index != buffer.count {
+                throw error("unexpected data after the JSON value")
             }
             return .success(value)
         } catch {
@@ -45,6 +61,8 @@ public struct JSONParser {
 
     private let buffer: UnsafeBufferPointer<UInt8>
     private var index = 0
+    /// Where the top-level array's elements lie, when asked for (else nil).
+    private var elementRanges: [Range<Int>]?
 
     private init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
 
@@ -124,7 +142,9 @@ public struct JSONParser {
         }
         while true {
             skipWhitespace()
+            let start = index
             array.append(try parseValue(depth: depth))
+            if depth == 1, elementRanges != nil { elementRanges!.append(start..<index) }
             skipWhitespace()
             guard index < buffer.count else { throw error("unexpected end of input in an array") }
             if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
