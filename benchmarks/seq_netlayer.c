@@ -5,9 +5,12 @@
  * N x nl_request(client, "{\"path\":\"small.json\"}"), each result checked for
  * "ok":true and released with nl_free().
  *
- * usage: seq_netlayer URL [N=20000] [WARMUP=1000]
+ * usage: seq_netlayer URL [N=20000] [WARMUP=1000] [distinct]
  *        URL is split at its last '/': "http://127.0.0.1:PORT/" becomes the
  *        client's baseURL and "small.json" the endpoint's path.
+ *        "distinct" makes every document differ ({"path":..., "query":{"n":i}}),
+ *        so none is found among the requests the client built before: the cost
+ *        of a client whose documents never repeat (nginx ignores the query).
  * stdout: one line   netlayer N elapsed_s req_per_s cpu_us_per_req
  * CPU is user+sys from getrusage(RUSAGE_SELF) (all threads of the process,
  * the library's event-loop thread included), delta over the measured part, / N.
@@ -51,10 +54,19 @@ static void json_escape(char *out, size_t cap, const char *s, size_t n) {
     out[o] = '\0';
 }
 
+static int distinct;
+
 /* Performs n requests; returns 0, or -1 after printing the first failure. */
 static int run(nl_client *c, const char *endpoint, long n) {
+    static long serial;
+    char doc[2300];
     for (long i = 0; i < n; i++) {
-        char *r = nl_request(c, endpoint);
+        if (distinct) {
+            /* endpoint ends with '}': reopen it for the query */
+            size_t len = strlen(endpoint);
+            snprintf(doc, sizeof doc, "%.*s,\"query\":{\"n\":%ld}}", (int)(len - 1), endpoint, serial++);
+        }
+        char *r = nl_request(c, distinct ? doc : endpoint);
         if (!is_ok(r)) {
             fprintf(stderr, "netlayer: request %ld failed: %s\n", i, r ? r : "(NULL)");
             nl_free(r);
@@ -67,12 +79,13 @@ static int run(nl_client *c, const char *endpoint, long n) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [distinct]\n", argv[0]);
         return 2;
     }
     const char *url = argv[1];
     long n = argc > 2 ? atol(argv[2]) : 20000;
     long warmup = argc > 3 ? atol(argv[3]) : 1000;
+    distinct = argc > 4 && strcmp(argv[4], "distinct") == 0;
     const char *slash = strrchr(url, '/');
     if (n <= 0 || warmup < 0 || !slash || slash[1] == '\0' || strlen(url) > 1000) {
         fprintf(stderr, "netlayer: bad URL, N or WARMUP\n");

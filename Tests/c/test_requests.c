@@ -461,15 +461,16 @@ static void test_sequential_requests_reuse_keep_alive_connections(void)
 }
 
 /* A client remembers the requests built from the documents it saw last (by their
- * bytes). 300 distinct documents, more than it keeps, each sent again after others
- * took its place or stayed: every result must still be its own document's. */
+ * bytes; kept when a document comes a second time). 300 distinct documents, more
+ * than it keeps, first each three times in a row, then again after others took
+ * its place or stayed: every result must still be its own document's. */
 static void test_repeated_documents_give_their_own_results(void)
 {
     nl_client *c = client_for(NULL);
     int round, i, failures = 0;
-    for (round = 0; round < 3; round++) {
-        for (i = 0; i < 300; i++) {
-            int k = (i * 37 + round * 11) % 300;
+    for (round = 0; round < 4; round++) {
+        for (i = 0; i < (round == 0 ? 900 : 300); i++) {
+            int k = round == 0 ? i / 3 : (i * 37 + round * 11) % 300;
             json_t *r = request_json(c, "{\"path\": \"echo/d%d\", \"query\": {\"k\": %d},"
                                         " \"headers\": {\"X-Doc\": \"%d\"}}", k, k * 3, k);
             char path[32], query[32], header[16];
