@@ -61,6 +61,33 @@ import Testing
         }
     }
 
+    @Test func fastCheckAcceptsOnlyWhatTheParserAccepts() throws {
+        func fast(_ text: String) -> Bool { Array(text.utf8).withUnsafeBufferPointer { JSONFastCheck.isValid($0) } }
+        let plain = [#"{"id":1,"title":"Dune","year":2021,"tags":["sf","novel"],"rating":8.1}"#,
+                     #"[{"a":{"a":{"a":[]}}},{"a":1},"x\n",-0.5,true,false,null]"#, " [ ] ", "\"\""]
+        for text in plain {
+            #expect(fast(text), "\(text)")
+            #expect((try? JSONParser.parse(text)) != nil)
+        }
+        for text in [#"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":2}}"#, "[1,]", "01", "[1] x", #"{"a"}"#, "[", ""] {
+            #expect(!fast(text), "\(text)")
+        }
+        // A key may repeat in sibling or nested objects, only not within one.
+        #expect(fast(#"[{"a":1},{"a":2},{"a":{"a":3}}]"#))
+        // Keys of open objects past the check's room go to the parser: not "valid"
+        // here, though the parser accepts them.
+        let wide = "{" + (0..<100).map { #""k\#($0)":1"# }.joined(separator: ",") + "}"
+        #expect(!fast(wide))
+        #expect((try? JSONParser.parse(wide)) != nil)
+        let deepKeys = (0..<40).map { #"{"a\#($0)":1,"b\#($0)":1,"c\#($0)":1,"d":"# }.joined()
+            + "0" + String(repeating: "}", count: 40)
+        #expect(!fast(deepKeys))
+        #expect((try? JSONParser.parse(deepKeys)) != nil)
+        // Keys of closed objects do not count.
+        let manyClosed = "[" + (0..<300).map { #"{"a\#($0)":1,"b":2}"# }.joined(separator: ",") + "]"
+        #expect(fast(manyClosed))
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }

@@ -11,8 +11,10 @@ import Glibc
 /// `false`, and the caller parses, which also finds the exact error.
 enum JSONFastCheck {
     static func isValid(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        // Keys of the open objects live on the stack; past 128 of them, the parser decides.
-        withUnsafeTemporaryAllocation(of: (start: Int, count: Int).self, capacity: 128) { keys in
+        // Keys of the open objects live on the stack (1 KiB, within what Swift puts on
+        // the stack rather than the heap); past 128 of them, the parser decides.
+        guard buffer.count <= Int(UInt32.max) else { return false }
+        return withUnsafeTemporaryAllocation(of: Key.self, capacity: 128) { keys in
             var checker = Checker(buffer: buffer, keys: keys)
             checker.skipWhitespace()
             guard checker.value(depth: 0) else { return false }
@@ -21,14 +23,20 @@ enum JSONFastCheck {
         }
     }
 
+    /// A key's span in the text; 32-bit offsets keep 128 of them within 1 KiB.
+    private struct Key {
+        let start: UInt32
+        let count: UInt32
+    }
+
     private struct Checker {
         let buffer: UnsafeBufferPointer<UInt8>
         var index = 0
         /// Key spans of the objects being checked, innermost last (duplicate detection).
-        let keys: UnsafeMutableBufferPointer<(start: Int, count: Int)>
+        let keys: UnsafeMutableBufferPointer<Key>
         var keyCount = 0
 
-        init(buffer: UnsafeBufferPointer<UInt8>, keys: UnsafeMutableBufferPointer<(start: Int, count: Int)>) {
+        init(buffer: UnsafeBufferPointer<UInt8>, keys: UnsafeMutableBufferPointer<Key>) {
             self.buffer = buffer
             self.keys = keys
         }
@@ -141,7 +149,7 @@ enum JSONFastCheck {
                 guard index < buffer.count, buffer[index] == UInt8(ascii: "\""),
                       let key = string(), !key.escaped, isNewKey(key.start, key.count, since: firstKey)
                 else { return false }
-                keys[keyCount] = (key.start, key.count)
+                keys[keyCount] = Key(start: UInt32(truncatingIfNeeded: key.start), count: UInt32(truncatingIfNeeded: key.count))
                 keyCount += 1
                 skipWhitespace()
                 guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { return false }
@@ -162,8 +170,8 @@ enum JSONFastCheck {
         func isNewKey(_ start: Int, _ count: Int, since firstKey: Int) -> Bool {
             guard keyCount < keys.count, keyCount - firstKey < 64 else { return false }
             let base = buffer.baseAddress!
-            for i in firstKey..<keyCount where keys[i].count == count {
-                if count == 0 || memcmp(base + keys[i].start, base + start, count) == 0 { return false }
+            for i in firstKey..<keyCount where Int(keys[i].count) == count {
+                if count == 0 || memcmp(base + Int(keys[i].start), base + start, count) == 0 { return false }
             }
             return true
         }
