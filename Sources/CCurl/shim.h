@@ -69,6 +69,9 @@ static inline void nl_share_destroy(CURLSH *sh, void *locks) {
     free(locks);
 }
 
+/* CURLVERSION_NOW is a macro Swift does not import. */
+static inline curl_version_info_data *nl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
+
 /* A URL parsed the way libcurl parses CURLOPT_URL (the flags of its
  * parseurlandfillconn), for CURLOPT_CURLU; NULL when libcurl would refuse it. */
 static inline CURLU *nl_url_parse(const char *url) {

@@ -162,6 +162,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             && request.headers["Expect"] == nil {
             list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
         }
+        if request.options.compression, let line = CurlGlobal.acceptEncodingHeader,
+           request.headers["Accept-Encoding"] == nil {
+            list = curl_slist_append(list, line)  // what libcurl would send (see acceptEncodingHeader)
+        }
         headerList = list
         check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
         if reuse {
