@@ -515,9 +515,28 @@ static void test_config_user_agent_is_sent(void)
 {
     nl_client *c = client_for("\"userAgent\": \"ua-test/1\"");
     json_t *r = request_json(c, "{\"path\": \"echo\"}");
+    char *want;
+    int i;
     CHECK_OK(r);
+    /* exactly once: a second header line would be joined into the value with ", " */
     CHECK_STR_EQ(jpath_str(r, "value.headers.user-agent"), "ua-test/1");
     json_decref(r);
+    /* an endpoint's own User-Agent header wins, alone */
+    r = request_json(c, "{\"path\": \"echo\", \"headers\": {\"user-agent\": \"mine/2\"}}");
+    CHECK_STR_EQ(jpath_str(r, "value.headers.user-agent"), "mine/2");
+    json_decref(r);
+    nl_client_free(c);
+
+    /* the default, on every request of a client (repeated ones too) */
+    c = client_for(NULL);
+    want = nlt_format("netlayer/%s", nl_version());
+    REQUIRE(want != NULL);
+    for (i = 0; i < 3; i++) {
+        r = request_json(c, "{\"path\": \"echo\"}");
+        CHECK_STR_EQ(jpath_str(r, "value.headers.user-agent"), want);
+        json_decref(r);
+    }
+    free(want);
     nl_client_free(c);
 }
 

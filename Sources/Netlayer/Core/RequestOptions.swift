@@ -12,7 +12,7 @@ public struct RequestOptions: Sendable, Hashable {
     public var maxResponseBytes = 100 * 1024 * 1024
     /// Offer gzip, deflate, br and zstd and decode them transparently.
     public var compression = true
-    public var userAgent: String? = "netlayer/\(Netlayer.version)"
+    public var userAgent: String? = RequestOptions.defaultUserAgent
     /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
     public var proxy: String?
     public var tls = TLSOptions()
@@ -22,4 +22,7 @@ public struct RequestOptions: Sendable, Hashable {
     public var deadline: Double?
 
     public init() {}
+
+    /// `netlayer/` and the library's version.
+    public static let defaultUserAgent = "netlayer/\(Netlayer.version)"
 }

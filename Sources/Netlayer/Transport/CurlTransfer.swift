@@ -162,6 +162,15 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             && request.headers["Expect"] == nil {
             list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
         }
+        if let userAgent = options.userAgent, options.proxy == nil, !CurlGlobal.environmentNamesProxy,
+           request.headers["User-Agent"] == nil {
+            // As a header, libcurl skips formatting it (see CurlGlobal.defaultUserAgentHeader).
+            if userAgent == RequestOptions.defaultUserAgent, let line = CurlGlobal.defaultUserAgentHeader {
+                list = curl_slist_append(list, line)
+            } else {
+                list = curl_slist_append(list, "User-Agent: \(userAgent)")
+            }
+        }
         if request.options.compression, let line = CurlGlobal.acceptEncodingHeader,
            request.headers["Accept-Encoding"] == nil {
             list = curl_slist_append(list, line)  // what libcurl would send (see acceptEncodingHeader)
@@ -200,7 +209,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxResponseBytes)))
         if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
-        if let userAgent = options.userAgent { check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent)) }
+        if let userAgent = options.userAgent, options.proxy != nil || CurlGlobal.environmentNamesProxy {
+            check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent))  // else a header (above)
+        }
         if let proxy = options.proxy { check(nl_curl_setopt_str(easy, CURLOPT_PROXY, proxy)) }
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.tls.verify ? 1 : 0))
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.tls.verify ? 2 : 0))
