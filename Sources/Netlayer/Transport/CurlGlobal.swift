@@ -12,10 +12,11 @@ enum CurlGlobal {
     }
 
     /// Whether an environment variable libcurl reads for a proxy was set when first
-    /// asked (libcurl reads them per transfer; Netlayer asks once). With a proxy in
-    /// play the user agent goes in `CURLOPT_USERAGENT`, the only way libcurl puts it in
-    /// a proxy's CONNECT request; else it is a header of the request's own, which
-    /// spares libcurl formatting it with its printf (~2k instructions with 7.88).
+    /// asked (libcurl would read them on every transfer; Netlayer asks once). Without
+    /// one, transfers set "no proxy" outright. With a proxy in play the user agent goes
+    /// in `CURLOPT_USERAGENT`, the only way libcurl puts it in a proxy's CONNECT
+    /// request; else it is a header of the request's own, which spares libcurl
+    /// formatting it with its printf (~2k instructions with 7.88).
     static let environmentNamesProxy: Bool = {
         ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains { name in
             guard let value = getenv(name) else { return false }

@@ -88,3 +88,47 @@ def test_config_headers_and_query_apply_to_every_request(base_url: str) -> None:
 def test_version_and_abi() -> None:
     assert netlayer.abi_version() == 1
     assert netlayer.version().count(".") == 2
+
+
+_PROXY_PROBE = """
+import json, sys, netlayer
+with netlayer.Client({"baseURL": "http://127.0.0.1:1/"}, timeout=10) as client:
+    out = []
+    for _ in range(3):  # repeated: the first, second and remembered request alike
+        try:
+            response = client.get("echo")
+            out.append({"status": response.status, "host": response.value["headers"].get("host"),
+                        "ua": response.value["headers"].get("user-agent")})
+        except netlayer.Error as error:
+            out.append({"kind": error.kind})
+print(json.dumps(out))
+"""
+
+
+def _probe(env_extra: dict) -> list:
+    """Requests http://127.0.0.1:1/echo (nothing listens on port 1) from a fresh process
+    whose environment has `env_extra`, which the library reads once when it starts."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env.update(env_extra)
+    result = subprocess.run([sys.executable, "-c", _PROXY_PROBE], env=env, capture_output=True, text=True,
+                            timeout=60, cwd="/")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_proxy_from_the_environment_is_used(base_url: str) -> None:
+    """The test server answers a proxy's absolute-form requests: through it, port 1 answers."""
+    proxied = _probe({"http_proxy": base_url})
+    assert [r.get("status") for r in proxied] == [200, 200, 200], proxied
+    assert all(r["host"] == "127.0.0.1:1" for r in proxied)
+    assert all(r["ua"] and r["ua"].startswith("netlayer/") for r in proxied)
+    # no_proxy exempts the host again
+    direct = _probe({"http_proxy": base_url, "no_proxy": "127.0.0.1"})
+    assert [r.get("kind") for r in direct] == ["not_connected"] * 3, direct
+    # and without any proxy variable nothing is proxied
+    assert [r.get("kind") for r in _probe({})] == ["not_connected"] * 3
