@@ -39,10 +39,14 @@ final class ClientHandle: @unchecked Sendable {
     /// to this client's hooks under `id` (a new one when nil). `text`, the document's
     /// JSON when the caller has it, finds a request built from the same text before.
     func prepare(_ document: JSON, id: UInt64? = nil, text: UnsafeBufferPointer<UInt8>? = nil) -> Prepared {
-        if let text, let (request, decoder) = preparedRequests.request(for: text) {
-            return .ready(request, decoder, id: id ?? newID())
-        }
+        if let text, let ready = remembered(text, id: id) { return ready }
         return build(document, id: id, text: text)
+    }
+
+    /// The request remembered for exactly this document text, ready under `id`.
+    private func remembered(_ text: UnsafeBufferPointer<UInt8>, id: UInt64?) -> Prepared? {
+        guard let (request, decoder) = preparedRequests.request(for: text) else { return nil }
+        return .ready(request, decoder, id: id ?? newID())
     }
 
     /// A request without per-request wiring is remembered under `text`, when given.
@@ -87,9 +91,7 @@ final class ClientHandle: @unchecked Sendable {
     }
 
     func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String, id: UInt64? = nil) -> Prepared {
-        if let (request, decoder) = preparedRequests.request(for: bytes) {
-            return .ready(request, decoder, id: id ?? newID())
-        }
+        if let ready = remembered(bytes, id: id) { return ready }
         let document: JSON
         do {
             document = try JSONParser.parse(bytes)

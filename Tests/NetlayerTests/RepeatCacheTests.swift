@@ -45,6 +45,18 @@ import Testing
         #expect(value(cache, "kept") == nil)
     }
 
+    @Test func lookingUpAndMakingOnRepeatIsOneCall() {
+        let cache = RepeatCache<Int>(slots: 8)
+        var makes = 0
+        func use(_ key: String, _ made: Int) -> Int? {
+            Array(key.utf8).withUnsafeBufferPointer { bytes in cache.value(for: bytes) { makes += 1; return made } }
+        }
+        #expect(use("GET /a", 1) == nil)   // first sight: noted
+        #expect(use("GET /a", 1) == 1)     // second: made, kept and used at once
+        #expect(use("GET /a", 99) == 1)    // then kept
+        #expect(makes == 1)
+    }
+
     @Test func longKeysAndNilValuesAreNotKept() {
         let cache = RepeatCache<Int>(slots: 4, maxKeyBytes: 8)
         var makes = 0

@@ -44,33 +44,54 @@ public final class RepeatCache<Value: Sendable>: Sendable {
 
     /// The value kept for exactly these bytes, if any.
     public func value(for key: UnsafeBufferPointer<UInt8>) -> Value? {
-        guard key.count <= maxKeyBytes, let base = key.baseAddress else { return nil }
-        let hash = Self.hash(key)
-        let entry = slots.withLock { $0[slot(of: hash)].entry }
-        guard let entry, entry.hash == hash, entry.key.count == key.count,
-              entry.key.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, key.count) == 0 })
-        else { return nil }
-        return entry.value
+        guard let hash = hash(ofKey: key) else { return nil }
+        return kept(key, hash: hash)
+    }
+
+    /// The value kept for these bytes; else, as `missed`, the value `make` returns
+    /// when this is the key's second time (used at once and kept), or nil.
+    public func value(for key: UnsafeBufferPointer<UInt8>, orOnRepeat make: () -> Value?) -> Value? {
+        guard let hash = hash(ofKey: key) else { return nil }
+        return kept(key, hash: hash) ?? admit(key, hash: hash, make: make)
     }
 
     /// Tells the cache that `key` missed. The second time in a row its slot sees it,
     /// `make` runs and what it returns is kept for the times after (nil: nothing).
     public func missed(_ key: UnsafeBufferPointer<UInt8>, make: () -> Value?) {
-        guard key.count <= maxKeyBytes, key.baseAddress != nil else { return }
-        let hash = Self.hash(key)
+        guard let hash = hash(ofKey: key) else { return }
+        _ = admit(key, hash: hash, make: make)
+    }
+
+    /// The key's hash, or nil for a key the cache never keeps.
+    private func hash(ofKey key: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard key.count <= maxKeyBytes, key.baseAddress != nil else { return nil }
+        return Self.hash(key)
+    }
+
+    private func kept(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Value? {
+        let entry = slots.withLock { $0[slot(of: hash)].entry }
+        guard let entry, entry.hash == hash, entry.key.count == key.count,
+              entry.key.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 })
+        else { return nil }
+        return entry.value
+    }
+
+    /// Notes a miss; on the key's second time in a row, makes and keeps its value.
+    private func admit(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, make: () -> Value?) -> Value? {
         let index = slot(of: hash)
         let seenBefore = slots.withLock { slots in
             if slots[index].candidate == hash { return true }
             slots[index].candidate = hash
             return false
         }
-        guard seenBefore, let value = make() else { return }
+        guard seenBefore, let value = make() else { return nil }
         let entry = Entry(hash: hash, key: Array(key), value: value)
         let replaced = slots.withLock { slots in
             defer { slots[index] = Slot(entry: entry) }
             return slots[index].entry
         }
         _ = replaced  // released here, outside the lock
+        return value
     }
 
     /// FNV-1a, 64 bits: a few instructions per byte, and keys are short.

@@ -22,13 +22,11 @@ final class CurlShare: @unchecked Sendable {
     deinit { nl_share_destroy(handle, locks) }
 
     /// The parsed form of `url` when it is one this client keeps requesting (from its
-    /// third request on); nil otherwise, and libcurl parses the text.
+    /// second request on); nil otherwise, and libcurl parses the text.
     func parsedURL(for url: String) -> ParsedURL? {
         var url = url  // withUTF8 copies only a non-native string
         return url.withUTF8 { bytes in
-            if let parsed = parsedURLs.value(for: bytes) { return parsed }
-            parsedURLs.missed(bytes) { ParsedURL(String(decoding: bytes, as: UTF8.self)) }
-            return nil
+            parsedURLs.value(for: bytes) { ParsedURL(String(decoding: bytes, as: UTF8.self)) }
         }
     }
 }
