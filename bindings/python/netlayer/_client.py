@@ -16,7 +16,7 @@ from ._errors import Error, InvalidRequestError, error_from_result
 from ._hooks import (
     HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY, HOOK_STREAM, Deliver, HookTable,
 )
-from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, QUEUE_PUSH, borrowed_string, lib, take_string
+from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, QUEUE_PUSH, OwnedString, borrowed_string, lib, take_string
 from ._result import (
     Response, document_or_raise as _document_or_raise, outcome as _outcome, response_or_raise as _response_or_raise,
 )
@@ -139,13 +139,7 @@ class _Queue:
 
 def _queue_take(pointer: int) -> bytes:
     """nl_queue_take: copies and frees the array of waiting results."""
-    text = lib.nl_queue_take(pointer)
-    if not text:
-        raise MemoryError("netlayer: nl_queue_take returned NULL (out of memory)")
-    try:
-        return ctypes.string_at(text)
-    finally:
-        lib.nl_free(text)
+    return take_string(lib.nl_queue_take(pointer))
 
 
 _loads = _json.loads
@@ -153,7 +147,6 @@ _dumps = _json.dumps
 #: Encoded ``{"path": p, "method": "GET"}`` documents of ``Client.get(p)``, by path:
 #: the same few paths are fetched over and over (bounded; any client may use them).
 _GET_DOCUMENTS: Dict[str, bytes] = {}
-_string_at = ctypes.string_at
 _nl_request = lib.nl_request
 _nl_free = lib.nl_free
 _nl_request_async = lib.nl_request_async
@@ -278,11 +271,11 @@ class Client:
         # client's whole lifetime, close() included; the table holds no reference back.
         self._hooks = HookTable()
         self._hook_fn = NL_HOOK_FN(self._hooks.dispatch)
-        error = ctypes.c_void_p()
+        error = OwnedString()
         handle = lib.nl_client_new(_json.dumps(document), ctypes.byref(error))
         if not handle:
-            if error.value:
-                raise error_from_result(_json.loads(take_string(error.value)))
+            if error:
+                raise error_from_result(_json.loads(take_string(error)))
             raise Error("netlayer: nl_client_new failed without an error document")
         self._handle = handle
 
@@ -389,12 +382,12 @@ class Client:
                 self._active -= 1
                 if self._closing and not self._active:
                     self._state.notify_all()
-        if not text:
-            raise MemoryError("netlayer: the library returned NULL (out of memory)")
         try:
-            raw = _string_at(text)
+            raw = text.value
         finally:
             _nl_free(text)
+        if raw is None:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)
 
     def get(self, path: str, **endpoint_keys: Any) -> Response:

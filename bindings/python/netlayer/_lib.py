@@ -1,7 +1,8 @@
 """The C library, loaded once, with a prototype declared for every function.
 
 Each declaration quotes the C prototype from include/netlayer.h above it. Strings
-the library returns are declared ``c_void_p`` (not ``c_char_p``) so that the
+the library returns for the caller to free are declared ``OwnedString``, a subclass of
+``c_char_p``: ctypes returns subclasses of its simple types unconverted, so the
 pointer survives to be handed back to ``nl_free``; ``take_string`` copies and frees.
 """
 
@@ -13,6 +14,15 @@ from typing import Optional
 from . import _loader
 
 lib, library_path = _loader.load_default()
+
+
+class OwnedString(ctypes.c_char_p):
+    """A ``char *`` the library returned for the caller to free with ``nl_free``.
+
+    ``.value`` copies the text without a second foreign call (``ctypes.string_at``
+    is one), and the instance itself is what ``nl_free`` takes back.
+    """
+
 
 # typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_data);
 # (result_json is borrowed and valid only during the call: copy it, never free it)
@@ -31,7 +41,7 @@ lib.nl_abi_version.argtypes = []
 lib.nl_abi_version.restype = ctypes.c_int
 
 # nl_client *nl_client_new(const char *config_json, char **error_json);
-lib.nl_client_new.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+lib.nl_client_new.argtypes = [ctypes.c_char_p, ctypes.POINTER(OwnedString)]
 lib.nl_client_new.restype = ctypes.c_void_p
 
 # void nl_client_free(nl_client *client);
@@ -40,15 +50,15 @@ lib.nl_client_free.restype = None
 
 # char *nl_request(nl_client *client, const char *endpoint_json);
 lib.nl_request.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.nl_request.restype = ctypes.c_void_p
+lib.nl_request.restype = OwnedString
 
 # char *nl_call(nl_client *client, const char *name, const char *overlay_json);
 lib.nl_call.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-lib.nl_call.restype = ctypes.c_void_p
+lib.nl_call.restype = OwnedString
 
 # char *nl_request_batch(nl_client *client, const char *endpoints_json_array);
 lib.nl_request_batch.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.nl_request_batch.restype = ctypes.c_void_p
+lib.nl_request_batch.restype = OwnedString
 
 # uint64_t nl_request_async(nl_client *client, const char *endpoint_json,
 #                           nl_callback callback, void *user_data);
@@ -100,21 +110,22 @@ if has_queues:
 
     # char *nl_queue_take(nl_queue *queue);
     lib.nl_queue_take.argtypes = [ctypes.c_void_p]
-    lib.nl_queue_take.restype = ctypes.c_void_p
+    lib.nl_queue_take.restype = OwnedString
 
     # void nl_queue_free(nl_queue *queue);
     lib.nl_queue_free.argtypes = [ctypes.c_void_p]
     lib.nl_queue_free.restype = None
 
 
-def take_string(pointer: Optional[int]) -> bytes:
+def take_string(text: OwnedString) -> bytes:
     """Copies a string the library returned (caller-owned) and frees it with nl_free."""
-    if not pointer:
+    value = text.value
+    if value is None:
         raise MemoryError("netlayer: the library returned NULL (out of memory)")
     try:
-        return ctypes.string_at(pointer)
+        return value
     finally:
-        lib.nl_free(pointer)
+        lib.nl_free(text)
 
 
 def borrowed_string(pointer: Optional[int]) -> bytes:
