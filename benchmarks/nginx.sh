@@ -6,6 +6,11 @@
 #              http://127.0.0.1:PORT/small.json  (the port is also kept in DIR/port;
 #              http://127.0.0.1:PORT/nginx_status gives nginx's connection counters)
 #   stop DIR   stops that nginx (pid from DIR/nginx.pid) and waits for it to exit.
+#
+# NGINX_CPU=N (optional) keeps the worker on CPU N (worker_cpu_affinity), so a client
+# pinned to another CPU always meets the server across cores: unpinned, the scheduler
+# sometimes puts both on one CPU, where a sequential request costs a fraction of a
+# cross-core one (no wake-up IPI), and req/s measures placement, not clients.
 set -euo pipefail
 
 NGINX=${NGINX:-/usr/sbin/nginx}
@@ -33,10 +38,16 @@ start)
     if [[ $(id -u) -eq 0 ]]; then
         user_line="user root $(id -gn);"
     fi
+    affinity_line=""
+    if [[ -n "${NGINX_CPU:-}" ]]; then
+        # worker_cpu_affinity takes a bit mask, CPU 0 rightmost: CPU 2 is 100.
+        affinity_line="worker_cpu_affinity 1$(printf '%*s' "$NGINX_CPU" '' | tr ' ' 0);"
+    fi
     cat > "$dir/nginx.conf" <<CONF
 $user_line
 daemon on;
 worker_processes 1;
+$affinity_line
 pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;
 

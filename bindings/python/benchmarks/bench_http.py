@@ -13,10 +13,18 @@ netlayer ``Client.get``, ``requests.Session``, ``httpx.Client``, ``urllib3.PoolM
 ``pycurl`` (one reused handle + ``json.loads``). Concurrent (256 requests in flight):
 netlayer ``arequest`` (256 worker tasks), netlayer ``Client.batch`` (chunks of 256),
 ``aiohttp`` (TCPConnector limit 256), ``httpx.AsyncClient`` (limits 256). Clients run
-interleaved, round after round; each run builds its client, warms it up, then measures
-wall time and the process's CPU time (``resource.getrusage``: user + system, every
-thread, so the library's own threads count for netlayer). Reported: medians over the
-rounds of req/s and CPU µs per request, and medians of the per-round ratios.
+interleaved, round after round, and measure wall time and the process's CPU time
+(``resource.getrusage``: user + system, every thread, so the library's own threads
+count for netlayer). Reported: medians over the rounds of req/s and CPU µs per
+request, and medians of the per-round ratios.
+
+Within a sequential round every client is built and warmed up first, then the clients
+take turns in slices of ``--slice`` requests until each has made ``--seq``: this VM's
+speed drifts within seconds, and a client measured in one stretch (netlayer's 5000
+requests take ~1 s, httpx's ~2.5 s, requests' ~5 s) met other conditions than the
+client it is compared with. ``--raw-c`` adds benchmarks/seq_raw.c (libcurl from C, one
+reused handle, no JSON parsing) to the turns as a reference: what any libcurl-based
+client can reach on this machine in the same moments.
 """
 
 from __future__ import annotations
@@ -29,9 +37,10 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
-from typing import Any, Awaitable, Callable, Dict, List, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import aiohttp
 import httpx
@@ -99,19 +108,65 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_sequential(factory: Sequential, url: str, n: int) -> Tuple[float, float]:
-    one, close = factory(url)
+#: The reference row of ``--raw-c`` (not a Python client; no target).
+RAW_C = "libcurl from C (reference)"
+
+
+def run_sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str],
+                         cpu: Optional[int]) -> Dict[str, Tuple[float, float]]:
+    """One round on CPU ``cpu`` (this thread and the reference's process; None: where
+    the scheduler puts them). Returns (req/s, CPU µs/request) by client."""
+    if cpu is None:
+        return _sequential_round(url, n, slice_size, raw_c)
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
     try:
-        for _ in range(WARMUP):
-            assert one() == EXPECTED
-        cpu0, t0 = cpu_seconds(), time.perf_counter()
-        for _ in range(n):
-            one()
-        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
-        assert one() == EXPECTED
+        return _sequential_round(url, n, slice_size, raw_c)
     finally:
-        close()
-    return n / wall, cpu / n * 1e6
+        os.sched_setaffinity(0, before)
+
+
+def _sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str]) -> Dict[str, Tuple[float, float]]:
+    """Every client built and warmed up, then turns of ``slice_size`` requests each
+    until every client has made ``n``."""
+    clients: Dict[str, Tuple[Callable[[], Any], Callable[[], None]]] = {}
+    wall = {name: 0.0 for name in SEQUENTIAL}
+    cpu = {name: 0.0 for name in SEQUENTIAL}
+    if raw_c:
+        wall[RAW_C] = cpu[RAW_C] = 0.0
+    try:
+        for name, factory in SEQUENTIAL.items():
+            clients[name] = factory(url)
+            for _ in range(WARMUP):
+                assert clients[name][0]() == EXPECTED
+        done = 0
+        while done < n:
+            size = min(slice_size, n - done)
+            for name, (one, _) in clients.items():
+                cpu0, t0 = cpu_seconds(), time.perf_counter()
+                for _ in range(size):
+                    one()
+                wall[name] += time.perf_counter() - t0
+                cpu[name] += cpu_seconds() - cpu0
+            if raw_c:
+                seconds, cpu_per_request = _raw_c_slice(raw_c, url, size)
+                wall[RAW_C] += seconds
+                cpu[RAW_C] += cpu_per_request * size / 1e6
+            done += size
+        for one, _ in clients.values():
+            assert one() == EXPECTED
+    finally:
+        for _, close in clients.values():
+            close()
+    return {name: (n / wall[name], cpu[name] / n * 1e6) for name in wall}
+
+
+def _raw_c_slice(program: str, url: str, n: int) -> Tuple[float, float]:
+    """Runs seq_raw for n requests (after 50 to open and warm its connection); its own
+    timing: (seconds, CPU µs per request). Process start-up is outside its clock."""
+    out = subprocess.run([program, url, str(n), "50"], capture_output=True, text=True, check=True).stdout
+    fields = out.split()  # "raw N SECONDS REQ/S CPU_US"
+    return float(fields[2]), float(fields[4])
 
 
 # ---- concurrent ----------------------------------------------------------------------
@@ -230,6 +285,8 @@ TARGETS = [
     ("sequential", "netlayer", "httpx", 3.0),
     ("sequential", "netlayer", "urllib3", None),
     ("sequential", "netlayer", "pycurl", 0.9),
+    ("sequential", "netlayer", RAW_C, None),
+    ("sequential", RAW_C, "httpx", None),
     ("256 in flight", "netlayer asyncio", "aiohttp", 2.0),
     ("256 in flight", "netlayer asyncio", "httpx async", None),
     ("256 in flight", "netlayer batch", "aiohttp", None),
@@ -256,7 +313,6 @@ def _netlayer_libcurl() -> str:
 
 
 def _libcurl_of(path: str) -> str:
-    import subprocess
     try:
         out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
     except OSError:
@@ -279,7 +335,8 @@ def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float
         f"Generated by `bindings/python/benchmarks/run_bench.sh` ({time.strftime('%Y-%m-%d %H:%M')}, "
         f"{elapsed:.0f} s). Server: nginx (1 worker) on loopback, `GET /small.json` "
         f"({len(json.dumps(EXPECTED))} bytes of JSON, parsed by every client). "
-        f"{args.rounds} rounds, clients interleaved within each round; medians over the rounds.",
+        f"{args.rounds} rounds, clients interleaved within each round (sequential: built and warmed "
+        f"up, then turns of {args.slice} requests each); medians over the rounds.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
         f"Python {platform.python_version()}. The client and nginx share the machine.",
@@ -292,6 +349,16 @@ def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float
         "CPU µs/request is the client process's user + system time (all its threads) per request.",
         "",
     ]
+    if args.client_cpu is not None:
+        lines += [f"Sequential rounds ran on CPU {args.client_cpu}, nginx's worker on another "
+                  "(benchmarks/nginx.sh `NGINX_CPU`): always across cores. Left to the scheduler, the "
+                  "two sometimes share a CPU, where a sequential request costs a fraction of a "
+                  "cross-core one for every client, and req/s follows placement.", ""]
+    if args.raw_c:
+        lines += [f"`{RAW_C}` is benchmarks/seq_raw.c taking its turns like the others: one reused "
+                  "libcurl handle, the body kept but not parsed, its own clock and CPU time (process "
+                  "start-up excluded). No Python client can be faster; it shows what the targets ask "
+                  "of one on this machine in these moments.", ""]
     titles = {"sequential": f"## Sequential, one keep-alive connection (N = {args.seq} per run)",
               "256 in flight": f"## {CONCURRENCY} in flight (N = {args.conc} per run; "
                                f"{args.conc // SLOW_DIVISOR} for {', '.join(sorted(SLOW))})"}
@@ -322,6 +389,10 @@ def main() -> int:
     parser.add_argument("url", help="http://127.0.0.1:PORT/small.json (benchmarks/nginx.sh start DIR)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seq", type=int, default=5000, help="requests per sequential run")
+    parser.add_argument("--slice", type=int, default=500, help="requests per turn of a sequential round")
+    parser.add_argument("--raw-c", help="benchmarks/seq_raw.c built: add it as the sequential reference")
+    parser.add_argument("--client-cpu", type=int, help="run the sequential rounds on this CPU "
+                        "(the server pinned to another one: NGINX_CPU in benchmarks/nginx.sh)")
     parser.add_argument("--conc", type=int, default=20000, help="requests per concurrent run")
     parser.add_argument("--out", help="write the Markdown report here")
     parser.add_argument("--only", help="comma-separated client names to run (default: all)")
@@ -335,11 +406,14 @@ def main() -> int:
     started = time.monotonic()
     results: Dict[str, Samples] = {"sequential": {k: [] for k in SEQUENTIAL},
                                    "256 in flight": {k: [] for k in CONCURRENT}}
+    if args.raw_c:
+        results["sequential"][RAW_C] = []
     for round_number in range(1, args.rounds + 1):
-        for name, factory in SEQUENTIAL.items():
-            rate, cpu = run_sequential(factory, args.url, args.seq)
-            results["sequential"][name].append((rate, cpu))
-            print(f"round {round_number} sequential {name:18} {rate:9,.0f} req/s {cpu:7.1f} µs CPU/req", flush=True)
+        if SEQUENTIAL:
+            for name, (rate, cpu) in run_sequential_round(args.url, args.seq, args.slice, args.raw_c,
+                                                          args.client_cpu).items():
+                results["sequential"][name].append((rate, cpu))
+                print(f"round {round_number} sequential {name:18} {rate:9,.0f} req/s {cpu:7.1f} µs CPU/req", flush=True)
         for name, function in CONCURRENT.items():
             n = args.conc // SLOW_DIVISOR if name in SLOW else args.conc
             rate, cpu = function(args.url, n)

@@ -7,8 +7,9 @@
 # installs libcurl's and OpenSSL's headers (apt-get) when missing, since pycurl is
 # built from source against the system's libcurl. Creates its own virtualenv,
 # build/venv-bench (not the project's dependencies), installs the peers and this
-# package there, starts a private nginx (benchmarks/nginx.sh) and writes
-# benchmarks/results/python.md. About 3 minutes.
+# package there, builds benchmarks/seq_raw.c (the sequential reference), starts a
+# private nginx (benchmarks/nginx.sh; on CPU 0, the sequential clients on CPU 1) and
+# writes benchmarks/results/python.md. About 3 minutes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -45,10 +46,22 @@ NETLAYER_BUILD_LIB="$root/build/lib" "$venv/bin/python" -m pip install -q --no-d
 dir="$(mktemp -d)"
 cleanup() { "$root/benchmarks/nginx.sh" stop "$dir" || true; rm -rf "$dir"; }
 trap cleanup EXIT
+# With two CPUs or more, nginx keeps CPU 0 and the sequential clients run on CPU 1:
+# always across cores (see benchmarks/nginx.sh, NGINX_CPU).
+pin=()
+if [ "$(nproc)" -ge 2 ]; then
+    export NGINX_CPU=0
+    pin=(--client-cpu 1)
+fi
 url="$("$root/benchmarks/nginx.sh" start "$dir")"
 echo "nginx: $url"
+
+# The sequential reference: libcurl from C (benchmarks/seq_raw.c), built against the
+# same system libcurl.
+cc -O2 -Wall -o "$dir/seq_raw" "$root/benchmarks/seq_raw.c" -lcurl
 
 mkdir -p "$root/benchmarks/results"
 cd "$root/build"  # import the installed netlayer, not the sources
 unset NETLAYER_LIBRARY NETLAYER_NO_BUNDLED
-"$venv/bin/python" "$here/bench_http.py" "$url" --out "$root/benchmarks/results/python.md" "$@"
+"$venv/bin/python" "$here/bench_http.py" "$url" --raw-c "$dir/seq_raw" "${pin[@]}" \
+    --out "$root/benchmarks/results/python.md" "$@"
