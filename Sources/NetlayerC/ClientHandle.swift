@@ -162,7 +162,8 @@ final class ClientHandle: @unchecked Sendable {
 
     static func document(for outcome: NetworkOutcome, request: HTTPRequest,
                          decoder: any ResponseDecoder, dataTransfer: DefaultDataTransferService) -> [UInt8] {
-        if decoder is JSONResponseDecoder, case .success(let response) = outcome.result,
+        // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
+        if type(of: decoder) == JSONResponseDecoder.self, case .success(let response) = outcome.result,
            response.downloadedFile == nil, response.streamEvents == nil {
             // A JSON body is checked and copied into the document, not parsed and rewritten.
             let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(outcome, request: request,

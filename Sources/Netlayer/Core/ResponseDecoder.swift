@@ -28,8 +28,10 @@ public struct JSONResponseDecoder: ResponseDecoder {
     public init(keyPath: String? = nil) { self.keyPath = keyPath }
 
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
-        if T.self == JSON.self { return try decodeJSON(data) as! T }
-        if T.self == RawJSON.self { return try decodeRawJSON(data) as! T }
+        // T is known to be the type compared: a bit cast, not `as!`, which would ask
+        // the runtime for a dynamic cast on every response.
+        if T.self == JSON.self { return unsafeBitCast(try decodeJSON(data), to: T.self) }
+        if T.self == RawJSON.self { return unsafeBitCast(try decodeRawJSON(data), to: T.self) }
         do {
             if let keyPath, !keyPath.isEmpty {
                 let sub = try decodeJSON(data)
