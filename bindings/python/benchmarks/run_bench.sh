@@ -9,7 +9,7 @@
 # build/venv-bench (not the project's dependencies), installs the peers and this
 # package there, builds benchmarks/seq_raw.c (the sequential reference), starts a
 # private nginx (benchmarks/nginx.sh; on CPU 0, the sequential clients on CPU 1) and
-# writes benchmarks/results/python.md. About 3 minutes.
+# writes benchmarks/results/python.md. About 5 minutes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
