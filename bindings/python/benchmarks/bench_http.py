@@ -19,7 +19,8 @@ count for netlayer). Reported: medians over the rounds of req/s and CPU µs per
 request, and medians of the per-round ratios.
 
 Within a sequential round every client is built and warmed up first, then the clients
-take turns in slices of ``--slice`` requests until each has made ``--seq``: this VM's
+take turns in slices of ``--slice`` requests (each turn starting one client later)
+until each has made ``--seq``: this VM's
 speed drifts within seconds, and a client measured in one stretch (netlayer's 5000
 requests take ~1 s, httpx's ~2.5 s, requests' ~5 s) met other conditions than the
 client it is compared with. ``--raw-c`` adds benchmarks/seq_raw.c (libcurl from C, one
@@ -139,19 +140,25 @@ def _sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str]) -
             clients[name] = factory(url)
             for _ in range(WARMUP):
                 assert clients[name][0]() == EXPECTED
+        # Each turn starts one client later, so no client always follows the same one
+        # (the reference's process start and exit disturb the caches of whoever is next).
+        order = list(wall)
         done = 0
         while done < n:
             size = min(slice_size, n - done)
-            for name, (one, _) in clients.items():
+            for name in order:
+                if name == RAW_C:
+                    seconds, cpu_per_request = _raw_c_slice(raw_c or "", url, size)
+                    wall[name] += seconds
+                    cpu[name] += cpu_per_request * size / 1e6
+                    continue
+                one = clients[name][0]
                 cpu0, t0 = cpu_seconds(), time.perf_counter()
                 for _ in range(size):
                     one()
                 wall[name] += time.perf_counter() - t0
                 cpu[name] += cpu_seconds() - cpu0
-            if raw_c:
-                seconds, cpu_per_request = _raw_c_slice(raw_c, url, size)
-                wall[RAW_C] += seconds
-                cpu[RAW_C] += cpu_per_request * size / 1e6
+            order.append(order.pop(0))
             done += size
         for one, _ in clients.values():
             assert one() == EXPECTED
