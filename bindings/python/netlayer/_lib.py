@@ -119,13 +119,13 @@ if has_queues:
 
 def take_string(text: OwnedString) -> bytes:
     """Copies a string the library returned (caller-owned) and frees it with nl_free."""
-    value = text.value
+    try:
+        value = text.value
+    finally:
+        lib.nl_free(text)  # nl_free(NULL) does nothing
     if value is None:
         raise MemoryError("netlayer: the library returned NULL (out of memory)")
-    try:
-        return value
-    finally:
-        lib.nl_free(text)
+    return value
 
 
 def borrowed_string(pointer: Optional[int]) -> bytes:
