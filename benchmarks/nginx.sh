@@ -9,8 +9,8 @@
 #
 # NGINX_CPU=N (optional) keeps the worker on CPU N (worker_cpu_affinity), so a client
 # pinned to another CPU always meets the server across cores: unpinned, the scheduler
-# sometimes puts both on one CPU, where a sequential request costs a fraction of a
-# cross-core one (no wake-up IPI), and req/s measures placement, not clients.
+# sometimes puts both on one CPU, where a cheap client's sequential request costs a
+# third to a half of a cross-core one (no wake-up IPI), and req/s measures placement.
 set -euo pipefail
 
 NGINX=${NGINX:-/usr/sbin/nginx}

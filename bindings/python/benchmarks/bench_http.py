@@ -359,8 +359,8 @@ def report(results: Dict[str, Samples], args: argparse.Namespace, elapsed: float
     if args.client_cpu is not None:
         lines += [f"Sequential rounds ran on CPU {args.client_cpu}, nginx's worker on another "
                   "(benchmarks/nginx.sh `NGINX_CPU`): always across cores. Left to the scheduler, the "
-                  "two sometimes share a CPU, where a sequential request costs a fraction of a "
-                  "cross-core one for every client, and req/s follows placement.", ""]
+                  "two sometimes share a CPU, where the libcurl clients run 2-3× faster and "
+                  "the clients busy in Python hardly faster, and the ratios follow placement.", ""]
     if args.raw_c:
         lines += [f"`{RAW_C}` is benchmarks/seq_raw.c taking its turns like the others: one reused "
                   "libcurl handle, the body kept but not parsed, its own clock and CPU time (process "
