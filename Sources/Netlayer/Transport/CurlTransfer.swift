@@ -123,7 +123,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
 
         do {
-            sink = try ResponseSink(transfer: request.transfer, limit: request.options.maxResponseBytes)
+            sink = try ResponseSink(transfer: request.transfer, limit: options.maxResponseBytes)
         } catch {
             return error
         }
@@ -162,8 +162,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             && request.headers["Expect"] == nil {
             list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
         }
-        if let userAgent = options.userAgent, options.proxy == nil, !CurlGlobal.environmentNamesProxy,
-           request.headers["User-Agent"] == nil {
+        if let userAgent = options.userAgent, !Self.proxyMayApply(options), request.headers["User-Agent"] == nil {
             // As a header, libcurl skips formatting it (see CurlGlobal.defaultUserAgentHeader).
             if userAgent == RequestOptions.defaultUserAgent, let line = CurlGlobal.defaultUserAgentHeader {
                 list = curl_slist_append(list, line)
@@ -171,7 +170,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
                 list = curl_slist_append(list, "User-Agent: \(userAgent)")
             }
         }
-        if request.options.compression, let line = CurlGlobal.acceptEncodingHeader,
+        if options.compression, let line = CurlGlobal.acceptEncodingHeader,
            request.headers["Accept-Encoding"] == nil {
             list = curl_slist_append(list, line)  // what libcurl would send (see acceptEncodingHeader)
         }
@@ -209,7 +208,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxResponseBytes)))
         if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
-        if let userAgent = options.userAgent, options.proxy != nil || CurlGlobal.environmentNamesProxy {
+        if let userAgent = options.userAgent, Self.proxyMayApply(options) {
             check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent))  // else a header (above)
         }
         if let proxy = options.proxy {
@@ -317,6 +316,13 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Takes one header line libcurl hands over; false stops the transfer on a framing
     /// error libcurl tolerates (`ReceivedHeaders.append(line:)`).
+    /// Whether a proxy may carry the request: one is configured, or the environment
+    /// named one at start. Then the user agent goes in `CURLOPT_USERAGENT`, the only way
+    /// libcurl puts it in a proxy's CONNECT request; else it is a header line of ours.
+    private static func proxyMayApply(_ options: RequestOptions) -> Bool {
+        options.proxy != nil || CurlGlobal.environmentNamesProxy
+    }
+
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let violation = headers.append(line: bytes) else { return true }
         headerViolation = violation
