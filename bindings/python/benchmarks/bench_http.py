@@ -127,37 +127,35 @@ def run_sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str]
         os.sched_setaffinity(0, before)
 
 
+#: One turn of a client: n requests -> (wall seconds, CPU seconds).
+Turn = Callable[[int], Tuple[float, float]]
+
+
 def _sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str]) -> Dict[str, Tuple[float, float]]:
     """Every client built and warmed up, then turns of ``slice_size`` requests each
     until every client has made ``n``."""
     clients: Dict[str, Tuple[Callable[[], Any], Callable[[], None]]] = {}
-    wall = {name: 0.0 for name in SEQUENTIAL}
-    cpu = {name: 0.0 for name in SEQUENTIAL}
-    if raw_c:
-        wall[RAW_C] = cpu[RAW_C] = 0.0
     try:
+        turns: Dict[str, Turn] = {}
         for name, factory in SEQUENTIAL.items():
             clients[name] = factory(url)
             for _ in range(WARMUP):
                 assert clients[name][0]() == EXPECTED
+            turns[name] = _python_turn(clients[name][0])
+        if raw_c:
+            turns[RAW_C] = _raw_c_turn(raw_c, url)
+        wall = {name: 0.0 for name in turns}
+        cpu = {name: 0.0 for name in turns}
         # Each turn starts one client later, so no client always follows the same one
         # (the reference's process start and exit disturb the caches of whoever is next).
-        order = list(wall)
+        order = list(turns)
         done = 0
         while done < n:
             size = min(slice_size, n - done)
             for name in order:
-                if name == RAW_C:
-                    seconds, cpu_per_request = _raw_c_slice(raw_c or "", url, size)
-                    wall[name] += seconds
-                    cpu[name] += cpu_per_request * size / 1e6
-                    continue
-                one = clients[name][0]
-                cpu0, t0 = cpu_seconds(), time.perf_counter()
-                for _ in range(size):
-                    one()
-                wall[name] += time.perf_counter() - t0
-                cpu[name] += cpu_seconds() - cpu0
+                seconds, cpu_seconds_used = turns[name](size)
+                wall[name] += seconds
+                cpu[name] += cpu_seconds_used
             order.append(order.pop(0))
             done += size
         for one, _ in clients.values():
@@ -168,12 +166,24 @@ def _sequential_round(url: str, n: int, slice_size: int, raw_c: Optional[str]) -
     return {name: (n / wall[name], cpu[name] / n * 1e6) for name in wall}
 
 
-def _raw_c_slice(program: str, url: str, n: int) -> Tuple[float, float]:
-    """Runs seq_raw for n requests (after 50 to open and warm its connection); its own
-    timing: (seconds, CPU µs per request). Process start-up is outside its clock."""
-    out = subprocess.run([program, url, str(n), "50"], capture_output=True, text=True, check=True).stdout
-    fields = out.split()  # "raw N SECONDS REQ/S CPU_US"
-    return float(fields[2]), float(fields[4])
+def _python_turn(one: Callable[[], Any]) -> Turn:
+    """A Python client's turn, timed by this process's clocks."""
+    def turn(n: int) -> Tuple[float, float]:
+        cpu0, t0 = cpu_seconds(), time.perf_counter()
+        for _ in range(n):
+            one()
+        return time.perf_counter() - t0, cpu_seconds() - cpu0
+    return turn
+
+
+def _raw_c_turn(program: str, url: str) -> Turn:
+    """seq_raw for n requests (after 50 to open and warm its connection), timed by its
+    own clocks: process start-up is outside them."""
+    def turn(n: int) -> Tuple[float, float]:
+        out = subprocess.run([program, url, str(n), "50"], capture_output=True, text=True, check=True).stdout
+        fields = out.split()  # "raw N SECONDS REQ/S CPU_US"
+        return float(fields[2]), float(fields[4]) * n / 1e6
+    return turn
 
 
 # ---- concurrent ----------------------------------------------------------------------
