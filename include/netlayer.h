@@ -7,8 +7,9 @@
  *
  * Conventions used on every function below:
  *  - Ownership: a `char *` returned by the library is owned by the caller and
- *    must be released with nl_free(). A `const char *` argument is borrowed: the
- *    library copies what it needs before the call returns.
+ *    must be released with nl_free(); a `const char *` it returns stays the
+ *    library's, for as long as the function says. A `const char *` argument is
+ *    borrowed: the library copies what it needs before the call returns.
  *  - Threads: an nl_client may be used from any number of threads at once.
  *  - Errors: bad input never crashes the process; it yields a result document
  *    with error kind "invalid_request" and a message naming the key or byte
@@ -114,6 +115,30 @@ NL_EXTERN char *nl_request(nl_client *client, const char *endpoint_json);
  * Threads: as nl_request().
  */
 NL_EXTERN char *nl_call(nl_client *client, const char *name, const char *overlay_json);
+
+/**
+ * nl_request(), with the result document lent instead of given: for callers
+ * that copy or parse the document at once (language bindings, tight loops),
+ * it spares the nl_free() call per request.
+ *
+ * @return the same result document nl_request() returns, owned by the library:
+ *         do not free it. It stays valid until the calling thread's next call
+ *         of nl_request_borrowed() or nl_call_borrowed(), or the thread's exit;
+ *         each thread has its own. NULL only when memory is exhausted.
+ * Threads: as nl_request().
+ */
+NL_EXTERN const char *nl_request_borrowed(nl_client *client, const char *endpoint_json);
+
+/**
+ * nl_call(), with the result document lent as by nl_request_borrowed().
+ *
+ * @return the same result document nl_call() returns, owned by the library and
+ *         valid until the calling thread's next nl_request_borrowed() or
+ *         nl_call_borrowed() call, or its exit. NULL only when memory is
+ *         exhausted.
+ * Threads: as nl_request().
+ */
+NL_EXTERN const char *nl_call_borrowed(nl_client *client, const char *name, const char *overlay_json);
 
 /**
  * Runs a JSON array of endpoint documents concurrently (at most the config's

@@ -78,11 +78,21 @@ public func nl_client_free(_ client: OpaquePointer?) {
 
 @_cdecl("nl_request")
 public func nl_request(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
-    guard let endpointJSON else { return output(ResultDocument.invalid("endpoint document is NULL")) }
-    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_request \(reentrantCallMessage)")) }
+    output(requestResult(client, endpointJSON, function: "nl_request"))
+}
+
+@_cdecl("nl_request_borrowed")
+public func nl_request_borrowed(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
+    ThreadResultBuffer.lend(requestResult(client, endpointJSON, function: "nl_request_borrowed"))
+}
+
+/// The result document of a blocking request, for `nl_request` and `nl_request_borrowed`.
+private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
+    guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
+    guard let endpointJSON else { return ResultDocument.invalid("endpoint document is NULL") }
+    if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     let prepared = handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document")
-    return output(handle.perform([prepared])[0])
+    return handle.perform([prepared])[0]
 }
 
 /// The endpoint document `nl_call(name, overlay)` performs, or the failure document.
@@ -109,11 +119,23 @@ private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?
 @_cdecl("nl_call")
 public func nl_call(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                     _ overlayJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
-    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_call \(reentrantCallMessage)")) }
+    output(callResult(client, name, overlayJSON, function: "nl_call"))
+}
+
+@_cdecl("nl_call_borrowed")
+public func nl_call_borrowed(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                             _ overlayJSON: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
+    ThreadResultBuffer.lend(callResult(client, name, overlayJSON, function: "nl_call_borrowed"))
+}
+
+/// The result document of a blocking named request, for `nl_call` and `nl_call_borrowed`.
+private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                        _ overlayJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
+    guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
+    if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     switch namedEndpoint(handle, name, overlayJSON) {
-    case .success(let document): return output(handle.perform([handle.prepare(document)])[0])
-    case .failure(let error): return output(ResultDocument.failure(.networkFailure(error)))
+    case .success(let document): return handle.perform([handle.prepare(document)])[0]
+    case .failure(let error): return ResultDocument.failure(.networkFailure(error))
     }
 }
 
