@@ -16,7 +16,10 @@ from ._errors import Error, InvalidRequestError, error_from_result
 from ._hooks import (
     HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY, HOOK_STREAM, Deliver, HookTable,
 )
-from ._lib import NL_CALLBACK, NL_HOOK_FN, NO_HOOK, QUEUE_PUSH, OwnedString, borrowed_string, lib, take_string
+from ._lib import (
+    NL_CALLBACK, NL_HOOK_FN, NO_HOOK, QUEUE_PUSH, OwnedString, borrowed_string, call_document, lib, request_document,
+    take_string,
+)
 from ._result import (
     Response, document_or_raise as _document_or_raise, outcome as _outcome, response_or_raise as _response_or_raise,
 )
@@ -147,8 +150,6 @@ _dumps = _json.dumps
 #: Encoded ``{"path": p, "method": "GET"}`` documents of ``Client.get(p)``, by path:
 #: the same few paths are fetched over and over (bounded; any client may use them).
 _GET_DOCUMENTS: Dict[str, bytes] = {}
-_nl_request = lib.nl_request
-_nl_free = lib.nl_free
 _nl_request_async = lib.nl_request_async
 _get_running_loop = asyncio.get_running_loop
 _AsyncCancelled = asyncio.CancelledError
@@ -376,16 +377,12 @@ class Client:
                 raise InvalidRequestError("client is closed", kind="invalid_request")
             self._active += 1
         try:
-            text = _nl_request(handle, payload)
+            raw = request_document(handle, payload)
         finally:
             with self._lock:
                 self._active -= 1
                 if self._closing and not self._active:
                     self._state.notify_all()
-        try:
-            raw = text.value
-        finally:
-            _nl_free(text)
         if raw is None:
             raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)
@@ -430,7 +427,9 @@ class Client:
             document["params"] = dict(params)
         payload = _json.dumps(document)
         with self._using() as handle:
-            raw = take_string(lib.nl_call(handle, name.encode("utf-8"), payload))
+            raw = call_document(handle, name.encode("utf-8"), payload)
+        if raw is None:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)
 
     def batch(self, endpoints: Sequence[Endpoint]) -> List[Union[Response, Error]]:

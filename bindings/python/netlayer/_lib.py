@@ -4,12 +4,14 @@ Each declaration quotes the C prototype from include/netlayer.h above it. String
 the library returns for the caller to free are declared ``OwnedString``, a subclass of
 ``c_char_p``: ctypes returns subclasses of its simple types unconverted, so the
 pointer survives to be handed back to ``nl_free``; ``take_string`` copies and frees.
+The blocking request and call use the ``_borrowed`` variants instead, whose results
+the library keeps: ``c_char_p`` copies them into bytes, and no ``nl_free`` follows.
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
+from typing import Callable, Optional
 
 from . import _loader
 
@@ -78,6 +80,20 @@ lib.nl_cancel.restype = ctypes.c_int
 lib.nl_free.argtypes = [ctypes.c_void_p]
 lib.nl_free.restype = None
 
+# Lent results: declared when the library exports them (the blocking calls use them;
+# without them, they take an owned string and free it).
+has_borrowed = hasattr(lib, "nl_request_borrowed") and hasattr(lib, "nl_call_borrowed")
+if has_borrowed:
+    # const char *nl_request_borrowed(nl_client *client, const char *endpoint_json);
+    # (the library's per-thread buffer: ctypes copies it into bytes as the call
+    # returns, on the calling thread, before anything else can reuse it)
+    lib.nl_request_borrowed.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.nl_request_borrowed.restype = ctypes.c_char_p
+
+    # const char *nl_call_borrowed(nl_client *client, const char *name, const char *overlay_json);
+    lib.nl_call_borrowed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.nl_call_borrowed.restype = ctypes.c_char_p
+
 # Hooks: declared when the library exports them (Client.on_adapt ..., Client.stream).
 has_hooks = hasattr(lib, "nl_client_set_hook") and hasattr(lib, "nl_reply_set")
 if has_hooks:
@@ -126,6 +142,31 @@ def take_string(text: OwnedString) -> bytes:
     if value is None:
         raise MemoryError("netlayer: the library returned NULL (out of memory)")
     return value
+
+
+def _request_owned(client: int, endpoint_json: bytes) -> Optional[bytes]:
+    return _owned_or_none(lib.nl_request(client, endpoint_json))
+
+
+def _call_owned(client: int, name: bytes, overlay_json: Optional[bytes]) -> Optional[bytes]:
+    return _owned_or_none(lib.nl_call(client, name, overlay_json))
+
+
+def _owned_or_none(text: OwnedString) -> Optional[bytes]:
+    try:
+        return text.value
+    finally:
+        lib.nl_free(text)
+
+
+#: ``request_document(client, endpoint_json)``: nl_request's result document, copied
+#: (None when the library is out of memory); ``call_document(client, name, overlay)``
+#: the same for nl_call. The lent variants when the library has them: no nl_free
+#: call per request.
+request_document: Callable[[int, bytes], Optional[bytes]] = (
+    lib.nl_request_borrowed if has_borrowed else _request_owned)
+call_document: Callable[[int, bytes, Optional[bytes]], Optional[bytes]] = (
+    lib.nl_call_borrowed if has_borrowed else _call_owned)
 
 
 def borrowed_string(pointer: Optional[int]) -> bytes:
