@@ -52,22 +52,19 @@ _set = object.__setattr__
 
 
 def _response(doc: Dict[str, Any]) -> Response:
-    """Response.from_result for a document the library produced (a fresh dict from
-    the parser): its fields are used as they are, without copies or the frozen
-    dataclass's per-field __setattr__ (the sequential path builds one per request)."""
-    get = doc.get
-    headers = get("headers")
-    timing = get("timing")
+    """Response.from_result for a success document the library produced, freshly parsed
+    and used by nothing else: the document itself becomes the Response's ``__dict__``.
+    Its keys are the fields' names already but for ``fromCache``, renamed here, and
+    ``ok`` and ``httpVersion``, dropped; ``events`` is absent unless streamed, so the
+    field's default (a class attribute) answers. No second dict is built and none freed,
+    and the frozen dataclass's per-field ``__setattr__`` is skipped (the sequential path
+    builds one Response per request)."""
+    del doc["ok"]
+    doc["from_cache"] = doc.pop("fromCache", False) is True
+    if "httpVersion" in doc:
+        del doc["httpVersion"]
     response = _new(Response)
-    _set(response, "__dict__", {
-        "status": get("status") or 0,
-        "headers": headers if type(headers) is dict else dict(headers or {}),
-        "value": get("value"),
-        "from_cache": get("fromCache") is True,
-        "attempts": get("attempts") or 1,
-        "timing": timing if type(timing) is dict else dict(timing or {}),
-        "events": get("events"),
-    })
+    _set(response, "__dict__", doc)
     return response
 
 

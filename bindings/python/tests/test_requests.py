@@ -158,3 +158,23 @@ def test_blocking_calls_take_lent_documents_and_the_owned_fallback_agrees(
     assert lent[0]["path"] == owned[0]["path"] == "/echo/x"
     assert lent[0]["args"] == owned[0]["args"] == {"a": ["1"]}
     assert lent[1] == owned[1] and lent[1]["title"] == "Arrival"
+
+
+def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None:
+    import dataclasses
+    import json
+
+    from netlayer._result import response_or_raise
+
+    names = {f.name for f in dataclasses.fields(netlayer.Response)}
+    document = {"ok": True, "status": 200, "headers": {"etag": "x"}, "httpVersion": "2", "value": [1],
+                "fromCache": True, "attempts": 2, "timing": {"totalMs": 1.5}}
+    for extra in ({}, {"events": 3}):
+        raw = json.dumps({**document, **extra}).encode()
+        response = response_or_raise(raw)
+        assert set(vars(response)) <= names  # no "ok", "fromCache" or "httpVersion" left over
+        assert response == netlayer.Response.from_result(json.loads(raw))
+        assert response.from_cache is True and response.attempts == 2
+        assert response.events == extra.get("events")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            response.status = 201  # type: ignore[misc]
