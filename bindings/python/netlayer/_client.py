@@ -264,7 +264,12 @@ class Client:
         document.update(_with_aliases(config_keys, _CONFIG_ALIASES))
         self._lock = threading.Lock()
         self._state = threading.Condition(self._lock)  # waits on _lock for calls in flight
-        self._active = 0  # calls into the library in progress on this client
+        self._active = 0  # calls into the library in progress on this client (under _lock)
+        # One entry per blocking request/call inside the library, without the lock:
+        # list.append and list.pop are atomic, and a call appends before it reads
+        # _closing while close() sets _closing before it reads the list, so either the
+        # call sees _closing or close() sees the call (see _perform).
+        self._calls: List[None] = []
         self._closing = False
         self._handle: Optional[int] = None
         self._queues: Dict[asyncio.AbstractEventLoop, _Queue] = {}  # see _Queue
@@ -292,7 +297,7 @@ class Client:
             if self._handle is None or self._closing:
                 return
             self._closing = True
-            while self._active:
+            while self._active or self._calls:
                 self._state.wait()
             handle, self._handle = self._handle, None
         lib.nl_client_free(handle)  # no hook or callback of this client runs after it
@@ -359,6 +364,12 @@ class Client:
             if self._active == 0 and self._closing:
                 self._state.notify_all()
 
+    def _wake_closer(self) -> None:
+        """After a blocking call left the library while close() may wait for it."""
+        with self._lock:
+            if not self._calls:
+                self._state.notify_all()
+
     def _using(self) -> "_Using":
         return _Using(self)
 
@@ -370,19 +381,18 @@ class Client:
 
     def _perform(self, payload: bytes) -> Response:
         """nl_request on an encoded endpoint document: the blocking calls' hot path, kept
-        to a few C-level operations around the library call."""
-        with self._lock:
+        to a few C-level operations around the library call (no lock: see _calls)."""
+        calls = self._calls
+        calls.append(None)
+        try:
             handle = self._handle
             if handle is None or self._closing:
                 raise InvalidRequestError("client is closed", kind="invalid_request")
-            self._active += 1
-        try:
             raw = request_document(handle, payload)
         finally:
-            with self._lock:
-                self._active -= 1
-                if self._closing and not self._active:
-                    self._state.notify_all()
+            calls.pop()
+            if self._closing:
+                self._wake_closer()
         if raw is None:
             raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)

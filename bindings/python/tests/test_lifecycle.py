@@ -50,6 +50,34 @@ def test_close_waits_for_a_blocking_call_in_flight(base_url: str) -> None:
         c.get("json")
 
 
+def test_close_while_threads_keep_calling(base_url: str) -> None:
+    # Every call either completes or raises "client is closed"; close() returns once
+    # the calls inside the library are out, and nothing touches the freed handle.
+    for _ in range(5):
+        c = netlayer.Client({"baseURL": base_url})
+        seen: List[str] = []
+
+        def worker() -> None:
+            while True:  # until the client is closed
+                try:
+                    assert c.get("json").value["title"] == "Dune"
+                    seen.append("ok")
+                except netlayer.InvalidRequestError as error:
+                    assert "client is closed" in str(error)
+                    seen.append("closed")
+                    return
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.05)
+        c.close()
+        for t in threads:
+            t.join(10)
+            assert not t.is_alive()
+        assert "ok" in seen and seen.count("closed") == 4
+
+
 def test_four_threads_share_one_client(client: netlayer.Client) -> None:
     def worker(n: int) -> List[int]:
         seen = []
