@@ -117,9 +117,17 @@ final class ClientHandle: @unchecked Sendable {
         }
     }
 
-    /// Sends every prepared request and waits for all of them. Results keep input order.
-    func perform(_ prepared: [Prepared]) -> [[UInt8]] {
-        perform(count: prepared.count) { prepared[$0] }
+    /// One request's result document (`nl_request`, `nl_call`): on this thread when no
+    /// hooks are set, with no arrays around the one request and its one result.
+    func perform(_ prepared: Prepared) -> [UInt8] {
+        guard startsOnCallingThread else { return perform(count: 1) { _ in prepared }[0] }
+        switch prepared {
+        case .failed(let document):
+            return document
+        case .ready(let request, let decoder, let id):
+            return Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
+                                 dataTransfer: dataTransfer)
+        }
     }
 
     /// Prepares, sends and waits for `count` requests; results keep input order.
@@ -132,13 +140,7 @@ final class ClientHandle: @unchecked Sendable {
         if count == 1, startsOnCallingThread {
             // One request: run it on this thread, no hop to the loop and back. (With
             // hooks set it goes through the loop, where the contract runs hooks.)
-            switch prepare(0) {
-            case .failed(let document):
-                return [document]
-            case .ready(let request, let decoder, let id):
-                return [Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
-                                      dataTransfer: dataTransfer)]
-            }
+            return [perform(prepare(0))]
         }
         let results = BatchResults(count: count)
         for index in 0..<count {

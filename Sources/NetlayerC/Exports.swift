@@ -92,7 +92,7 @@ private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePoint
     guard let endpointJSON else { return ResultDocument.invalid("endpoint document is NULL") }
     if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     let prepared = handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document")
-    return handle.perform([prepared])[0]
+    return handle.perform(prepared)
 }
 
 /// The endpoint document `nl_call(name, overlay)` performs, or the failure document.
@@ -134,7 +134,7 @@ private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
     if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     switch namedEndpoint(handle, name, overlayJSON) {
-    case .success(let document): return handle.perform([handle.prepare(document)])[0]
+    case .success(let document): return handle.perform(handle.prepare(document))
     case .failure(let error): return ResultDocument.failure(.networkFailure(error))
     }
 }
