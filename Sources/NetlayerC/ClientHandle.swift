@@ -119,9 +119,12 @@ final class ClientHandle: @unchecked Sendable {
 
     /// One request's result document (`nl_request`, `nl_call`): on this thread when no
     /// hooks are set, with no arrays around the one request and its one result.
-    func perform(_ prepared: Prepared) -> [UInt8] {
-        guard startsOnCallingThread else { return perform(count: 1) { _ in prepared }[0] }
-        switch prepared {
+    func perform(_ prepared: consuming Prepared) -> [UInt8] {
+        guard startsOnCallingThread else {
+            let one = prepared
+            return perform(count: 1) { _ in one }[0]
+        }
+        switch consume prepared {  // the request moves out: no copy of it
         case .failed(let document):
             return document
         case .ready(let request, let decoder, let id):
@@ -165,8 +168,7 @@ final class ClientHandle: @unchecked Sendable {
     static func document(for outcome: NetworkOutcome, request: HTTPRequest,
                          decoder: any ResponseDecoder, dataTransfer: DefaultDataTransferService) -> [UInt8] {
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
-        if type(of: decoder) == JSONResponseDecoder.self, case .success(let response) = outcome.result,
-           response.downloadedFile == nil, response.streamEvents == nil {
+        if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {
             // A JSON body is checked and copied into the document, not parsed and rewritten.
             let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(outcome, request: request,
                                                                                                  decoder: decoder)
@@ -225,5 +227,13 @@ private struct BatchResults: Sendable {
     func waitForAll() -> [[UInt8]] {
         latch.wait()
         return documents.withLock { $0 }
+    }
+}
+
+private extension NetworkOutcome {
+    /// A success whose body is in memory: not written to a file, not streamed.
+    var holdsBodyInMemory: Bool {
+        guard case .success(let response) = result else { return false }
+        return response.downloadedFile == nil && response.streamEvents == nil
     }
 }

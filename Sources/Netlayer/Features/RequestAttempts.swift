@@ -177,7 +177,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     }
 
     /// Stores what may be cached, and turns a 304 into the cached response.
-    private func throughCache(_ result: Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
+    private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
         guard let cache, case .success(let response) = result else { return result }
         if response.statusCode == 304, let cached = revalidation?.cached {
             return .success(cache.revalidated(response, cached: cached, for: original))
@@ -274,21 +274,21 @@ final class AttemptEnvironment: Sendable {
 
     /// Logs the attempt's outcome; a status outside the request's acceptable ones
     /// becomes `NetworkError.error`.
-    func validate(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+    func validate(_ result: consuming Result<HTTPResponse, NetworkError>, request: HTTPRequest,
                   context: RequestContext) -> Result<HTTPResponse, NetworkError> {
+        // `result` is handed back as it came whenever it stands (no copy of the response).
         switch result {
-        case .success(let response) where !request.options.acceptableStatus.contains(response.statusCode):
-            let error = NetworkError.error(statusCode: response.statusCode, response: response)
-            logger.log(response: response, request: request, context: context)
-            logger.log(error: error, request: request, context: context)
-            return .failure(error)
         case .success(let response):
             logger.log(response: response, request: request, context: context)
-            return .success(response)
+            guard request.options.acceptableStatus.contains(response.statusCode) else {
+                let error = NetworkError.error(statusCode: response.statusCode, response: response)
+                logger.log(error: error, request: request, context: context)
+                return .failure(error)
+            }
         case .failure(let error):
             logger.log(error: error, request: request, context: context)
-            return .failure(error)
         }
+        return result
     }
 }
 
