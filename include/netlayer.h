@@ -124,7 +124,8 @@ NL_EXTERN char *nl_call(nl_client *client, const char *name, const char *overlay
  * @return the same result document nl_request() returns, owned by the library:
  *         do not free it. It stays valid until the calling thread's next call
  *         of nl_request_borrowed() or nl_call_borrowed(), or the thread's exit;
- *         each thread has its own. NULL only when memory is exhausted.
+ *         each thread has its own. NULL only when memory (or the process's
+ *         thread-specific keys) is exhausted.
  * Threads: as nl_request().
  */
 NL_EXTERN const char *nl_request_borrowed(nl_client *client, const char *endpoint_json);
@@ -134,8 +135,8 @@ NL_EXTERN const char *nl_request_borrowed(nl_client *client, const char *endpoin
  *
  * @return the same result document nl_call() returns, owned by the library and
  *         valid until the calling thread's next nl_request_borrowed() or
- *         nl_call_borrowed() call, or its exit. NULL only when memory is
- *         exhausted.
+ *         nl_call_borrowed() call, or its exit. NULL as for
+ *         nl_request_borrowed().
  * Threads: as nl_request().
  */
 NL_EXTERN const char *nl_call_borrowed(nl_client *client, const char *name, const char *overlay_json);

@@ -16,27 +16,33 @@ enum ThreadResultBuffer {
         var capacity: Int
     }
 
-    private static let key: pthread_key_t = {
+    /// nil when the process has no thread-specific key left (PTHREAD_KEYS_MAX).
+    private static let key: pthread_key_t? = {
         var key = pthread_key_t()
         // A thread's buffer goes with the thread; the destructor runs only for a non-NULL value.
-        precondition(pthread_key_create(&key) { free($0) } == 0, "netlayer: pthread_key_create failed")
-        return key
+        return pthread_key_create(&key) { free($0) } == 0 ? key : nil
     }()
 
     /// The calling thread's buffer holding `bytes` and a NUL, valid until the thread's
-    /// next call here or its exit; nil only when memory is exhausted.
+    /// next call here or its exit; nil only when memory (or thread-specific storage)
+    /// is exhausted.
     static func lend(_ bytes: [UInt8]) -> UnsafePointer<CChar>? {
+        guard let key else { return nil }
         let needed = bytes.count + 1
         var block = pthread_getspecific(key)
         let capacity = block?.load(as: Header.self).capacity ?? 0
         if needed > capacity || (capacity > retainedCapacity && needed <= shrinkBelow) {
             let newCapacity = max(needed, minimumCapacity)
-            guard let grown = realloc(block, MemoryLayout<Header>.stride + newCapacity) else { return nil }
-            grown.storeBytes(of: Header(capacity: newCapacity), as: Header.self)
-            pthread_setspecific(key, grown)
-            block = grown
+            if let resized = realloc(block, MemoryLayout<Header>.stride + newCapacity) {
+                resized.storeBytes(of: Header(capacity: newCapacity), as: Header.self)
+                pthread_setspecific(key, resized)
+                block = resized
+            } else if needed > capacity {
+                return nil
+            }  // else a failed shrink: the large buffer still serves
         }
-        let text = block!.advanced(by: MemoryLayout<Header>.stride).assumingMemoryBound(to: UInt8.self)
+        guard let block else { return nil }
+        let text = block.advanced(by: MemoryLayout<Header>.stride).assumingMemoryBound(to: UInt8.self)
         bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { text.update(from: base, count: $0.count) } }
         text[bytes.count] = 0
         return UnsafePointer(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self))

@@ -135,10 +135,7 @@ if has_queues:
 
 def take_string(text: OwnedString) -> bytes:
     """Copies a string the library returned (caller-owned) and frees it with nl_free."""
-    try:
-        value = text.value
-    finally:
-        lib.nl_free(text)  # nl_free(NULL) does nothing
+    value = _owned_or_none(text)
     if value is None:
         raise MemoryError("netlayer: the library returned NULL (out of memory)")
     return value
@@ -153,10 +150,11 @@ def _call_owned(client: int, name: bytes, overlay_json: Optional[bytes]) -> Opti
 
 
 def _owned_or_none(text: OwnedString) -> Optional[bytes]:
+    """The copied text of a caller-owned string, freed with nl_free (None for NULL)."""
     try:
         return text.value
     finally:
-        lib.nl_free(text)
+        lib.nl_free(text)  # nl_free(NULL) does nothing
 
 
 #: ``request_document(client, endpoint_json)``: nl_request's result document, copied
