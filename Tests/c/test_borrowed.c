@@ -2,23 +2,17 @@
  * test_borrowed.c — nl_request_borrowed and nl_call_borrowed: the result documents
  * the library lends to the calling thread (same documents as nl_request/nl_call,
  * valid until the thread's next borrowed call, one buffer per thread, freed with
- * the thread; valgrind checks the lifetimes).
+ * the thread; valgrind checks the lifetimes). Lent documents are parsed, never freed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-
-/* Parses a lent document (never freed by the caller). */
-static json_t *parse_lent(const char *text, const char *what)
-{
-    return nlt_parse(text, what);
-}
 
 static void test_borrowed_result_is_the_document_nl_request_returns(void)
 {
     nl_client *c = client_for(NULL);
     const char *lent = nl_request_borrowed(c, "{\"path\": \"json\"}");
     char *owned = nl_request(c, "{\"path\": \"json\"}");
-    json_t *a = parse_lent(lent, "nl_request_borrowed");
+    json_t *a = nlt_parse(lent, "nl_request_borrowed");
     json_t *b = nlt_parse(owned, "nl_request");
     CHECK_OK(a);
     CHECK_OK(b);
@@ -53,12 +47,12 @@ static void test_lent_document_stays_valid_until_the_next_borrowed_call(void)
     owned = nl_call(c, "nosuchendpoint", NULL);
     nl_free(owned);
     CHECK_STR_EQ(first, copy);
-    r = parse_lent(first, "nl_request_borrowed");
+    r = nlt_parse(first, "nl_request_borrowed");
     CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/first");
     json_decref(r);
 
     /* the next borrowed call lends the new document */
-    r = parse_lent(nl_request_borrowed(c, "{\"path\": \"echo/second\"}"), "nl_request_borrowed");
+    r = nlt_parse(nl_request_borrowed(c, "{\"path\": \"echo/second\"}"), "nl_request_borrowed");
     CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/second");
     json_decref(r);
     free(copy);
@@ -81,12 +75,12 @@ static void test_large_then_small_documents_are_lent_whole(void)
     REQUIRE(endpoint != NULL);
     /* grows past the kept size, gives it back, grows again: each document whole */
     for (round = 0; round < 2; round++) {
-        r = parse_lent(nl_request_borrowed(c, endpoint), "nl_request_borrowed (large)");
+        r = nlt_parse(nl_request_borrowed(c, endpoint), "nl_request_borrowed (large)");
         CHECK_OK(r);
         CHECK_INT_EQ((long long)jpath_num(r, "value.bodyLength", -1), (long long)n);
         CHECK_INT_EQ((long long)strlen(jpath_str(r, "value.body")), (long long)n);
         json_decref(r);
-        r = parse_lent(nl_request_borrowed(c, "{\"path\": \"json\"}"), "nl_request_borrowed (small)");
+        r = nlt_parse(nl_request_borrowed(c, "{\"path\": \"json\"}"), "nl_request_borrowed (small)");
         CHECK_OK(r);
         CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
         json_decref(r);
@@ -102,35 +96,35 @@ static void test_borrowed_calls_report_bad_input_as_documents(void)
         "\"endpoints\": {\"movie\": {\"path\": \"movies/{id}\", \"response\": {\"keyPath\": \"data\"}}}");
     json_t *r;
 
-    r = parse_lent(nl_request_borrowed(NULL, "{\"path\": \"json\"}"), "nl_request_borrowed(NULL client)");
+    r = nlt_parse(nl_request_borrowed(NULL, "{\"path\": \"json\"}"), "nl_request_borrowed(NULL client)");
     CHECK_KIND(r, "invalid_request");
     CHECK_MSG(strstr(error_message(r), "client") != NULL, "message: %s", error_message(r));
     json_decref(r);
 
-    r = parse_lent(nl_request_borrowed(c, NULL), "nl_request_borrowed(NULL endpoint)");
+    r = nlt_parse(nl_request_borrowed(c, NULL), "nl_request_borrowed(NULL endpoint)");
     CHECK_KIND(r, "invalid_request");
     json_decref(r);
 
-    r = parse_lent(nl_request_borrowed(c, "{\"path\": \"json\", \"nosuchkey\": 1}"), "nl_request_borrowed");
+    r = nlt_parse(nl_request_borrowed(c, "{\"path\": \"json\", \"nosuchkey\": 1}"), "nl_request_borrowed");
     CHECK_KIND(r, "invalid_request");
     CHECK_MSG(strstr(error_message(r), "nosuchkey") != NULL, "message: %s", error_message(r));
     json_decref(r);
 
-    r = parse_lent(nl_call_borrowed(c, "movie", "{\"params\": {\"id\": 2}}"), "nl_call_borrowed");
+    r = nlt_parse(nl_call_borrowed(c, "movie", "{\"params\": {\"id\": 2}}"), "nl_call_borrowed");
     CHECK_OK(r);
     CHECK_STR_EQ(jpath_str(r, "value.title"), "Arrival");
     json_decref(r);
 
-    r = parse_lent(nl_call_borrowed(c, "nosuchendpoint", NULL), "nl_call_borrowed");
+    r = nlt_parse(nl_call_borrowed(c, "nosuchendpoint", NULL), "nl_call_borrowed");
     CHECK_KIND(r, "invalid_request");
     CHECK_MSG(strstr(error_message(r), "nosuchendpoint") != NULL, "message: %s", error_message(r));
     json_decref(r);
 
-    r = parse_lent(nl_call_borrowed(c, NULL, NULL), "nl_call_borrowed(NULL name)");
+    r = nlt_parse(nl_call_borrowed(c, NULL, NULL), "nl_call_borrowed(NULL name)");
     CHECK_KIND(r, "invalid_request");
     json_decref(r);
 
-    r = parse_lent(nl_call_borrowed(NULL, "movie", NULL), "nl_call_borrowed(NULL client)");
+    r = nlt_parse(nl_call_borrowed(NULL, "movie", NULL), "nl_call_borrowed(NULL client)");
     CHECK_KIND(r, "invalid_request");
     json_decref(r);
     nl_client_free(c);
