@@ -336,6 +336,150 @@ NL_EXTERN int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, voi
 NL_EXTERN void nl_reply_set(nl_reply *reply, const char *json);
 
 /**
+ * Fails the request a hook or event callback is about to decide on, with an
+ * error of `kind` and `message` (the result document's error.kind and
+ * error.message). Takes precedence over any nl_reply_set() answer of the same
+ * call.
+ *
+ * Works from the ADAPT, RETRY, RESOLVE_ERROR, PROGRESS and STREAM hooks and
+ * from the on_progress and on_stream callbacks of nl_request_start(); from
+ * the LOG hook, which decides nothing, it is ignored.
+ *
+ * @param kind     borrowed; NULL means "invalid_request". One of the contract's
+ *                 kinds that a hook can cause: "invalid_request", "cancelled",
+ *                 "url_generation", "not_connected", "timeout", "tls",
+ *                 "too_large", "io", "protocol", "generic". Any other value
+ *                 (including "status", "resolved", "parsing" and
+ *                 "no_response", which only a response or a resolver can
+ *                 cause) fails the request with "invalid_request" naming it.
+ * @param message  borrowed and copied; NULL means "failed by <the hook's name>".
+ * Ownership: `reply` is the hook's argument; NULL is a no-op.
+ * Threads: only from inside the hook or callback that received `reply`.
+ */
+NL_EXTERN void nl_reply_fail(nl_reply *reply, const char *kind, const char *message);
+
+/*
+ * Per-request callbacks
+ * ---------------------
+ * nl_request_start() and nl_call_start() start a request like
+ * nl_request_async(), with callbacks and user data of its own: its progress
+ * and stream events go to them instead of the client-wide PROGRESS and
+ * STREAM hooks, so every event reaches the code that started the request,
+ * whether it arrives before or after the id is returned. Fill the struct
+ * from NL_REQUEST_CALLBACKS_INIT so that fields added later start as NULL:
+ *
+ *     nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+ *     cb.on_complete = done;  cb.on_stream = on_event;  cb.user_data = state;
+ *     uint64_t id = nl_request_start(client, "{\"path\":\"events\",\"stream\":\"sse\"}", &cb);
+ */
+
+/**
+ * Receives one progress or stream event of a request started with
+ * nl_request_start().
+ *
+ * @param id          the request's id (the value nl_request_start() returns,
+ *                    also when the event arrives before it has returned).
+ * @param event_json  borrowed, valid only during the call: the same document
+ *                    the PROGRESS or STREAM hook receives (docs/documents.md).
+ * @param reply       answer {"cancel": true} with nl_reply_set() to stop the
+ *                    transfer (kind "cancelled"), or fail it with
+ *                    nl_reply_fail(); valid only during the call.
+ * @param user_data   the callbacks' user_data.
+ *
+ * Runs on a library thread; the events of one request run one at a time, in
+ * order, and all of them before its on_complete.
+ */
+typedef void (*nl_event_fn)(uint64_t id, const char *event_json, nl_reply *reply, void *user_data);
+
+/** The version of nl_request_callbacks this header describes. */
+#define NL_REQUEST_CALLBACKS_VERSION 1
+
+/** The callbacks of one request; see nl_request_start(). */
+typedef struct nl_request_callbacks {
+    /** NL_REQUEST_CALLBACKS_VERSION (set by NL_REQUEST_CALLBACKS_INIT). */
+    int version;
+    /** Required: the result, exactly once, as for nl_request_async(). */
+    nl_callback on_complete;
+    /** Optional: progress events of an endpoint with "progress": true; when
+     *  NULL they go to the client's PROGRESS hook. */
+    nl_event_fn on_progress;
+    /** Optional: stream events of an endpoint with "stream" set; when NULL
+     *  they go to the client's STREAM hook. */
+    nl_event_fn on_stream;
+    /** Passed untouched to every callback above. */
+    void *user_data;
+} nl_request_callbacks;
+
+/** Initializer for nl_request_callbacks: version set, everything else NULL. */
+#define NL_REQUEST_CALLBACKS_INIT { NL_REQUEST_CALLBACKS_VERSION, 0, 0, 0, 0 }
+
+/**
+ * Starts a request with callbacks of its own and returns at once; otherwise
+ * as nl_request_async(): `on_complete` runs exactly once for the returned id,
+ * on a library thread, after every event of the request; problems with the
+ * document are reported through it.
+ *
+ * @param endpoint_json  borrowed; copied before the call returns.
+ * @param callbacks      borrowed; copied before the call returns. The caller
+ *                       keeps `user_data` alive until on_complete has run.
+ * @return a non-zero id, or 0 (and no callback runs) when `client`,
+ *         `callbacks` or `callbacks->on_complete` is NULL, or
+ *         `callbacks->version` is not one this library knows.
+ * Threads: any thread, including from inside a callback or hook.
+ */
+NL_EXTERN uint64_t nl_request_start(nl_client *client, const char *endpoint_json,
+                                    const nl_request_callbacks *callbacks);
+
+/**
+ * The named endpoint (as nl_call()) started with callbacks of its own (as
+ * nl_request_start()). An unknown name or a bad overlay is reported through
+ * `on_complete`.
+ *
+ * @return as nl_request_start().
+ * Threads: any thread, including from inside a callback or hook.
+ */
+NL_EXTERN uint64_t nl_call_start(nl_client *client, const char *name, const char *overlay_json,
+                                 const nl_request_callbacks *callbacks);
+
+/*
+ * Interrupting blocking calls
+ * ---------------------------
+ * A program that handles signals with a self-pipe (Python's
+ * signal.set_wakeup_fd(), or a C handler that writes to a pipe) gives the
+ * pipe's read end to the threads that make blocking calls; a signal then
+ * ends the call within a fraction of a second instead of when its timeout
+ * expires.
+ */
+
+/**
+ * Sets the interrupt descriptor of the calling thread: while this thread is
+ * in a blocking call (nl_request, nl_call, their _borrowed variants,
+ * nl_request_batch), a byte becoming readable on `fd` cancels the call's
+ * requests, which fail with kind "cancelled" and a message saying they were
+ * interrupted. The library drains (reads and discards) what is waiting on
+ * `fd` when a blocking call starts and when it interrupts one, so use a
+ * non-blocking descriptor that only the signal handler writes to.
+ *
+ * @param fd  a readable, non-blocking descriptor, or -1 to remove it. The
+ *            caller keeps it open while it is set.
+ * @return the descriptor set before (-1 when none).
+ * Threads: any thread; the setting belongs to the calling thread only (a
+ * child of fork() keeps the forking thread's setting).
+ */
+NL_EXTERN int nl_thread_set_interrupt_fd(int fd);
+
+/*
+ * fork()
+ * ------
+ * A client may be used in the child of fork(): on its first use there, it
+ * starts a new event loop and new connections of its own (nothing the
+ * parent's sockets carry is touched), keeps its config and hooks, and the
+ * parent's client keeps working. Requests in flight at the fork belong to the
+ * parent; their callbacks never run in the child. Nothing needs to be called
+ * around fork().
+ */
+
+/**
  * Frees a string returned by the library. NULL is a no-op.
  *
  * Threads: any thread.

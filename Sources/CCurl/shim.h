@@ -154,4 +154,49 @@ static inline CURLcode nl_curl_setopt_progress_stop_on_cancel(CURL *h) {
 static inline int nl_eventfd_create(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 static inline void nl_eventfd_signal(int fd) { uint64_t one = 1; ssize_t r = write(fd, &one, sizeof one); (void)r; }
 static inline void nl_eventfd_drain(int fd) { uint64_t v; ssize_t r = read(fd, &v, sizeof v); (void)r; }
+/* Interruptible blocking transfers (nl_thread_set_interrupt_fd). */
+#include <poll.h>
+/* Reads and discards what waits on a non-blocking descriptor. */
+static inline void nl_fd_drain(int fd) {
+    char buffer[256];
+    while (read(fd, buffer, sizeof buffer) > 0) {}
+}
+/* Whether `fd` is readable within `timeout_ms`. */
+static inline int nl_fd_readable(int fd, int timeout_ms) {
+    struct pollfd p = { fd, POLLIN, 0 };
+    return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+/* Runs the one transfer of `easy` on the private multi handle `m` until it ends
+ * (0, with libcurl's result in *result) or until
+ * `interrupt_fd` becomes readable (1; the transfer is abandoned). -1 when the
+ * multi interface fails, with *result set to a libcurl code. */
+static inline int nl_multi_perform_interruptible(CURLM *m, CURL *easy, int interrupt_fd, CURLcode *result) {
+    int running = 1, interrupted = 0, failed = 0;
+    *result = CURLE_OK;
+    if (curl_multi_add_handle(m, easy) != CURLM_OK) { *result = CURLE_FAILED_INIT; return -1; }
+    for (;;) {
+        if (curl_multi_perform(m, &running) != CURLM_OK) { failed = 1; break; }
+        if (!running) break;
+        struct curl_waitfd w = { interrupt_fd, CURL_WAIT_POLLIN, 0 };
+        if (curl_multi_poll(m, &w, 1, 1000, NULL) != CURLM_OK) { failed = 1; break; }
+        if (w.revents) { interrupted = 1; break; }
+    }
+    if (!interrupted && !failed) {
+        int queued; CURLMsg *msg;
+        while ((msg = curl_multi_info_read(m, &queued)))
+            if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy) *result = msg->data.result;
+    }
+    curl_multi_remove_handle(m, easy);
+    if (failed) { *result = CURLE_FAILED_INIT; return -1; }
+    return interrupted;
+}
+/* Keeps the calling thread (a library thread) from receiving process signals, so
+ * that they reach the application's own threads. */
+#include <signal.h>
+static inline void nl_block_signals(void) {
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV); sigdelset(&all, SIGBUS); sigdelset(&all, SIGFPE); sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
 #endif

@@ -3,30 +3,90 @@ import Synchronization
 
 /// The object behind an `nl_client *`: the core services of one client, its named
 /// endpoints, and the table of asynchronous requests `nl_cancel` looks ids up in.
-final class ClientHandle: @unchecked Sendable {
-    let session: CurlSessionManager
-    let network: DefaultNetworkService
-    let dataTransfer: DefaultDataTransferService
+final class ClientHandle: @unchecked Sendable, ForkParticipant {
+    /// The transport and the services over it; a child of `fork()` gets new ones.
+    final class Engine: Sendable {
+        let session: CurlSessionManager
+        let network: DefaultNetworkService
+        let dataTransfer: DefaultDataTransferService
+        /// `ProcessFork.generation` when it started.
+        let generation: UInt64
+
+        init(config: ConfigDocument, hooks: HookTable) throws(NetworkError) {
+            generation = ProcessFork.generation
+            session = try CurlSessionManager(maxConcurrent: config.maxConcurrent)
+            let logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders) { event in
+                if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
+            }
+            network = DefaultNetworkService(config: config.network, sessionManager: session,
+                                            interceptor: HookInterceptor(hooks: hooks), logger: logger,
+                                            cache: config.cacheEntries.map { ResponseCache(maxEntries: $0) })
+            dataTransfer = DefaultDataTransferService(
+                with: network,
+                errorResolver: HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules)),
+                errorLogger: logger)
+        }
+    }
+
+    private let config: ConfigDocument
     let namedEndpoints: JSONObject
     let hooks = HookTable()
-    private let preparedRequests = PreparedRequestCache()
     private let nextID = Atomic<UInt64>(1)
     private let inFlight = Locked<[UInt64: DeferredCancellable]>([:])
+    /// Written only in a child of `fork()`, under `engineLock` (see `engine`).
+    nonisolated(unsafe) private var current: Engine
+    private let engineLock = Locked(())
 
     init(config: ConfigDocument) throws(NetworkError) {
-        session = try CurlSessionManager(maxConcurrent: config.maxConcurrent)
-        let hooks = self.hooks
-        let logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders) { event in
-            if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
-        }
-        network = DefaultNetworkService(config: config.network, sessionManager: session,
-                                        interceptor: HookInterceptor(hooks: hooks), logger: logger,
-                                        cache: config.cacheEntries.map { ResponseCache(maxEntries: $0) })
-        dataTransfer = DefaultDataTransferService(
-            with: network,
-            errorResolver: HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules)),
-            errorLogger: logger)
+        self.config = config
         namedEndpoints = config.endpoints
+        current = try Engine(config: config, hooks: hooks)
+        ProcessFork.register(self)
+    }
+
+    deinit { ProcessFork.unregister(self) }
+
+    /// The engine of this process. In a child of `fork()` the parent's engine is
+    /// left as it is, never touched again (its loop thread does not exist here and
+    /// its sockets are the parent's connections), and a new one starts.
+    var engine: Engine {
+        let engine = current
+        if engine.generation == ProcessFork.generation { return engine }
+        return engineLock.withLock { _ in
+            if current.generation == ProcessFork.generation { return current }
+            if let fresh = try? Engine(config: config, hooks: hooks) {
+                ProcessFork.abandon(current)
+                current = fresh
+            }
+            return current
+        }
+    }
+
+    /// Stops the engine and waits for its callbacks (`nl_client_free`). In a child of
+    /// `fork()` that never used the client, the parent's engine is abandoned instead:
+    /// its loop thread is not here to be joined.
+    /// - Returns: false on this client's own loop thread, where waiting would deadlock.
+    func shutdown() -> Bool {
+        let engine = engineLock.withLock { _ in current }
+        guard engine.generation == ProcessFork.generation else {
+            ProcessFork.abandon(engine)
+            return true
+        }
+        if engine.session.isLoopThread { return false }
+        engine.session.shutdown()
+        return true
+    }
+
+    func lockForFork() {
+        engineLock.lockForFork()
+        hooks.lockForFork()
+        inFlight.lockForFork()
+    }
+
+    func unlockAfterFork() {
+        inFlight.unlockAfterFork()
+        hooks.unlockAfterFork()
+        engineLock.unlockAfterFork()
     }
 
     /// A request prepared from a document: either ready to send, or already failed.
@@ -36,69 +96,67 @@ final class ClientHandle: @unchecked Sendable {
     }
 
     /// The request a document describes, with its progress and stream events wired
-    /// to this client's hooks under `id` (a new one when nil). `text`, the document's
-    /// JSON when the caller has it, finds a request built from the same text before.
-    func prepare(_ document: JSON, id: UInt64? = nil, text: UnsafeBufferPointer<UInt8>? = nil) -> Prepared {
-        if let text, let ready = remembered(text, id: id) { return ready }
-        return build(document, id: id, text: text)
-    }
-
-    /// The request remembered for exactly this document text, ready under `id`.
-    private func remembered(_ text: UnsafeBufferPointer<UInt8>, id: UInt64?) -> Prepared? {
-        guard let (request, decoder) = preparedRequests.request(for: text) else { return nil }
-        return .ready(request, decoder, id: id ?? newID())
-    }
-
-    /// A request without per-request wiring is remembered under `text`, when given.
-    private func build(_ document: JSON, id: UInt64?, text: UnsafeBufferPointer<UInt8>?) -> Prepared {
+    /// to `callbacks` or, where those have none, to this client's hooks, under `id`
+    /// (a new one when nil).
+    func prepare(_ document: JSON, id: UInt64? = nil, callbacks: RequestCallbacks? = nil) -> Prepared {
         do {
             var parsed = try EndpointDocument(document)  // changed in place: one copy of the endpoint
             let id = id ?? newID()
             let hooks = self.hooks
             if parsed.wantsProgress {
+                let report: @Sendable (JSONObject) -> TransferControl
+                if let callbacks, let function = callbacks.progress {
+                    report = { callbacks.deliver(function, id: id, $0, who: "on_progress") }
+                } else {
+                    report = { hooks.control(.progress, $0) }
+                }
                 parsed.endpoint.transfer.progress = { progress in
-                    hooks.control(.progress, [
-                        "id": .int(Int64(truncatingIfNeeded: id)), "direction": .string(progress.direction.rawValue),
-                        "done": .int(progress.done), "total": .int(progress.total),
-                    ])
+                    report(["id": .int(Int64(truncatingIfNeeded: id)), "direction": .string(progress.direction.rawValue),
+                            "done": .int(progress.done), "total": .int(progress.total)])
                 }
             }
             if parsed.endpoint.transfer.stream != nil {
-                parsed.endpoint.transfer.onStreamEvent = { event in
-                    var fields: JSONObject = ["id": .int(Int64(truncatingIfNeeded: id))]
-                    switch event {
-                    case .serverSent(let name, let data, let lastEventId, let retry):
-                        fields["event"] = .string(name)
-                        fields["data"] = .string(data)
-                        fields["lastEventId"] = .string(lastEventId)
-                        fields["retry"] = retry.map { .int(Int64($0)) } ?? .null
-                    case .line(let line):
-                        fields["line"] = .string(line)
-                    case .chunk(let bytes):
-                        fields["chunk"] = .string(Base64.encode(bytes))
-                    }
-                    return hooks.control(.stream, fields)
+                let report: @Sendable (JSONObject) -> TransferControl
+                if let callbacks, let function = callbacks.stream {
+                    report = { callbacks.deliver(function, id: id, $0, who: "on_stream") }
+                } else {
+                    report = { hooks.control(.stream, $0) }
                 }
+                parsed.endpoint.transfer.onStreamEvent = { event in report(Self.fields(of: event, id: id)) }
             }
-            let request = try network.makeRequest(for: parsed.endpoint)
-            if let text, !parsed.wantsProgress, parsed.endpoint.transfer.stream == nil {
-                preparedRequests.remember(text, request: request, decoder: parsed.endpoint.responseDecoder)
-            }
+            let request = try engine.network.makeRequest(for: parsed.endpoint)
             return .ready(request, parsed.endpoint.responseDecoder, id: id)
         } catch {
             return .failed(ResultDocument.failure(.networkFailure(error)))
         }
     }
 
-    func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String, id: UInt64? = nil) -> Prepared {
-        if let ready = remembered(bytes, id: id) { return ready }
+    /// A stream event as the STREAM hook and `on_stream` receive it.
+    private static func fields(of event: StreamEvent, id: UInt64) -> JSONObject {
+        var fields: JSONObject = ["id": .int(Int64(truncatingIfNeeded: id))]
+        switch event {
+        case .serverSent(let name, let data, let lastEventId, let retry):
+            fields["event"] = .string(name)
+            fields["data"] = .string(data)
+            fields["lastEventId"] = .string(lastEventId)
+            fields["retry"] = retry.map { .int(Int64($0)) } ?? .null
+        case .line(let line):
+            fields["line"] = .string(line)
+        case .chunk(let bytes):
+            fields["chunk"] = .string(Base64.encode(bytes))
+        }
+        return fields
+    }
+
+    func prepare(json bytes: UnsafeBufferPointer<UInt8>, what: String, id: UInt64? = nil,
+                 callbacks: RequestCallbacks? = nil) -> Prepared {
         let document: JSON
         do {
             document = try JSONParser.parse(bytes)
         } catch {
             return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
         }
-        return build(document, id: id, text: bytes)
+        return prepare(document, id: id, callbacks: callbacks)
     }
 
     /// Whether a request may start on the thread of the C call: only when no hook is
@@ -112,7 +170,8 @@ final class ClientHandle: @unchecked Sendable {
     @discardableResult
     func send(_ request: HTTPRequest, id: UInt64, decoder: any ResponseDecoder,
               completion: @escaping @Sendable ([UInt8]) -> Void) -> any NetworkCancellable {
-        network.send(request, id: id) { [dataTransfer] outcome in
+        let engine = self.engine
+        return engine.network.send(request, id: id) { [dataTransfer = engine.dataTransfer] outcome in
             completion(Self.document(for: outcome, request: request, decoder: decoder, dataTransfer: dataTransfer))
         }
     }
@@ -128,8 +187,9 @@ final class ClientHandle: @unchecked Sendable {
         case .failed(let document):
             return document
         case .ready(let request, let decoder, let id):
-            return Self.document(for: network.sendBlocking(request, id: id), request: request, decoder: decoder,
-                                 dataTransfer: dataTransfer)
+            let engine = self.engine
+            return Self.document(for: engine.network.sendBlocking(request, id: id), request: request, decoder: decoder,
+                                 dataTransfer: engine.dataTransfer)
         }
     }
 
@@ -146,20 +206,21 @@ final class ClientHandle: @unchecked Sendable {
             return [perform(prepare(0))]
         }
         let results = BatchResults(count: count)
+        let engine = self.engine
+        if let interrupt = ThreadInterrupt.current { ThreadInterrupt.drain(interrupt) }  // signals already handled
         for index in 0..<count {
             switch prepare(index) {
             case .failed(let document):
                 results.set(index, document, counts: false)
             case .ready(let request, let decoder, let id):
                 results.expectOneMore()
-                let network = network, dataTransfer = dataTransfer
                 @Sendable func start() {
-                    _ = network.send(request, id: id) { outcome in
+                    results.track(engine.network.send(request, id: id) { outcome in
                         results.set(index, Self.document(for: outcome, request: request, decoder: decoder,
-                                                         dataTransfer: dataTransfer), counts: true)
-                    }
+                                                         dataTransfer: engine.dataTransfer), counts: true)
+                    })
                 }
-                if startsOnCallingThread { start() } else { session.execute(start) }
+                if startsOnCallingThread { start() } else { engine.session.execute(start) }
             }
         }
         return results.waitForAll()
@@ -209,24 +270,50 @@ final class ClientHandle: @unchecked Sendable {
 }
 
 /// The documents of a batch, filled from loop-thread completions; the waiting thread
-/// wakes once, when the last expected one is in.
+/// wakes once, when the last expected one is in, or when a signal interrupts it
+/// (`ThreadInterrupt`): then every request of the batch is cancelled.
 private struct BatchResults: Sendable {
-    private let documents: Locked<[[UInt8]]>
+    private struct State {
+        var documents: [[UInt8]]
+        var started: [any NetworkCancellable] = []
+        var interrupted = false
+    }
+
+    private let state: Locked<State>
     private let latch = Latch(count: 0)
 
-    init(count: Int) { documents = Locked(Array(repeating: [], count: count)) }
+    init(count: Int) { state = Locked(State(documents: Array(repeating: [], count: count))) }
 
     /// Before sending a request whose document `set` will bring later.
     func expectOneMore() { latch.countUp() }
 
+    /// A request that was sent; cancelled at once if the wait was interrupted before.
+    func track(_ request: any NetworkCancellable) {
+        let cancelNow = state.withLock { state in
+            if !state.interrupted { state.started.append(request) }
+            return state.interrupted
+        }
+        if cancelNow { request.cancel() }
+    }
+
     func set(_ index: Int, _ document: [UInt8], counts: Bool) {
-        documents.withLock { $0[index] = document }
+        state.withLock { $0.documents[index] = document }
         if counts { latch.countDown() }
     }
 
     func waitForAll() -> [[UInt8]] {
-        latch.wait()
-        return documents.withLock { $0 }
+        if !latch.waitUnlessInterrupted() {
+            let started = state.withLock { state in
+                state.interrupted = true
+                return state.started
+            }
+            for request in started { request.cancel() }
+            latch.wait()  // the cancelled requests complete at once
+        }
+        return state.withLock { state in
+            state.started = []  // each holds its completion, which holds these results
+            return state.documents
+        }
     }
 }
 

@@ -4,23 +4,6 @@ import Netlayer
 // The C ABI of include/netlayer.h: each function decodes its documents, calls the
 // core, and encodes the result. No HTTP decisions are made here.
 
-/// `nl_callback` and its `user_data`, carried to the loop thread.
-private struct AsyncCallback: @unchecked Sendable {
-    let function: @convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
-    let userData: UnsafeMutableRawPointer?
-
-    func callAsFunction(_ id: UInt64, _ document: [UInt8]) {
-        // The NUL-terminated copy lives only for the call: on the stack when small.
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: document.count + 1) { text in
-            document.withUnsafeBytes { bytes in
-                UnsafeMutableRawBufferPointer(text).copyMemory(from: bytes)
-            }
-            text[document.count] = 0
-            function(id, text.baseAddress, userData)
-        }
-    }
-}
-
 private func handle(_ client: OpaquePointer?) -> ClientHandle? {
     client.map { Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
 }
@@ -69,8 +52,7 @@ public func nl_client_new(_ configJSON: UnsafePointer<CChar>?,
 @_cdecl("nl_client_free")
 public func nl_client_free(_ client: OpaquePointer?) {
     guard let client, let handle = handle(client) else { return }
-    if handle.session.isLoopThread { return }  // documented: freeing from a callback would deadlock
-    handle.session.shutdown()
+    guard handle.shutdown() else { return }  // documented: freeing from a callback would deadlock
     Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer(client)).release()
 }
 
@@ -90,9 +72,8 @@ public func nl_request_borrowed(_ client: OpaquePointer?, _ endpointJSON: Unsafe
 private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
     guard let endpointJSON else { return ResultDocument.invalid("endpoint document is NULL") }
-    if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
-    let prepared = handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document")
-    return handle.perform(prepared)
+    if handle.engine.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+    return handle.perform(handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document"))
 }
 
 /// The endpoint document `nl_call(name, overlay)` performs, or the failure document.
@@ -132,7 +113,7 @@ public func nl_call_borrowed(_ client: OpaquePointer?, _ name: UnsafePointer<CCh
 private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                         _ overlayJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
-    if handle.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+    if handle.engine.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): return handle.perform(handle.prepare(document))
     case .failure(let error): return ResultDocument.failure(.networkFailure(error))
@@ -144,20 +125,17 @@ public func nl_request_batch(_ client: OpaquePointer?,
                              _ endpointsJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
     guard let endpointsJSON else { return output(ResultDocument.invalid("endpoints array is NULL")) }
-    if handle.session.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
-    let text = CString.bytes(endpointsJSON)
-    let parsed: (value: JSON, elements: [Range<Int>]?)
+    if handle.engine.session.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
+    let parsed: JSON
     do {
-        parsed = try JSONParser.parseWithElementRanges(text)
+        parsed = try JSONParser.parse(CString.bytes(endpointsJSON))
     } catch {
         return output(ResultDocument.invalid("endpoints array is not valid JSON: \(error)"))
     }
-    guard case .array(let documents) = parsed.value, let ranges = parsed.elements else {
-        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.value.typeName)"))
+    guard case .array(let documents) = parsed else {
+        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
     }
-    let results = handle.perform(count: documents.count) {
-        handle.prepare(documents[$0], text: UnsafeBufferPointer(rebasing: text[ranges[$0]]))
-    }
+    let results = handle.perform(count: documents.count) { handle.prepare(documents[$0]) }
     var w = JSONWriter(capacity: results.reduce(2) { $0 + $1.count + 1 })
     w.raw("[")
     for (i, result) in results.enumerated() {
@@ -195,12 +173,38 @@ public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
     return id
 }
 
+@_cdecl("nl_request_start")
+public func nl_request_start(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?,
+                             _ callbacksPointer: UnsafeRawPointer?) -> UInt64 {
+    guard let handle = handle(client), let callbacks = RequestCallbacks(callbacksPointer) else { return 0 }
+    let id = handle.newID()
+    let prepared: ClientHandle.Prepared = endpointJSON.map {
+        handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id, callbacks: callbacks)
+    } ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
+    startAsync(handle, prepared, id: id, notify: callbacks.complete)
+    return id
+}
+
+@_cdecl("nl_call_start")
+public func nl_call_start(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ overlayJSON: UnsafePointer<CChar>?,
+                          _ callbacksPointer: UnsafeRawPointer?) -> UInt64 {
+    guard let handle = handle(client), let callbacks = RequestCallbacks(callbacksPointer) else { return 0 }
+    let id = handle.newID()
+    let prepared: ClientHandle.Prepared
+    switch namedEndpoint(handle, name, overlayJSON) {
+    case .success(let document): prepared = handle.prepare(document, id: id, callbacks: callbacks)
+    case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
+    }
+    startAsync(handle, prepared, id: id, notify: callbacks.complete)
+    return id
+}
+
 /// Sends a prepared request whose result goes to `notify`, always on a library thread.
 private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepared, id: UInt64, notify: AsyncCallback) {
     switch prepared {
     case .failed(let document):
         // The contract promises the callback on a library thread, never inline.
-        handle.session.execute { notify(id, document) }
+        handle.engine.session.execute { notify(id, document) }
     case .ready(let request, let decoder, _):
         let token = handle.register(id)
         @Sendable func start() {
@@ -210,7 +214,7 @@ private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepare
             }
             token.attach(transfer)
         }
-        if handle.startsOnCallingThread { start() } else { handle.session.execute(start) }
+        if handle.startsOnCallingThread { start() } else { handle.engine.session.execute(start) }
     }
 }
 
@@ -233,7 +237,7 @@ public func nl_client_set_hook(_ client: OpaquePointer?, _ kind: Int32, _ functi
 @_cdecl("nl_reply_set")
 public func nl_reply_set(_ reply: OpaquePointer?, _ json: UnsafePointer<CChar>?) {
     guard let reply else { return }
-    let box = Unmanaged<HookReply>.fromOpaque(UnsafeRawPointer(reply)).takeUnretainedValue()
+    let box = HookReply.from(reply)
     guard let json else {
         box.value = nil
         box.invalid = nil
@@ -246,6 +250,25 @@ public func nl_reply_set(_ reply: OpaquePointer?, _ json: UnsafePointer<CChar>?)
         box.value = nil
         box.invalid = "is not valid JSON: \(error)"
     }
+}
+
+@_cdecl("nl_reply_fail")
+public func nl_reply_fail(_ reply: OpaquePointer?, _ kind: UnsafePointer<CChar>?, _ message: UnsafePointer<CChar>?) {
+    guard let reply else { return }
+    let box = HookReply.from(reply)
+    let text = message.map { String(decoding: CString.bytes($0), as: UTF8.self) } ?? "failed by \(box.who)"
+    let name = kind.map { String(decoding: CString.bytes($0), as: UTF8.self) } ?? ErrorKind.invalidRequest.rawValue
+    if let kind = ErrorKind(rawValue: name), let error = NetworkError(kind: kind, message: text) {
+        box.failure = error
+    } else {
+        box.failure = .invalidRequest("nl_reply_fail kind '\(name.escapedForMessage)' from \(box.who) is not one a hook can"
+                                      + " cause (status, resolved, parsing and no_response come only from a response)")
+    }
+}
+
+@_cdecl("nl_thread_set_interrupt_fd")
+public func nl_thread_set_interrupt_fd(_ fd: Int32) -> Int32 {
+    ThreadInterrupt.set(fd)
 }
 
 // MARK: - Memory

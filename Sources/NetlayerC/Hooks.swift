@@ -22,8 +22,43 @@ enum HookKind: Int32, CaseIterable {
 
 /// The object behind an `nl_reply *`: what the hook answered, parsed.
 final class HookReply {
+    /// The hook or callback answering, as messages name it.
+    let who: String
     var value: JSON?
     var invalid: String?
+    /// Set by `nl_reply_fail`: the request fails with it, whatever `value` says.
+    var failure: NetworkError?
+
+    init(who: String) { self.who = who }
+
+    /// The reply `reply` points at; valid only during the hook call that received it.
+    static func from(_ reply: OpaquePointer) -> HookReply {
+        Unmanaged<HookReply>.fromOpaque(UnsafeRawPointer(reply)).takeUnretainedValue()
+    }
+
+    /// Calls `function` with a NUL-terminated copy of `event` and a reply to answer in.
+    static func collect(_ event: JSON, who: String,
+                        _ function: (UnsafePointer<CChar>?, OpaquePointer) -> Void) -> HookReply {
+        let reply = HookReply(who: who)
+        var document = JSONWriter.serialize(event)
+        document.append(0)
+        let replyPointer = OpaquePointer(Unmanaged.passUnretained(reply).toOpaque())
+        document.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { function($0.baseAddress, replyPointer) }
+        }
+        return reply
+    }
+
+    /// What the answer comes to.
+    var outcome: HookOutcome {
+        if let failure { return .fail(failure) }
+        if let invalid { return .invalid("\(who) reply \(invalid)") }
+        guard let value else { return .noReply }
+        guard case .object(let object) = value else {
+            return .invalid("\(who) reply must be a JSON object, not \(value.typeName)")
+        }
+        return .reply(object)
+    }
 }
 
 /// What calling a hook came to.
@@ -33,6 +68,8 @@ enum HookOutcome {
     case reply(JSONObject)
     /// The reply was not a JSON object (or not JSON): the request fails with this message.
     case invalid(String)
+    /// The hook failed the request with `nl_reply_fail`.
+    case fail(NetworkError)
 }
 
 /// The hooks of one client. They may be set or removed at any time, also while
@@ -51,25 +88,15 @@ final class HookTable: @unchecked Sendable {
 
     var isEmpty: Bool { entries.withLock { $0.isEmpty } }
 
+    func lockForFork() { entries.lockForFork() }
+    func unlockAfterFork() { entries.unlockAfterFork() }
+
     func isSet(_ kind: HookKind) -> Bool { entries.withLock { $0[kind.rawValue] != nil } }
 
     /// Calls the hook of `kind` with `event` and returns its reply.
     func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
         guard let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
-        let reply = HookReply()
-        var document = JSONWriter.serialize(event)
-        document.append(0)
-        let replyPointer = OpaquePointer(Unmanaged.passUnretained(reply).toOpaque())
-        document.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { entry.function($0.baseAddress, replyPointer, entry.userData) }
-        }
-        withExtendedLifetime(reply) {}
-        if let invalid = reply.invalid { return .invalid("\(kind.name) reply \(invalid)") }
-        guard let value = reply.value else { return .noReply }
-        guard case .object(let object) = value else {
-            return .invalid("\(kind.name) reply must be a JSON object, not \(value.typeName)")
-        }
-        return .reply(object)
+        return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
     }
 }
 
@@ -77,18 +104,27 @@ extension HookTable {
     /// Calls a PROGRESS or STREAM hook: a reply `{"cancel": true}` stops the transfer,
     /// a malformed reply fails it with `invalid_request`.
     func control(_ kind: HookKind, _ fields: JSONObject) -> TransferControl {
-        switch call(kind, .object(fields)) {
+        TransferControl(call(kind, .object(fields)), who: kind.name)
+    }
+}
+
+extension TransferControl {
+    /// What a progress or stream event's answer asks of the transfer.
+    init(_ outcome: HookOutcome, who: String) {
+        switch outcome {
         case .notSet, .noReply:
-            return .proceed
+            self = .proceed
         case .invalid(let message):
-            return .fail(.invalidRequest(message))
+            self = .fail(.invalidRequest(message))
+        case .fail(let error):
+            self = .fail(error)
         case .reply(let reply):
             do {
-                let doc = try DocumentReader(.object(reply), context: "\(kind.name) reply")
+                let doc = try DocumentReader(.object(reply), context: "\(who) reply")
                 try doc.checkKeys(known: ["cancel"])
-                return try doc.bool("cancel") == true ? .cancel : .proceed
+                self = try doc.bool("cancel") == true ? .cancel : .proceed
             } catch {
-                return .fail(error)
+                self = .fail(error)
             }
         }
     }
@@ -112,6 +148,8 @@ struct HookInterceptor: RequestInterceptor {
             return request
         case .invalid(let message):
             throw .invalidRequest(message)
+        case .fail(let error):
+            throw error
         case .reply(let reply):
             let doc = try DocumentReader(.object(reply), context: "NL_HOOK_ADAPT reply")
             try doc.checkKeys(known: ["headers", "cancel"])
@@ -134,6 +172,8 @@ struct HookInterceptor: RequestInterceptor {
             return .useDefault
         case .invalid(let message):
             throw .invalidRequest(message)
+        case .fail(let error):
+            throw error
         case .reply(let reply):
             let doc = try DocumentReader(.object(reply), context: "NL_HOOK_RETRY reply")
             try doc.checkKeys(known: ["retry", "delay"])
@@ -160,6 +200,8 @@ struct HookErrorResolver: DataTransferErrorResolver {
             return rules.resolve(error: error)
         case .invalid(let message):
             return NetworkError.invalidRequest(message)
+        case .fail(let error):
+            return error
         case .reply(let reply):
             do {
                 let doc = try DocumentReader(.object(reply), context: "NL_HOOK_RESOLVE_ERROR reply")

@@ -30,7 +30,7 @@ extension DataTransferError {
             case .notConnected: return .notConnected
             case .timedOut: return .timeout
             case .tls: return .tls
-            case .cancelled: return .cancelled
+            case .cancelled, .cancelledBecause: return .cancelled
             case .urlGeneration: return .urlGeneration
             case .invalidRequest: return .invalidRequest
             case .tooLarge: return .tooLarge
@@ -55,7 +55,7 @@ extension DataTransferError {
             case .error(let code, _): return "HTTP \(code) \(HTTPStatus.reasonPhrase(code))"
             case .cancelled: return "the request was cancelled"
             case .notConnected(let m), .timedOut(let m), .tls(let m), .urlGeneration(let m),
-                 .invalidRequest(let m), .tooLarge(let m), .io(let m):
+                 .invalidRequest(let m), .tooLarge(let m), .io(let m), .cancelledBecause(let m):
                 return m
             case .protocolViolation(let m, _), .generic(let m, _):
                 return m
@@ -67,7 +67,7 @@ extension DataTransferError {
     public var curlCode: Int? {
         switch self {
         case .networkFailure(.protocolViolation(_, let code)), .networkFailure(.generic(_, let code)):
-            return code
+            return code == 0 ? nil : code  // 0 (CURLE_OK): the error was not libcurl's (a hook's)
         default:
             return nil
         }

@@ -32,4 +32,15 @@ public struct Locked<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)
     }
+
+    /// Takes the lock without a body: only for `fork()` handlers, which take every
+    /// lock before the fork and give each back after it (`ForkParticipant`).
+    package func lockForFork() {
+        storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) }
+    }
+
+    /// Gives back a lock taken by `lockForFork()`.
+    package func unlockAfterFork() {
+        storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) }
+    }
 }

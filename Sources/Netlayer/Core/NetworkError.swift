@@ -12,6 +12,9 @@ public enum NetworkError: Error, Sendable {
     case tls(String)
     /// The request was cancelled by the caller, a hook, or the client shutting down.
     case cancelled
+    /// The request was cancelled for a reason worth telling: a hook's own message,
+    /// or a signal that interrupted a blocking call.
+    case cancelledBecause(String)
     /// A URL could not be built from the base URL, path and query.
     case urlGeneration(String)
     /// The request description itself is malformed (bad header, method, option).
@@ -33,7 +36,30 @@ public enum NetworkError: Error, Sendable {
 
     /// Whether the request was cancelled (the seeds' `isNotFoundError`-style helper).
     public var isCancelled: Bool {
-        if case .cancelled = self { return true }
-        return false
+        switch self {
+        case .cancelled, .cancelledBecause: return true
+        default: return false
+        }
+    }
+}
+
+extension NetworkError {
+    /// The error a hook or callback asks for by the contract's name of its kind
+    /// (`nl_reply_fail`); nil for `status` and `resolved`, which only a response or
+    /// an error resolver can cause, and for names the contract does not have.
+    public init?(kind: ErrorKind, message: String) {
+        switch kind {
+        case .invalidRequest: self = .invalidRequest(message)
+        case .urlGeneration: self = .urlGeneration(message)
+        case .notConnected: self = .notConnected(message)
+        case .timeout: self = .timedOut(message)
+        case .tls: self = .tls(message)
+        case .cancelled: self = .cancelledBecause(message)
+        case .noResponse, .parsing, .status, .resolved: return nil
+        case .tooLarge: self = .tooLarge(message)
+        case .io: self = .io(message)
+        case .protocol: self = .protocolViolation(message, curlCode: 0)
+        case .generic: self = .generic(message, curlCode: 0)
+        }
     }
 }

@@ -74,6 +74,7 @@ final class CurlEventLoop: @unchecked Sendable {
         let context = Unmanaged.passRetained(self).toOpaque()
         let rc = pthread_create(&thread, nil, { context in
             let loop = Unmanaged<CurlEventLoop>.fromOpaque(context!).takeRetainedValue()
+            nl_block_signals()  // process signals go to the application's threads, not this one
             loop.run()
             return nil
         }, context)

@@ -43,6 +43,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// Runs `request` on the calling thread with `curl_easy_perform`: no hop to the
     /// loop thread and back, which is most of the cost of a small request on loopback.
+    /// On a thread with an interrupt descriptor (`ThreadInterrupt`), the transfer
+    /// watches it and ends as `cancelled` when a signal arrives.
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
         let transfer = CurlTransfer(request: request, loop: nil, share: share) { _ in }
         let pooled: EasyHandle? = blocking.withLock { state in
@@ -65,7 +67,18 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
             transfer.finishBlocking()  // frees what configure made (MIME parts, files)
             return .failure(error)
         }
-        let code = curl_easy_perform(pooled.pointer)
+        let code: CURLcode
+        if let interrupt = ThreadInterrupt.current {
+            ThreadInterrupt.drain(interrupt)  // signals that came before the call were handled already
+            guard let finished = pooled.perform(interruptedBy: interrupt) else {
+                ThreadInterrupt.drain(interrupt)
+                transfer.finishBlocking()
+                return .failure(ThreadInterrupt.error)
+            }
+            code = finished
+        } else {
+            code = curl_easy_perform(pooled.pointer)
+        }
         let result = transfer.result(code: code)
         transfer.finishBlocking()
         return result

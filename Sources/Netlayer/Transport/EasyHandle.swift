@@ -28,9 +28,24 @@ final class EasyHandle {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
+    /// A multi handle of this easy handle's own, for blocking transfers that watch an
+    /// interrupt descriptor (`ThreadInterrupt`) while they run; made on first use.
+    private var privateMulti: OpaquePointer?
+
     deinit {
+        if let privateMulti { curl_multi_cleanup(UnsafeMutableRawPointer(privateMulti)) }
         curl_easy_cleanup(pointer)
         errorBuffer.deallocate()
+    }
+
+    /// Runs the configured transfer on this thread like `curl_easy_perform`, but ends
+    /// it when `interrupt` becomes readable: then nil.
+    func perform(interruptedBy interrupt: Int32) -> CURLcode? {
+        if privateMulti == nil { privateMulti = curl_multi_init().map(OpaquePointer.init) }
+        guard let multi = privateMulti else { return CURLE_OUT_OF_MEMORY }
+        var code = CURLE_OK
+        let outcome = nl_multi_perform_interruptible(UnsafeMutableRawPointer(multi), pointer, interrupt, &code)
+        return outcome == 1 ? nil : code
     }
 
     /// What libcurl wrote about the last failure ("" if nothing).

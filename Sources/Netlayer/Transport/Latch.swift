@@ -40,4 +40,35 @@ public final class Latch: @unchecked Sendable {
         while remaining > 0 { pthread_cond_wait(&condition, &mutex) }
         pthread_mutex_unlock(&mutex)
     }
+
+    /// Waits until the latch opens (true) or a signal arrives on the calling thread's
+    /// interrupt descriptor (false; `ThreadInterrupt`). Without a descriptor, `wait()`.
+    package func waitUnlessInterrupted() -> Bool {
+        guard let interrupt = ThreadInterrupt.current else {
+            wait()
+            return true
+        }
+        while true {
+            if wait(milliseconds: 20) { return true }
+            if ThreadInterrupt.arrived(interrupt, within: 0) { return false }
+        }
+    }
+
+    /// Waits at most `milliseconds`; whether the latch is open.
+    private func wait(milliseconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_nsec += milliseconds * 1_000_000
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
+        pthread_mutex_lock(&mutex)
+        while remaining > 0 {
+            if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT { break }
+        }
+        let open = remaining <= 0
+        pthread_mutex_unlock(&mutex)
+        return open
+    }
 }

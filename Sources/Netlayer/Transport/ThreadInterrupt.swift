@@ -1,0 +1,43 @@
+import CCurl
+import Glibc
+
+/// The descriptor that interrupts the calling thread's blocking requests: the read
+/// end of a self-pipe a signal handler writes to (Python's `signal.set_wakeup_fd`),
+/// so that Ctrl-C ends a blocking call at once instead of when its timeout expires.
+/// One per thread; a pthread key holds it (`fd + 1`, so that 0 means none).
+package enum ThreadInterrupt {
+    private static let key: pthread_key_t? = {
+        var key = pthread_key_t()
+        return pthread_key_create(&key, nil) == 0 ? key : nil
+    }()
+
+    /// The calling thread's descriptor, if it has one.
+    package static var current: Int32? {
+        guard let key else { return nil }
+        let stored = Int(bitPattern: pthread_getspecific(key))
+        return stored == 0 ? nil : Int32(truncatingIfNeeded: stored - 1)
+    }
+
+    /// Sets (or with a negative `fd`, removes) the calling thread's descriptor;
+    /// returns the one set before, or -1.
+    package static func set(_ fd: Int32) -> Int32 {
+        guard let key else { return -1 }
+        let previous = current ?? -1
+        _ = pthread_setspecific(key, fd < 0 ? nil : UnsafeRawPointer(bitPattern: Int(fd) + 1))
+        return previous
+    }
+
+    /// What a request interrupted this way fails with.
+    package static let error = NetworkError.cancelledBecause(
+        "interrupted: a signal arrived while the thread waited for the request")
+
+    /// Discards what waits on the descriptor: bytes of signals already handled.
+    package static func drain(_ fd: Int32) { nl_fd_drain(fd) }
+
+    /// Whether a signal arrived within `milliseconds`; it is then drained.
+    static func arrived(_ fd: Int32, within milliseconds: Int32) -> Bool {
+        guard nl_fd_readable(fd, milliseconds) != 0 else { return false }
+        nl_fd_drain(fd)
+        return true
+    }
+}

@@ -1,0 +1,457 @@
+/*
+ * test_callbacks.c — per-request callbacks (nl_request_start, nl_call_start) and
+ * hooks that fail their request (nl_reply_fail), through the public header.
+ * Endpoints: /sse, /lines, /bytes/<n>, /json, /status/<code>, /flaky/<key>.
+ */
+#include "harness.h"
+
+/* ---- one request's own state -------------------------------------------------------- */
+
+typedef struct request_state {
+    pthread_mutex_t m;
+    pthread_cond_t done_cv;
+    json_t *events;          /* every event, in arrival order */
+    json_t *result;          /* the result document, once complete */
+    uint64_t event_ids[64];  /* the id argument of each event */
+    int completions;
+    int events_after_completion;
+    int cancel_after;        /* reply {"cancel": true} on this event (1-based); 0 never */
+    int fail_after;          /* nl_reply_fail on this event; 0 never */
+    const char *fail_kind;
+    const char *fail_message;
+    int user_data_mismatch;
+} request_state;
+
+static void state_init(request_state *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->m, NULL);
+    pthread_cond_init(&s->done_cv, NULL);
+    s->events = json_array();
+}
+
+static void state_destroy(request_state *s)
+{
+    json_decref(s->events);
+    if (s->result)
+        json_decref(s->result);
+    pthread_cond_destroy(&s->done_cv);
+    pthread_mutex_destroy(&s->m);
+}
+
+static void on_event(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
+{
+    request_state *s = (request_state *)user_data;
+    json_t *ev = json_loads(event_json, JSON_ALLOW_NUL, NULL);
+    size_t n;
+    CHECK_MSG(ev != NULL, "event is not JSON: %.200s", event_json);
+    pthread_mutex_lock(&s->m);
+    if (s->completions)
+        s->events_after_completion++;
+    if (ev)
+        json_array_append_new(s->events, ev);
+    n = json_array_size(s->events);
+    if (n <= NLT_COUNT(s->event_ids))
+        s->event_ids[n - 1] = id;
+    pthread_mutex_unlock(&s->m);
+    if (s->fail_after > 0 && (int)n == s->fail_after)
+        nl_reply_fail(reply, s->fail_kind, s->fail_message);
+    else if (s->cancel_after > 0 && (int)n >= s->cancel_after)
+        nl_reply_set(reply, "{\"cancel\": true}");
+}
+
+static void on_complete(uint64_t id, const char *result_json, void *user_data)
+{
+    request_state *s = (request_state *)user_data;
+    (void)id;
+    pthread_mutex_lock(&s->m);
+    s->completions++;
+    if (!s->result)
+        s->result = nlt_parse(result_json, "result");
+    pthread_cond_broadcast(&s->done_cv);
+    pthread_mutex_unlock(&s->m);
+}
+
+static void wait_done(request_state *s)
+{
+    pthread_mutex_lock(&s->m);
+    while (!s->completions)
+        pthread_cond_wait(&s->done_cv, &s->m);
+    pthread_mutex_unlock(&s->m);
+}
+
+static nl_request_callbacks callbacks_for(request_state *s, int progress, int stream)
+{
+    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+    cb.on_complete = on_complete;
+    cb.on_progress = progress ? on_event : NULL;
+    cb.on_stream = stream ? on_event : NULL;
+    cb.user_data = s;
+    return cb;
+}
+
+/* A client-wide hook that must not be called: counts its calls. */
+static int hook_calls;
+static void counting_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json; (void)reply; (void)user_data;
+    __atomic_add_fetch(&hook_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+/* ---- per-request callbacks ---------------------------------------------------------- */
+
+static void test_stream_events_go_to_the_request_not_the_client_hook(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    uint64_t id;
+    size_t i;
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 1);
+    hook_calls = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_STREAM, counting_hook, NULL), 0);
+    id = nl_request_start(c, "{\"path\": \"sse\", \"stream\": \"sse\"}", &cb);
+    CHECK(id != 0);
+    wait_done(&s);
+    CHECK_OK(s.result);
+    CHECK_INT_EQ(json_array_size(s.events), 4);
+    CHECK_INT_EQ(jpath_num(s.result, "events", -1), 4);
+    CHECK_STR_EQ(jpath_str(s.events, "0.event"), "tick");
+    CHECK_STR_EQ(jpath_str(s.events, "1.data"), "two\nlines");
+    for (i = 0; i < json_array_size(s.events); i++) {
+        CHECK_MSG(s.event_ids[i] == id, "event %d has id %llu, the request %llu", (int)i,
+                  (unsigned long long)s.event_ids[i], (unsigned long long)id);
+        CHECK_INT_EQ(jpath_num(json_array_get(s.events, i), "id", -1), (double)id);
+    }
+    CHECK_INT_EQ(s.completions, 1);
+    CHECK_INT_EQ(s.events_after_completion, 0);
+    CHECK_INT_EQ(__atomic_load_n(&hook_calls, __ATOMIC_SEQ_CST), 0);
+    nl_client_free(c);
+    CHECK_INT_EQ(s.completions, 1);
+    state_destroy(&s);
+}
+
+static void test_concurrent_streams_each_get_only_their_own_events(void)
+{
+    enum { N = 8 };
+    nl_client *c = client_for(NULL);
+    request_state s[N];
+    uint64_t ids[N];
+    int i;
+    for (i = 0; i < N; i++) {
+        nl_request_callbacks cb;
+        state_init(&s[i]);
+        cb = callbacks_for(&s[i], 0, 1);
+        /* even: lines, odd: sse; the kinds of events tell them apart */
+        ids[i] = nl_request_start(c, i % 2 ? "{\"path\": \"sse\", \"stream\": \"sse\"}"
+                                           : "{\"path\": \"lines\", \"stream\": \"lines\"}", &cb);
+        CHECK(ids[i] != 0);
+    }
+    for (i = 0; i < N; i++) {
+        size_t k;
+        wait_done(&s[i]);
+        CHECK_OK(s[i].result);
+        CHECK_INT_EQ(json_array_size(s[i].events), i % 2 ? 4 : 5);
+        for (k = 0; k < json_array_size(s[i].events); k++) {
+            json_t *ev = json_array_get(s[i].events, k);
+            CHECK(s[i].event_ids[k] == ids[i]);
+            CHECK(json_object_get(ev, i % 2 ? "data" : "line") != NULL);
+        }
+    }
+    nl_client_free(c);
+    for (i = 0; i < N; i++) {
+        CHECK_INT_EQ(s[i].completions, 1);
+        state_destroy(&s[i]);
+    }
+}
+
+static void test_progress_events_go_to_the_request_and_end_with_the_total(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    json_t *last;
+    uint64_t id;
+    state_init(&s);
+    cb = callbacks_for(&s, 1, 0);
+    hook_calls = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_PROGRESS, counting_hook, NULL), 0);
+    id = nl_request_start(c, "{\"path\": \"bytes/300000\", \"progress\": true, \"response\": {\"decoder\": \"none\"}}",
+                          &cb);
+    CHECK(id != 0);
+    wait_done(&s);
+    CHECK_OK(s.result);
+    REQUIRE(json_array_size(s.events) >= 1);
+    last = json_array_get(s.events, json_array_size(s.events) - 1);
+    CHECK_STR_EQ(jpath_str(last, "direction"), "download");
+    CHECK_INT_EQ(jpath_num(last, "done", -1), 300000);
+    CHECK_INT_EQ(jpath_num(last, "id", -1), (double)id);
+    CHECK_INT_EQ(__atomic_load_n(&hook_calls, __ATOMIC_SEQ_CST), 0);
+    CHECK_INT_EQ(s.events_after_completion, 0);
+    nl_client_free(c);
+    state_destroy(&s);
+}
+
+static void test_without_an_event_callback_the_client_hook_gets_the_events(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 0);
+    hook_calls = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_STREAM, counting_hook, NULL), 0);
+    CHECK(nl_request_start(c, "{\"path\": \"lines\", \"stream\": \"lines\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_OK(s.result);
+    CHECK_INT_EQ(__atomic_load_n(&hook_calls, __ATOMIC_SEQ_CST), 5);
+    CHECK_INT_EQ(json_array_size(s.events), 0);
+    nl_client_free(c);
+    state_destroy(&s);
+}
+
+static void test_a_plain_request_completes_through_its_callback(void)
+{
+    nl_client *c = client_for("\"endpoints\": {\"one\": {\"path\": \"echo/{name}\"}}");
+    request_state a, b;
+    nl_request_callbacks cb;
+    state_init(&a);
+    state_init(&b);
+    cb = callbacks_for(&a, 1, 1);
+    CHECK(nl_request_start(c, "{\"path\": \"json\"}", &cb) != 0);
+    cb = callbacks_for(&b, 1, 1);
+    CHECK(nl_call_start(c, "one", "{\"params\": {\"name\": \"x y\"}}", &cb) != 0);
+    wait_done(&a);
+    wait_done(&b);
+    CHECK_OK(a.result);
+    CHECK_OK(b.result);
+    CHECK_STR_EQ(jpath_str(b.result, "value.path"), "/echo/x%20y");
+    CHECK_INT_EQ(json_array_size(a.events), 0);
+    nl_client_free(c);
+    CHECK_INT_EQ(a.completions, 1);
+    CHECK_INT_EQ(b.completions, 1);
+    state_destroy(&a);
+    state_destroy(&b);
+}
+
+static void test_bad_arguments_start_nothing_or_complete_with_invalid_request(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 0);
+    CHECK(nl_request_start(NULL, "{}", &cb) == 0);
+    CHECK(nl_request_start(c, "{}", NULL) == 0);
+    CHECK(nl_call_start(c, "x", NULL, NULL) == 0);
+    cb.on_complete = NULL;
+    CHECK(nl_request_start(c, "{}", &cb) == 0);
+    cb = callbacks_for(&s, 0, 0);
+    cb.version = 99;
+    CHECK(nl_request_start(c, "{}", &cb) == 0);
+    cb.version = 0;
+    CHECK(nl_request_start(c, "{}", &cb) == 0);
+    CHECK_INT_EQ(s.completions, 0);
+
+    cb = callbacks_for(&s, 0, 0);
+    CHECK(nl_request_start(c, NULL, &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "invalid_request");
+    state_destroy(&s);
+
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 0);
+    CHECK(nl_call_start(c, "nope", NULL, &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "invalid_request");
+    CHECK(nlt_stristr(error_message(s.result), "nope") != NULL);
+    state_destroy(&s);
+
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 1);
+    CHECK(nl_request_start(c, "{\"path\": \"json\", \"strem\": \"sse\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "invalid_request");
+    CHECK(nlt_stristr(error_message(s.result), "strem") != NULL);
+    state_destroy(&s);
+    nl_client_free(c);
+}
+
+static void test_an_event_callback_can_cancel_or_fail_its_request(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+
+    state_init(&s);
+    s.cancel_after = 2;
+    cb = callbacks_for(&s, 0, 1);
+    CHECK(nl_request_start(c, "{\"path\": \"lines\", \"stream\": \"lines\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "cancelled");
+    CHECK_INT_EQ(json_array_size(s.events), 2);
+    state_destroy(&s);
+
+    state_init(&s);
+    s.fail_after = 1;
+    s.fail_kind = "io";
+    s.fail_message = "disk full while saving event 1";
+    cb = callbacks_for(&s, 0, 1);
+    CHECK(nl_request_start(c, "{\"path\": \"lines\", \"stream\": \"lines\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "io");
+    CHECK_STR_EQ(error_message(s.result), "disk full while saving event 1");
+    CHECK(json_object_get(json_object_get(s.result, "error"), "curlCode") == NULL);
+    CHECK_INT_EQ(json_array_size(s.events), 1);
+    state_destroy(&s);
+
+    state_init(&s);
+    s.fail_after = 1;
+    cb = callbacks_for(&s, 1, 0);
+    CHECK(nl_request_start(c, "{\"path\": \"bytes/1000\", \"progress\": true, \"response\": {\"decoder\": \"none\"}}",
+                           &cb) != 0);
+    wait_done(&s);
+    CHECK_KIND(s.result, "invalid_request");
+    CHECK_STR_EQ(error_message(s.result), "failed by on_progress");
+    state_destroy(&s);
+
+    /* the client still works */
+    {
+        json_t *r = request_json(c, "{\"path\": \"json\"}");
+        CHECK_OK(r);
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
+/* ---- nl_reply_fail from the client's hooks ----------------------------------------- */
+
+typedef struct fail_spec {
+    const char *kind;
+    const char *message;
+    const char *also_set; /* an nl_reply_set answer given before the fail, or NULL */
+    int calls;
+} fail_spec;
+
+static void failing_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    fail_spec *f = (fail_spec *)user_data;
+    (void)event_json;
+    __atomic_add_fetch(&f->calls, 1, __ATOMIC_SEQ_CST);
+    if (f->also_set)
+        nl_reply_set(reply, f->also_set);
+    nl_reply_fail(reply, f->kind, f->message);
+}
+
+static void test_an_adapt_hook_fails_the_request_with_its_kind_and_message(void)
+{
+    nl_client *c = client_for(NULL);
+    fail_spec f = {"not_connected", "no token available offline", "{\"headers\": {\"X-A\": \"1\"}}", 0};
+    json_t *r;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, failing_hook, &f), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "not_connected");
+    CHECK_STR_EQ(error_message(r), "no token available offline");
+    CHECK_INT_EQ(f.calls, 1);
+    json_decref(r);
+
+    f.kind = NULL;
+    f.message = NULL;
+    f.also_set = NULL;
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK_STR_EQ(error_message(r), "failed by NL_HOOK_ADAPT");
+    json_decref(r);
+
+    f.kind = "cancelled";
+    f.message = "the user signed out";
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "cancelled");
+    CHECK_STR_EQ(error_message(r), "the user signed out");
+    json_decref(r);
+
+    f.kind = "status";
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK(nlt_stristr(error_message(r), "'status'") != NULL);
+    json_decref(r);
+
+    f.kind = "no such kind";
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK(nlt_stristr(error_message(r), "'no such kind'") != NULL);
+    json_decref(r);
+
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_retry_and_resolve_error_hooks_fail_with_their_message(void)
+{
+    nl_client *c = client_for("\"retry\": {\"maxAttempts\": 3, \"backoff\": 0}");
+    fail_spec f = {"generic", "refresh failed", NULL, 0};
+    char *key = unique_key("fail-retry");
+    json_t *r;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_RETRY, failing_hook, &f), 0);
+    r = request_json(c, "{\"path\": \"flaky/%s\", \"query\": {\"fails\": 5}}", key);
+    CHECK_KIND(r, "generic");
+    CHECK_STR_EQ(error_message(r), "refresh failed");
+    CHECK_INT_EQ(f.calls, 1);
+    json_decref(r);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_RETRY, NULL, NULL), 0);
+
+    f.kind = "protocol";
+    f.message = "the API said 404 means the account is gone";
+    f.also_set = "{\"code\": \"x\", \"message\": \"y\"}";
+    f.calls = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_RESOLVE_ERROR, failing_hook, &f), 0);
+    r = request_json(c, "{\"path\": \"status/404\"}");
+    CHECK_KIND(r, "protocol");
+    CHECK_STR_EQ(error_message(r), "the API said 404 means the account is gone");
+    CHECK_INT_EQ(f.calls, 1);
+    json_decref(r);
+    free(key);
+    nl_client_free(c);
+}
+
+static void test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored(void)
+{
+    nl_client *c = client_for("\"log\": {\"level\": \"debug\"}");
+    fail_spec stream = {"too_large", "event larger than the app allows", NULL, 0};
+    fail_spec log = {"generic", "ignored", NULL, 0};
+    json_t *r;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, failing_hook, &log), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    CHECK(log.calls >= 1);
+    json_decref(r);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_STREAM, failing_hook, &stream), 0);
+    r = request_json(c, "{\"path\": \"sse\", \"stream\": \"sse\"}");
+    CHECK_KIND(r, "too_large");
+    CHECK_STR_EQ(error_message(r), "event larger than the app allows");
+    CHECK_INT_EQ(stream.calls, 1);
+    json_decref(r);
+    nl_reply_fail(NULL, "io", "nothing happens");  /* NULL reply: a no-op */
+    nl_client_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_stream_events_go_to_the_request_not_the_client_hook),
+        NLT_TEST(test_concurrent_streams_each_get_only_their_own_events),
+        NLT_TEST(test_progress_events_go_to_the_request_and_end_with_the_total),
+        NLT_TEST(test_without_an_event_callback_the_client_hook_gets_the_events),
+        NLT_TEST(test_a_plain_request_completes_through_its_callback),
+        NLT_TEST(test_bad_arguments_start_nothing_or_complete_with_invalid_request),
+        NLT_TEST(test_an_event_callback_can_cancel_or_fail_its_request),
+        NLT_TEST(test_an_adapt_hook_fails_the_request_with_its_kind_and_message),
+        NLT_TEST(test_retry_and_resolve_error_hooks_fail_with_their_message),
+        NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),
+    };
+    return nlt_main(argc, argv, tests, NLT_COUNT(tests));
+}
