@@ -52,7 +52,7 @@ public func nl_client_new(_ configJSON: UnsafePointer<CChar>?,
 @_cdecl("nl_client_free")
 public func nl_client_free(_ client: OpaquePointer?) {
     guard let client, let handle = handle(client) else { return }
-    guard handle.shutdown() else { return }  // documented: freeing from a callback would deadlock
+    guard handle.client.shutdown() else { return }  // documented: freeing from a callback would deadlock
     Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer(client)).release()
 }
 
@@ -72,7 +72,7 @@ public func nl_request_borrowed(_ client: OpaquePointer?, _ endpointJSON: Unsafe
 private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
     guard let endpointJSON else { return ResultDocument.invalid("endpoint document is NULL") }
-    if handle.engine.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+    if handle.client.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     return handle.perform(handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document"))
 }
 
@@ -113,7 +113,7 @@ public func nl_call_borrowed(_ client: OpaquePointer?, _ name: UnsafePointer<CCh
 private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                         _ overlayJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
-    if handle.engine.session.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+    if handle.client.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): return handle.perform(handle.prepare(document))
     case .failure(let error): return ResultDocument.failure(.networkFailure(error))
@@ -125,7 +125,7 @@ public func nl_request_batch(_ client: OpaquePointer?,
                              _ endpointsJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
     guard let endpointsJSON else { return output(ResultDocument.invalid("endpoints array is NULL")) }
-    if handle.engine.session.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
+    if handle.client.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
     let parsed: JSON
     do {
         parsed = try JSONParser.parse(CString.bytes(endpointsJSON))
@@ -151,10 +151,10 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
                              _ callback: (@convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void)?,
                              _ userData: UnsafeMutableRawPointer?) -> UInt64 {
     guard let handle = handle(client), let callback else { return 0 }
-    let id = handle.newID()
+    let id = handle.client.newID()
     let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id) }
         ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
-    startAsync(handle, prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
+    handle.start(prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
     return id
 }
 
@@ -163,13 +163,13 @@ public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
                           _ callback: (@convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void)?,
                           _ userData: UnsafeMutableRawPointer?) -> UInt64 {
     guard let handle = handle(client), let callback else { return 0 }
-    let id = handle.newID()
+    let id = handle.client.newID()
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): prepared = handle.prepare(document, id: id)
     case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
     }
-    startAsync(handle, prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
+    handle.start(prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
     return id
 }
 
@@ -177,11 +177,11 @@ public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
 public func nl_request_start(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?,
                              _ callbacksPointer: UnsafeRawPointer?) -> UInt64 {
     guard let handle = handle(client), let callbacks = RequestCallbacks(callbacksPointer) else { return 0 }
-    let id = handle.newID()
+    let id = handle.client.newID()
     let prepared: ClientHandle.Prepared = endpointJSON.map {
         handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id, callbacks: callbacks)
     } ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
-    startAsync(handle, prepared, id: id, notify: callbacks.complete)
+    handle.start(prepared, id: id, notify: callbacks.complete)
     return id
 }
 
@@ -189,39 +189,20 @@ public func nl_request_start(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
 public func nl_call_start(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ overlayJSON: UnsafePointer<CChar>?,
                           _ callbacksPointer: UnsafeRawPointer?) -> UInt64 {
     guard let handle = handle(client), let callbacks = RequestCallbacks(callbacksPointer) else { return 0 }
-    let id = handle.newID()
+    let id = handle.client.newID()
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): prepared = handle.prepare(document, id: id, callbacks: callbacks)
     case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
     }
-    startAsync(handle, prepared, id: id, notify: callbacks.complete)
+    handle.start(prepared, id: id, notify: callbacks.complete)
     return id
-}
-
-/// Sends a prepared request whose result goes to `notify`, always on a library thread.
-private func startAsync(_ handle: ClientHandle, _ prepared: ClientHandle.Prepared, id: UInt64, notify: AsyncCallback) {
-    switch prepared {
-    case .failed(let document):
-        // The contract promises the callback on a library thread, never inline.
-        handle.engine.session.execute { notify(id, document) }
-    case .ready(let request, let decoder, _):
-        let token = handle.register(id)
-        @Sendable func start() {
-            let transfer = handle.send(request, id: id, decoder: decoder) { [weak handle] document in
-                handle?.unregister(id)
-                notify(id, document)
-            }
-            token.attach(transfer)
-        }
-        if handle.startsOnCallingThread { start() } else { handle.engine.session.execute(start) }
-    }
 }
 
 @_cdecl("nl_cancel")
 public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
     guard let handle = handle(client) else { return 0 }
-    return handle.cancel(id) ? 1 : 0
+    return handle.client.cancel(id: id) ? 1 : 0
 }
 
 // MARK: - Hooks

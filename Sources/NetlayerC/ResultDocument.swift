@@ -103,8 +103,17 @@ enum ResultDocument {
 }
 
 /// What a success document's `value` can be made from.
-protocol ResultValue: Decodable, Sendable {
+protocol ResultValue: Sendable {
     func write(into writer: inout JSONWriter)
+}
+
+extension ResponseValue: ResultValue {
+    func write(into writer: inout JSONWriter) {
+        switch self {
+        case .text(let text): text.write(into: &writer)
+        case .value(let value): writer.write(value)
+        }
+    }
 }
 
 extension JSON: ResultValue {

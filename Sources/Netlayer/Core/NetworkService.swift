@@ -49,7 +49,7 @@ public struct DefaultNetworkService: NetworkService {
                 sessionManager: any NetworkSessionManager,
                 interceptor: (any RequestInterceptor)? = nil,
                 logger: any NetworkErrorLogger = DefaultNetworkErrorLogger(),
-                cache: ResponseCache? = nil) {
+                cache: (any ResponseCaching)? = nil) {
         self.config = config
         self.sessionManager = sessionManager
         environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,

@@ -10,7 +10,7 @@ import Glibc
 /// (ETag) or `If-Modified-Since` (Last-Modified), and a 304 answers from the cache.
 /// Entries are keyed by method, full URL and the request headers the response's
 /// `Vary` names; `Vary: *` is not stored.
-public final class ResponseCache: Sendable {
+public final class ResponseCache: ResponseCaching {
     struct Entry {
         var response: HTTPResponse
         var varyHeaders: [String: String?]
@@ -20,15 +20,6 @@ public final class ResponseCache: Sendable {
         var lastUse: UInt64
     }
 
-    /// What the cache says about a request before it is sent.
-    enum Lookup {
-        case miss
-        /// Fresh: answer without the network.
-        case fresh(HTTPResponse)
-        /// Stale or `no-cache`: send with these validators; a 304 means `cached`.
-        case revalidate(HTTPHeaders, cached: HTTPResponse)
-    }
-
     public let maxEntries: Int
     private let entries = Locked<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
 
@@ -36,14 +27,14 @@ public final class ResponseCache: Sendable {
 
     public var count: Int { entries.withLock { $0.count } }
 
-    static func isCacheable(_ request: HTTPRequest) -> Bool {
+    public func isCacheable(_ request: HTTPRequest) -> Bool {
         request.method == .get || request.method == .head
     }
 
-    func lookup(_ request: HTTPRequest) -> Lookup {
+    public func lookup(_ request: HTTPRequest) -> CacheLookup {
         let key = Self.key(request)
         let now = MonotonicClock.now()
-        return entries.withLock { state -> Lookup in
+        return entries.withLock { state -> CacheLookup in
             guard var variants = state.map[key],
                   let i = variants.firstIndex(where: { Self.matches($0, request) })
             else { return .miss }
@@ -61,8 +52,8 @@ public final class ResponseCache: Sendable {
     }
 
     /// Stores a 200 (or refreshes after a 304) when its headers allow it.
-    func store(_ response: HTTPResponse, for request: HTTPRequest) {
-        guard Self.isCacheable(request), response.statusCode == 200 || response.statusCode == 304,
+    public func store(_ response: HTTPResponse, for request: HTTPRequest) {
+        guard isCacheable(request), response.statusCode == 200 || response.statusCode == 304,
               response.downloadedFile == nil, response.streamEvents == nil
         else { return }
         let directives = Self.directives(response.headers["cache-control"])
@@ -93,7 +84,7 @@ public final class ResponseCache: Sendable {
     }
 
     /// After a 304: the cached response, with the new freshness stored.
-    func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
+    public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
         var response = cached
         for field in notModified.headers where field.name != "content-length" {
             response.headers[field.name] = field.value

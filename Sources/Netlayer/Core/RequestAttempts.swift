@@ -156,9 +156,9 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
 
     // MARK: Shared steps
 
-    private var cache: ResponseCache? {
-        guard original.transfer.useCache, ResponseCache.isCacheable(original) else { return nil }
-        return environment.cache
+    private var cache: (any ResponseCaching)? {
+        guard original.transfer.useCache, let cache = environment.cache, cache.isCacheable(original) else { return nil }
+        return cache
     }
 
     /// A fresh cached response, or nil (noting validators of a stale entry to send).
@@ -257,12 +257,12 @@ final class AttemptEnvironment: Sendable {
     let adapter: (any RequestAdapter)?
     let retrier: (any RequestRetrier)?
     let logger: any NetworkErrorLogger
-    let cache: ResponseCache?
+    let cache: (any ResponseCaching)?
     let retrierLock = Locked(())
     private let nextID = Atomic<UInt64>(1)
 
     init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
-         logger: any NetworkErrorLogger, cache: ResponseCache?) {
+         logger: any NetworkErrorLogger, cache: (any ResponseCaching)?) {
         self.sessionManager = sessionManager
         self.cache = cache
         self.adapter = interceptor

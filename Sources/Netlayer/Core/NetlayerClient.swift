@@ -1,0 +1,182 @@
+import Synchronization
+
+/// A client: one transport (a libcurl multi handle, its event-loop thread and its
+/// connection pool), the services over it, request ids and cancellation, and the
+/// three ways to run requests: blocking, asynchronous and in batches. The C ABI's
+/// `nl_client` is one of these with documents in front.
+///
+/// A client keeps working in a child of `fork()`: there its first use starts a new
+/// transport (the parent's loop thread does not exist in the child, and its
+/// connections are the parent's), and the parent's is left untouched.
+public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
+    /// What a client is made of; everything but the transport, which it makes.
+    public struct Parts: Sendable {
+        public var config: any NetworkConfigurable
+        /// Asynchronous transfers in flight at once; the rest queue in order.
+        public var maxConcurrent = 64
+        /// Adapts every attempt and decides retries before the policy.
+        public var interceptor: (any RequestInterceptor)?
+        public var errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
+        public var logger: any NetworkErrorLogger & DataTransferErrorLogger = DefaultNetworkErrorLogger()
+        /// A new response cache (one per transport), or nil for none.
+        public var makeCache: (@Sendable () -> any ResponseCaching)?
+        /// Whether requests must start on the loop thread, now: true while callbacks
+        /// that promise to run on a library thread (the C ABI's hooks) are set.
+        public var startsOnLoopThread: @Sendable () -> Bool = { false }
+
+        public init(config: any NetworkConfigurable) { self.config = config }
+    }
+
+    /// The transport and the services over it; a child of `fork()` gets new ones.
+    private final class Engine: Sendable {
+        let session: CurlSessionManager
+        let network: DefaultNetworkService
+        let dataTransfer: DefaultDataTransferService
+        /// `ProcessFork.generation` when it started.
+        let generation: UInt64
+
+        init(_ parts: Parts) throws(NetworkError) {
+            generation = ProcessFork.generation
+            session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent)
+            network = DefaultNetworkService(config: parts.config, sessionManager: session, interceptor: parts.interceptor,
+                                            logger: parts.logger, cache: parts.makeCache?())
+            dataTransfer = DefaultDataTransferService(with: network, errorResolver: parts.errorResolver,
+                                                      errorLogger: parts.logger)
+        }
+    }
+
+    private let parts: Parts
+    private let nextID = Atomic<UInt64>(1)
+    private let inFlight = Locked<[UInt64: DeferredCancellable]>([:])
+    /// Replaced only in a child of `fork()`, under `engineLock` (see `engine`).
+    nonisolated(unsafe) private var current: Engine
+    private let engineLock = Locked(())
+
+    public init(_ parts: Parts) throws(NetworkError) {
+        self.parts = parts
+        current = try Engine(parts)
+        ProcessFork.register(self)
+    }
+
+    deinit { ProcessFork.unregister(self) }
+
+    /// The engine of this process. In a child of `fork()` the parent's engine is kept
+    /// as it is, never touched again, and a new one starts.
+    private var engine: Engine {
+        let engine = current
+        if engine.generation == ProcessFork.generation { return engine }
+        return engineLock.withLock { _ in
+            if current.generation == ProcessFork.generation { return current }
+            if let fresh = try? Engine(parts) {
+                ProcessFork.abandon(current)
+                current = fresh
+            }
+            return current
+        }
+    }
+
+    package func lockForFork() {
+        engineLock.lockForFork()
+        inFlight.lockForFork()
+    }
+
+    package func unlockAfterFork() {
+        inFlight.unlockAfterFork()
+        engineLock.unlockAfterFork()
+    }
+
+    // MARK: Requests
+
+    /// A new request id: unique within the client, never 0.
+    public func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    /// The request `endpoint` describes under the client's config, built and checked.
+    public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
+        try engine.network.makeRequest(for: endpoint)
+    }
+
+    /// Whether the caller runs on this client's loop thread (inside a callback or
+    /// hook), where waiting for a request of the same client would deadlock.
+    public var isLoopThread: Bool { engine.session.isLoopThread }
+
+    /// Runs `task` on the loop thread, in order with completions.
+    public func execute(_ task: @escaping @Sendable () -> Void) { engine.session.execute(task) }
+
+    /// Sends `request` and returns at once; `completion` runs exactly once, on the
+    /// loop thread. Until then `cancel(id)` cancels it.
+    public func start(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64,
+                      completion: @escaping @Sendable (RequestResult) -> Void) {
+        let token = DeferredCancellable()
+        inFlight.withLock { $0[id] = token }
+        let engine = self.engine
+        @Sendable func send() {
+            token.attach(engine.network.send(request, id: id) { [weak self] outcome in
+                self?.inFlight.withLock { _ = $0.removeValue(forKey: id) }
+                completion(RequestResult(outcome, request: request, decoder: decoder, dataTransfer: engine.dataTransfer))
+            })
+        }
+        if parts.startsOnLoopThread() { engine.session.execute(send) } else { send() }
+    }
+
+    /// Cancels a request started with `start`; whether it was still in flight.
+    public func cancel(id: UInt64) -> Bool {
+        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        return token.cancel()
+    }
+
+    /// Sends `request` and waits for it. With nothing that must run on the loop
+    /// thread, the transfer runs on the calling thread (no hop to the loop and back);
+    /// otherwise the caller waits for the loop.
+    public func perform(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64) -> RequestResult {
+        guard !parts.startsOnLoopThread() else {
+            return perform(count: 1) { _ in (request, decoder, id) }[0]!
+        }
+        let engine = self.engine
+        return RequestResult(engine.network.sendBlocking(request, id: id), request: request, decoder: decoder,
+                             dataTransfer: engine.dataTransfer)
+    }
+
+    /// Prepares, sends and waits for `count` requests; results keep input order, nil
+    /// where `prepare` gave no request.
+    ///
+    /// Each request is sent as soon as it is prepared, so transfers are on the wire
+    /// while this thread prepares the rest; the thread wakes once, when the last one
+    /// is in, or when a signal interrupts it (`nl_thread_set_interrupt_fd`): then
+    /// every request of the batch is cancelled.
+    public func perform(count: Int, prepare: (Int) -> (HTTPRequest, any ResponseDecoder, UInt64)?) -> [RequestResult?] {
+        let results = BatchResults(count: count)
+        let engine = self.engine
+        let onLoop = parts.startsOnLoopThread()
+        if let interrupt = ThreadInterrupt.current { ThreadInterrupt.drain(interrupt) }  // signals already handled
+        for index in 0..<count {
+            guard let (request, decoder, id) = prepare(index) else { continue }
+            results.expectOneMore()
+            @Sendable func send() {
+                results.track(engine.network.send(request, id: id) { outcome in
+                    results.set(index, RequestResult(outcome, request: request, decoder: decoder,
+                                                     dataTransfer: engine.dataTransfer))
+                })
+            }
+            if onLoop { engine.session.execute(send) } else { send() }
+        }
+        return results.waitForAll()
+    }
+
+    // MARK: Lifetime
+
+    /// Cancels what is in flight, delivers every completion, stops the loop thread
+    /// and waits for blocking requests to return. In a child of `fork()` that never
+    /// used the client, the parent's transport is left as it is instead.
+    /// - Returns: false on this client's own loop thread, where waiting would
+    ///   deadlock; then nothing happens.
+    public func shutdown() -> Bool {
+        let engine = engineLock.withLock { _ in current }
+        guard engine.generation == ProcessFork.generation else {
+            ProcessFork.abandon(engine)
+            return true
+        }
+        if engine.session.isLoopThread { return false }
+        engine.session.shutdown()
+        return true
+    }
+}
