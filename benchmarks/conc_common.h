@@ -167,7 +167,7 @@ static int mdrv_step(struct mdrv *d, int max_wait_ms) {
     return 0;
 }
 
-static size_t mdrv_on_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
+static inline size_t mdrv_on_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
     size_t n = size * nmemb;
     return buf_append(userdata, ptr, n) == 0 ? n : 0; /* 0: CURLE_WRITE_ERROR */
 }

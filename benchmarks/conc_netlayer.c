@@ -1,20 +1,28 @@
 /*
  * conc_netlayer.c — N GETs through Netlayer's C ABI with K in flight.
  *
- * One client, config {"baseURL": ..., "maxConcurrent": K}, endpoint
- * {"path":"small.json"}. Two modes:
+ * One client, config {"baseURL": ..., "maxConcurrent": K}. Two ways to keep K
+ * in flight:
  *
- *   batch  nl_request_batch() of K endpoint documents, repeated until N are done
- *          (the last batch is smaller when K does not divide N). Each batch waits
- *          for its slowest member before the next starts, as a caller of the
- *          blocking batch call would.
+ *   batch  nl_request_batch() of K endpoint documents, again and again until N
+ *          are done (the last batch is smaller when K does not divide N). Each
+ *          batch waits for its slowest member before the next starts, as a caller
+ *          of the blocking batch call would.
  *   async  K nl_request_async() started at once; each callback checks its result,
  *          counts it and starts the next request from inside the callback (allowed
  *          by netlayer.h), so K stay in flight until N have been started.
  *
+ * and two kinds of document:
+ *
+ *   repeated  every request sends {"path":"small.json"} (batch: one array of K
+ *             of them, built once)
+ *   distinct  every request sends {"path":"small.json","query":{"page":<i>}},
+ *             formatted with snprintf per request (batch: the array built for
+ *             every batch), i counting up through the process (warm-up included)
+ *
  * WARMUP untimed requests first, the same way, open the K connections.
  *
- * usage: conc_netlayer batch|async URL K [N=20000] [WARMUP=2000]
+ * usage: conc_netlayer batch|async URL K [N=20000] [WARMUP=2000] [repeated|distinct]
  *        URL is split at its last '/': "http://127.0.0.1:PORT/" becomes the
  *        client's baseURL and "small.json" the endpoint's path.
  * stdout: one line   netlayer-MODE K N elapsed_s req_per_s cpu_us_per_req
@@ -58,6 +66,36 @@ static void json_escape(char *out, size_t cap, const char *s, size_t n) {
     out[o] = '\0';
 }
 
+static char path[2100]; /* the path, escaped for a JSON string */
+static int distinct;
+static atomic_long page; /* the next "page" of distinct mode */
+
+/* A distinct document into out (cap bytes); returns its length. */
+static int distinct_doc(char *out, size_t cap) {
+    return snprintf(out, cap, "{\"path\":\"%s\",\"query\":{\"page\":%ld}}", path,
+                    atomic_fetch_add_explicit(&page, 1, memory_order_relaxed));
+}
+
+/* "[d,d,...,d]" with m distinct documents, into *s (grown as needed). */
+static char *distinct_batch(char **s, size_t *cap, long m) {
+    size_t need = (strlen(path) + 64) * (size_t)m + 3;
+    if (*cap < need) {
+        char *p = realloc(*s, need);
+        if (!p) return NULL;
+        *s = p;
+        *cap = need;
+    }
+    char *p = *s;
+    *p++ = '[';
+    for (long i = 0; i < m; i++) {
+        if (i) *p++ = ',';
+        p += distinct_doc(p, *cap - (size_t)(p - *s));
+    }
+    *p++ = ']';
+    *p = '\0';
+    return *s;
+}
+
 /* "[e,e,...,e]" with m copies of the endpoint document. */
 static char *batch_doc(const char *endpoint, long m) {
     size_t el = strlen(endpoint);
@@ -80,13 +118,17 @@ static char *batch_doc(const char *endpoint, long m) {
 static atomic_long batch_progress; /* batches returned; watched by watchdog() */
 
 static int run_batch(nl_client *c, const char *endpoint, long k, long n) {
-    char *full = batch_doc(endpoint, k);
-    char *tail = n % k ? batch_doc(endpoint, n % k) : NULL;
-    if (!full || (n % k && !tail)) return -1;
+    static char *scratch; /* distinct: the array of the current batch */
+    static size_t scratch_cap;
+    char *full = distinct ? NULL : batch_doc(endpoint, k);
+    char *tail = !distinct && n % k ? batch_doc(endpoint, n % k) : NULL;
+    if (!distinct && (!full || (n % k && !tail))) return -1;
     long done = 0;
     while (done < n) {
         long m = n - done < k ? n - done : k;
-        char *r = nl_request_batch(c, m == k ? full : tail);
+        const char *doc = distinct ? distinct_batch(&scratch, &scratch_cap, m) : m == k ? full : tail;
+        if (!doc) return -1;
+        char *r = nl_request_batch(c, doc);
         long oks = r ? count_of(r, "\"ok\":true") : 0;
         if (!r || r[0] != '[' || oks != m) {
             fprintf(stderr, "netlayer-batch: batch of %ld at request %ld: %ld ok results; got: %.2000s\n",
@@ -127,7 +169,9 @@ static void on_result(uint64_t id, const char *result, void *user_data) {
     }
     /* Start the next one before counting this one, so K stay in flight. */
     if (atomic_fetch_add(&a->started, 1) < a->target) {
-        if (nl_request_async(a->client, a->endpoint, on_result, a) == 0) {
+        char doc[2300];
+        if (distinct) distinct_doc(doc, sizeof doc);
+        if (nl_request_async(a->client, distinct ? doc : a->endpoint, on_result, a) == 0) {
             if (atomic_fetch_add(&a->failed, 1) == 0)
                 snprintf(a->first_failure, sizeof a->first_failure,
                          "nl_request_async returned 0 from inside a callback");
@@ -155,7 +199,9 @@ static int run_async(nl_client *c, const char *endpoint, long k, long n) {
     long first = k < n ? k : n;
     atomic_store(&a.started, first);
     for (long i = 0; i < first; i++) {
-        if (nl_request_async(c, endpoint, on_result, &a) == 0) {
+        char doc[2300];
+        if (distinct) distinct_doc(doc, sizeof doc);
+        if (nl_request_async(c, distinct ? doc : endpoint, on_result, &a) == 0) {
             fprintf(stderr, "netlayer-async: nl_request_async returned 0\n");
             return -1;
         }
@@ -212,7 +258,8 @@ static void *watchdog(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s batch|async URL K [N=20000] [WARMUP=2000]\n", argv[0]);
+        fprintf(stderr, "usage: %s batch|async URL K [N=20000] [WARMUP=2000] [repeated|distinct]\n",
+                argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -220,11 +267,13 @@ int main(int argc, char **argv) {
     long k = atol(argv[3]);
     long n = argc > 4 ? atol(argv[4]) : 20000;
     long warmup = argc > 5 ? atol(argv[5]) : 2000;
+    const char *docs = argc > 6 ? argv[6] : "repeated";
+    distinct = strcmp(docs, "distinct") == 0;
     const char *slash = strrchr(url, '/');
     int batch = strcmp(mode, "batch") == 0;
     if ((!batch && strcmp(mode, "async") != 0) || k <= 0 || n <= 0 || warmup < 0 || !slash ||
-        slash[1] == '\0' || strlen(url) > 1000) {
-        fprintf(stderr, "netlayer: bad mode, URL, K, N or WARMUP\n");
+        slash[1] == '\0' || strlen(url) > 1000 || (!distinct && strcmp(docs, "repeated") != 0)) {
+        fprintf(stderr, "netlayer: bad way (batch|async), URL, K, N, WARMUP or documents (repeated|distinct)\n");
         return 2;
     }
     if (nl_abi_version() != NL_ABI_VERSION) {
@@ -235,9 +284,9 @@ int main(int argc, char **argv) {
     char config[2300] = "{\"baseURL\": \"";
     json_escape(config, sizeof config, url, (size_t)(slash + 1 - url));
     snprintf(config + strlen(config), sizeof config - strlen(config), "\", \"maxConcurrent\": %ld}", k);
-    char endpoint[2200] = "{\"path\":\"";
-    json_escape(endpoint, sizeof endpoint, slash + 1, strlen(slash + 1));
-    strcat(endpoint, "\"}");
+    json_escape(path, sizeof path, slash + 1, strlen(slash + 1));
+    char endpoint[2300];
+    snprintf(endpoint, sizeof endpoint, "{\"path\":\"%s\"}", path);
 
     char *err = NULL;
     nl_client *c = nl_client_new(config, &err);

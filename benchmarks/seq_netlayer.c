@@ -1,17 +1,22 @@
 /*
- * seq_netlayer.c — N sequential GETs through Netlayer's C ABI (nl_request).
+ * seq_netlayer.c — N sequential GETs through Netlayer's C ABI.
  *
- * The same work as seq_raw.c: one client (one connection pool), then
- * N x nl_request(client, "{\"path\":\"small.json\"}"), each result checked for
- * "ok":true and released with nl_free().
+ * The same work as seq_raw.c: one client (one connection pool), then N blocking
+ * requests, each result checked for "ok":true.
  *
- * usage: seq_netlayer URL [N=20000] [WARMUP=1000] [distinct]
+ *   repeated  every request sends the same endpoint document {"path":"small.json"}
+ *   distinct  every request sends {"path":"small.json","query":{"page":<i>}},
+ *             formatted with snprintf per request, i counting up through the
+ *             process (warm-up included): no document and no URL comes twice
+ *
+ *   request   nl_request() + nl_free() per request (the default)
+ *   borrowed  nl_request_borrowed(): the result lent, no nl_free()
+ *
+ * usage: seq_netlayer URL [N=20000] [WARMUP=1000] [repeated|distinct] [request|borrowed]
  *        URL is split at its last '/': "http://127.0.0.1:PORT/" becomes the
  *        client's baseURL and "small.json" the endpoint's path.
- *        "distinct" makes every document differ ({"path":..., "query":{"n":i}}),
- *        so none is found among the requests the client built before: the cost
- *        of a client whose documents never repeat (nginx ignores the query).
- * stdout: one line   netlayer N elapsed_s req_per_s cpu_us_per_req
+ * stdout: one line   netlayer|netlayer-borrowed N elapsed_s req_per_s cpu_us_per_req
+ * stderr: one line   netlayer: library VERSION (ABI n)
  * CPU is user+sys from getrusage(RUSAGE_SELF) (all threads of the process,
  * the library's event-loop thread included), delta over the measured part, / N.
  * Exits non-zero on the first result that is not "ok":true.
@@ -54,41 +59,55 @@ static void json_escape(char *out, size_t cap, const char *s, size_t n) {
     out[o] = '\0';
 }
 
-static int distinct;
+static int distinct, borrowed;
+static char path[2100]; /* the path, escaped for a JSON string */
+static long page;       /* the next "page" of distinct mode */
 
 /* Performs n requests; returns 0, or -1 after printing the first failure. */
-static int run(nl_client *c, const char *endpoint, long n) {
-    static long serial;
+static int run(nl_client *c, const char *fixed, long n) {
     char doc[2300];
     for (long i = 0; i < n; i++) {
+        const char *endpoint = fixed;
         if (distinct) {
-            /* endpoint ends with '}': reopen it for the query */
-            size_t len = strlen(endpoint);
-            snprintf(doc, sizeof doc, "%.*s,\"query\":{\"n\":%ld}}", (int)(len - 1), endpoint, serial++);
+            snprintf(doc, sizeof doc, "{\"path\":\"%s\",\"query\":{\"page\":%ld}}", path, page++);
+            endpoint = doc;
         }
-        char *r = nl_request(c, distinct ? doc : endpoint);
-        if (!is_ok(r)) {
-            fprintf(stderr, "netlayer: request %ld failed: %s\n", i, r ? r : "(NULL)");
+        if (borrowed) {
+            const char *r = nl_request_borrowed(c, endpoint);
+            if (!is_ok(r)) {
+                fprintf(stderr, "netlayer: request %ld failed: %s\n", i, r ? r : "(NULL)");
+                return -1;
+            }
+        } else {
+            char *r = nl_request(c, endpoint);
+            if (!is_ok(r)) {
+                fprintf(stderr, "netlayer: request %ld failed: %s\n", i, r ? r : "(NULL)");
+                nl_free(r);
+                return -1;
+            }
             nl_free(r);
-            return -1;
         }
-        nl_free(r);
     }
     return 0;
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [distinct]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [repeated|distinct] [request|borrowed]\n",
+                argv[0]);
         return 2;
     }
     const char *url = argv[1];
     long n = argc > 2 ? atol(argv[2]) : 20000;
     long warmup = argc > 3 ? atol(argv[3]) : 1000;
-    distinct = argc > 4 && strcmp(argv[4], "distinct") == 0;
+    const char *mode = argc > 4 ? argv[4] : "repeated";
+    const char *api = argc > 5 ? argv[5] : "request";
+    distinct = strcmp(mode, "distinct") == 0;
+    borrowed = strcmp(api, "borrowed") == 0;
     const char *slash = strrchr(url, '/');
-    if (n <= 0 || warmup < 0 || !slash || slash[1] == '\0' || strlen(url) > 1000) {
-        fprintf(stderr, "netlayer: bad URL, N or WARMUP\n");
+    if (n <= 0 || warmup < 0 || !slash || slash[1] == '\0' || strlen(url) > 1000 ||
+        (!distinct && strcmp(mode, "repeated") != 0) || (!borrowed && strcmp(api, "request") != 0)) {
+        fprintf(stderr, "netlayer: bad URL, N, WARMUP, mode (repeated|distinct) or api (request|borrowed)\n");
         return 2;
     }
     if (nl_abi_version() != NL_ABI_VERSION) {
@@ -99,9 +118,9 @@ int main(int argc, char **argv) {
     char config[2200] = "{\"baseURL\": \"";
     json_escape(config, sizeof config, url, (size_t)(slash + 1 - url));
     strcat(config, "\"}");
-    char endpoint[2200] = "{\"path\":\"";
-    json_escape(endpoint, sizeof endpoint, slash + 1, strlen(slash + 1));
-    strcat(endpoint, "\"}");
+    json_escape(path, sizeof path, slash + 1, strlen(slash + 1));
+    char fixed[2300];
+    snprintf(fixed, sizeof fixed, "{\"path\":\"%s\"}", path);
 
     char *err = NULL;
     nl_client *c = nl_client_new(config, &err);
@@ -111,16 +130,16 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    if (run(c, endpoint, warmup) != 0) return 1;
+    if (run(c, fixed, warmup) != 0) return 1;
 
     double t0 = now_s(), c0 = cpu_s();
-    int rc = run(c, endpoint, n);
+    int rc = run(c, fixed, n);
     double t1 = now_s(), c1 = cpu_s();
     if (rc != 0) return 1;
 
     double elapsed = t1 - t0;
-    printf("netlayer %ld %.3f %.0f %.2f\n", n, elapsed, (double)n / elapsed,
-           (c1 - c0) * 1e6 / (double)n);
+    printf("%s %ld %.3f %.0f %.2f\n", borrowed ? "netlayer-borrowed" : "netlayer", n, elapsed,
+           (double)n / elapsed, (c1 - c0) * 1e6 / (double)n);
     fflush(stdout);
     fprintf(stderr, "netlayer: library %s (ABI %d)\n", nl_version(), nl_abi_version());
     nl_client_free(c);

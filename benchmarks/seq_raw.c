@@ -1,15 +1,21 @@
 /*
- * seq_raw.c — baseline: N sequential GETs through raw libcurl.
+ * seq_raw.c — baseline: N sequential GETs through raw libcurl, the loop a user writes.
  *
  * One easy handle reused for every request (so one kept-alive connection),
- * CURLOPT_NOSIGNAL=1, and a write callback that appends the body into a
- * growable buffer so the client does work comparable to a real one.
+ * CURLOPT_NOSIGNAL=1, CURLOPT_URL set before every request, a write callback
+ * that counts the body's bytes and discards them, and the status checked.
  *
- * usage: seq_raw URL [N=20000] [WARMUP=1000]
+ *   repeated  every request sets the same URL (the same document every time)
+ *   distinct  every request sets URL?page=<i>, i counting up through the
+ *             process (warm-up included), so no two requests ask for the same
+ *             document; the URL is formatted with snprintf per request
+ *
+ * usage: seq_raw URL [N=20000] [WARMUP=1000] [repeated|distinct]
  * stdout: one line   raw N elapsed_s req_per_s cpu_us_per_req
- * stderr: one line   raw: new_connections=K (measured part) ...
+ * stderr: one line   raw: mode=MODE new_connections=K (measured part) (warmup W)
  * CPU is user+sys from getrusage(RUSAGE_SELF), delta over the measured part, / N.
- * Exits non-zero if any response is not 200 or the transfer fails.
+ * Exits non-zero if any response is not a 200 with a body, if a transfer fails,
+ * or if the connection was not reused.
  *
  * build: cc -O2 -o seq_raw seq_raw.c -lcurl
  */
@@ -20,25 +26,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
-    struct buf *b = userdata;
+    (void)ptr;
     size_t n = size * nmemb;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (!p) return 0; /* makes libcurl fail with CURLE_WRITE_ERROR */
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, ptr, n);
-    b->len += n;
-    b->data[b->len] = '\0';
+    *(size_t *)userdata += n;
     return n;
 }
 
@@ -55,11 +46,22 @@ static double cpu_s(void) {
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static const char *base_url;
+static int distinct;
+static long page; /* the next ?page= of distinct mode */
+
 /* Performs n GETs; returns the number of new connections, or -1 on failure. */
-static long run(CURL *h, struct buf *b, long n) {
+static long run(CURL *h, size_t *body, long n) {
+    char url[2100];
     long conns = 0;
     for (long i = 0; i < n; i++) {
-        b->len = 0;
+        if (distinct) {
+            snprintf(url, sizeof url, "%s?page=%ld", base_url, page++);
+            curl_easy_setopt(h, CURLOPT_URL, url);
+        } else {
+            curl_easy_setopt(h, CURLOPT_URL, base_url);
+        }
+        *body = 0;
         CURLcode rc = curl_easy_perform(h);
         if (rc != CURLE_OK) {
             fprintf(stderr, "raw: request %ld failed: %s\n", i, curl_easy_strerror(rc));
@@ -68,8 +70,8 @@ static long run(CURL *h, struct buf *b, long n) {
         long code = 0, nc = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
         curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &nc);
-        if (code != 200 || b->len == 0) {
-            fprintf(stderr, "raw: request %ld: status %ld, %zu body bytes\n", i, code, b->len);
+        if (code != 200 || *body == 0) {
+            fprintf(stderr, "raw: request %ld: status %ld, %zu body bytes\n", i, code, *body);
             return -1;
         }
         conns += nc;
@@ -79,43 +81,45 @@ static long run(CURL *h, struct buf *b, long n) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [repeated|distinct]\n", argv[0]);
         return 2;
     }
-    const char *url = argv[1];
+    base_url = argv[1];
     long n = argc > 2 ? atol(argv[2]) : 20000;
     long warmup = argc > 3 ? atol(argv[3]) : 1000;
-    if (n <= 0 || warmup < 0) {
-        fprintf(stderr, "raw: bad N or WARMUP\n");
+    const char *mode = argc > 4 ? argv[4] : "repeated";
+    distinct = strcmp(mode, "distinct") == 0;
+    if (n <= 0 || warmup < 0 || strlen(base_url) > 2000 ||
+        (!distinct && strcmp(mode, "repeated") != 0)) {
+        fprintf(stderr, "raw: bad URL, N, WARMUP or mode (repeated|distinct)\n");
         return 2;
     }
 
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return 1;
     CURL *h = curl_easy_init();
     if (!h) return 1;
-    struct buf b = {0};
-    curl_easy_setopt(h, CURLOPT_URL, url);
+    size_t body = 0;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     /* The request Netlayer sends by default (compression on, its User-Agent), so both
-     * sides do the same HTTP work and the difference is Netlayer's own. */
+     * sides put the same request on the wire and the difference is Netlayer's own. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/0.1.0");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
 
-    long warm_conns = run(h, &b, warmup);
+    long warm_conns = run(h, &body, warmup);
     if (warm_conns < 0) return 1;
 
     double t0 = now_s(), c0 = cpu_s();
-    long conns = run(h, &b, n);
+    long conns = run(h, &body, n);
     double t1 = now_s(), c1 = cpu_s();
     if (conns < 0) return 1;
 
     double elapsed = t1 - t0;
     printf("raw %ld %.3f %.0f %.2f\n", n, elapsed, (double)n / elapsed, (c1 - c0) * 1e6 / (double)n);
-    fprintf(stderr, "raw: new_connections=%ld (warmup %ld)\n", conns, warm_conns);
+    fprintf(stderr, "raw: mode=%s new_connections=%ld (measured part) (warmup %ld)\n", mode, conns,
+            warm_conns);
 
-    free(b.data);
     curl_easy_cleanup(h);
     curl_global_cleanup();
     /* A connection per request (or close to it) means the run measured the wrong thing. */

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Python HTTP client benchmark: netlayer vs requests, httpx, urllib3, pycurl, aiohttp.
+# Python HTTP client benchmark: netlayer vs requests, httpx, urllib3, pycurl, aiohttp,
+# repeated and distinct documents (a new query per request) in the same rounds.
 #
 #   bindings/python/benchmarks/run_bench.sh [bench_http.py options, e.g. --rounds 3]
+#
+# Environment: NETLAYER_LIB_DIR (default build/lib), RESULTS_DIR (default
+# benchmarks/results), TARGETS_OUT (a file the target lines are appended to),
+# PACKAGE_DIR (the Python package installed and measured; default bindings/python).
 #
 # Needs the CMake build (build/lib/libnetlayer.so.0.1.0) and nginx (/usr/sbin/nginx);
 # installs libcurl's and OpenSSL's headers (apt-get) when missing, since pycurl is
@@ -9,15 +14,21 @@
 # build/venv-bench (not the project's dependencies), installs the peers and this
 # package there, builds benchmarks/seq_raw.c (the sequential reference), starts a
 # private nginx (benchmarks/nginx.sh; on CPU 0, the sequential clients on CPU 1) and
-# writes benchmarks/results/python.md. About 5 minutes.
+# writes benchmarks/results/python.md. About 2-4 minutes with the default 7 rounds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 
-if [ ! -e "$root/build/lib/libnetlayer.so.0.1.0" ]; then
-    echo "error: build the library first: cmake -S . -B build -G Ninja && cmake --build build" >&2
+lib_dir="${NETLAYER_LIB_DIR:-$root/build/lib}"
+results_dir="${RESULTS_DIR:-$root/benchmarks/results}"
+if [ ! -e "$lib_dir/libnetlayer.so.0.1.0" ]; then
+    echo "error: $lib_dir/libnetlayer.so.0.1.0 not found; build the library first:" \
+         "cmake -S . -B build -G Ninja && cmake --build build" >&2
     exit 1
 fi
+lib_dir="$(cd "$lib_dir" && pwd)"
+mkdir -p "$results_dir"
+results_dir="$(cd "$results_dir" && pwd)"
 
 # pycurl is built from source against the system's libcurl (the one libnetlayer.so
 # links), not taken from the wheel that bundles its own libcurl.
@@ -39,9 +50,9 @@ if ! "$venv/bin/python" -c "import pycurl, sys; sys.exit('$system_curl ' not in 
         --no-binary pycurl pycurl
 fi
 "$venv/bin/python" -c "import pycurl; print('pycurl:', pycurl.version)"
-rm -rf "$root/bindings/python/build"  # setuptools' staging dir: no stale files
-NETLAYER_BUILD_LIB="$root/build/lib" "$venv/bin/python" -m pip install -q --no-deps --force-reinstall \
-    "$root/bindings/python"
+package_dir="${PACKAGE_DIR:-$root/bindings/python}"
+rm -rf "$package_dir/build"  # setuptools' staging dir: no stale files
+NETLAYER_BUILD_LIB="$lib_dir" "$venv/bin/python" -m pip install -q --no-deps --force-reinstall "$package_dir"
 
 dir="$(mktemp -d)"
 cleanup() { "$root/benchmarks/nginx.sh" stop "$dir" || true; rm -rf "$dir"; }
@@ -60,8 +71,12 @@ echo "nginx: $url"
 # same system libcurl.
 cc -O2 -Wall -o "$dir/seq_raw" "$root/benchmarks/seq_raw.c" -lcurl
 
-mkdir -p "$root/benchmarks/results"
+targets=()
+if [ -n "${TARGETS_OUT:-}" ]; then
+    touch "$TARGETS_OUT"
+    targets=(--targets-out "$(cd "$(dirname "$TARGETS_OUT")" && pwd)/$(basename "$TARGETS_OUT")")
+fi
 cd "$root/build"  # import the installed netlayer, not the sources
 unset NETLAYER_LIBRARY NETLAYER_NO_BUNDLED
 "$venv/bin/python" "$here/bench_http.py" "$url" --raw-c "$dir/seq_raw" "${pin[@]}" \
-    --out "$root/benchmarks/results/python.md" "$@"
+    --out "$results_dir/python.md" "${targets[@]}" "$@"
