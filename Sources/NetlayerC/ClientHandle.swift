@@ -141,10 +141,9 @@ final class ClientHandle: Sendable, ForkParticipant {
     }
 
     static func document(_ result: RequestResult) -> [UInt8] {
-        switch result {
+        switch result.decoded {
         case .success(let response): return ResultDocument.success(response)
-        case .failure(let error, let response, let attempts):
-            return ResultDocument.failure(error, response: response, attempts: attempts)
+        case .failure(let error): return ResultDocument.failure(error, response: result.response, attempts: result.attempts)
         }
     }
 }

@@ -100,6 +100,7 @@ struct DocumentReader {
             }
             headers[member.key] = value
         }
+        headers.markValidated()
         return headers
     }
 
@@ -112,9 +113,18 @@ struct DocumentReader {
 
     /// A `retry` object applied over `policy`: only the keys present change it.
     func retry(_ key: String, over policy: RetryPolicy) throws(NetworkError) -> RetryPolicy? {
+        guard let overrides = try retryOverrides(key) else { return nil }
+        var policy = policy
+        overrides.apply(to: &policy)
+        return policy
+    }
+
+    /// The keys of a `retry` object, read and checked once; applied over whatever
+    /// policy the config gives (`RetryOverrides.apply`).
+    func retryOverrides(_ key: String) throws(NetworkError) -> RetryOverrides? {
         guard let doc = try reader(key) else { return nil }
         try doc.checkKeys(known: ["maxAttempts", "backoff", "maxBackoff", "onStatus", "methods"])
-        var policy = policy
+        var policy = RetryOverrides()
         if let n = try doc.integer("maxAttempts", in: 1...100) { policy.maxAttempts = n }
         if let v = doc.value("backoff") {
             guard let d = v.doubleValue, d >= 0, d <= 3600 else {
@@ -170,5 +180,22 @@ struct DocumentReader {
             }
         }
         return AcceptableStatus(ranges)
+    }
+}
+
+/// The keys an endpoint's `retry` object sets, over the config's policy.
+struct RetryOverrides: Sendable {
+    var maxAttempts: Int?
+    var backoff: Double?
+    var maxBackoff: Double?
+    var onStatus: Set<Int>?
+    var methods: Set<HTTPMethod>?
+
+    func apply(to policy: inout RetryPolicy) {
+        if let maxAttempts { policy.maxAttempts = maxAttempts }
+        if let backoff { policy.backoff = backoff }
+        if let maxBackoff { policy.maxBackoff = maxBackoff }
+        if let onStatus { policy.onStatus = onStatus }
+        if let methods { policy.methods = methods }
     }
 }

@@ -72,7 +72,8 @@ struct EndpointDocument {
             endpoint.method = m
         }
         if keys.contains(.headers), let headers = try doc.headers("headers") { endpoint.headerParameters = headers }
-        if keys.contains(.query), let query = try doc.query("query") { endpoint.queryParameters = query }
+        // Checked where the request is built, when its query pairs are made (once).
+        if keys.contains(.query), let query = try doc.object("query") { endpoint.queryParameters = query }
         if keys.contains(.body), let body = doc.value("body") { endpoint.bodyParameters = body }
         if keys.contains(.bodyEncoding), let encoding = try doc.string("bodyEncoding") {
             if encoding == "multipart" {
@@ -87,10 +88,6 @@ struct EndpointDocument {
             }
         }
         if keys.contains(.xmlRoot), let root = try doc.string("xmlRoot") { endpoint.xmlRoot = root }
-        if let body = endpoint.bodyParameters {
-            // A body that cannot be encoded is the caller's error now, not at send time.
-            _ = try endpoint.bodyEncoding.encode(body, xmlRoot: endpoint.xmlRoot)
-        }
         if keys.contains(.multipart), let parts = doc.value("multipart") { endpoint.transfer.multipart = try Self.multipart(parts, context: context) }
         if keys.contains(.uploadFrom) { endpoint.transfer.uploadFrom = try doc.string("uploadFrom") }
         if keys.contains(.downloadTo) { endpoint.transfer.downloadTo = try doc.string("downloadTo") }
@@ -120,12 +117,11 @@ struct EndpointDocument {
         if keys.contains(.timeout), let t = try doc.seconds("timeout") { endpoint.timeout = t }
         if keys.contains(.acceptableStatus), let a = try doc.acceptableStatus("acceptableStatus") { endpoint.acceptableStatus = a }
         // Retry keys apply over the config's policy, key by key, when the request is built.
-        let hasRetry = keys.contains(.retry) ? try doc.retry("retry", over: RetryPolicy()) != nil : false  // validated now, applied per request
+        let retry = keys.contains(.retry) ? try doc.retryOverrides("retry") : nil
         let deadline = keys.contains(.deadline) ? try doc.seconds("deadline") : nil
-        if hasRetry || deadline != nil {
-            let doc = doc
+        if retry != nil || deadline != nil {
             endpoint.configureOptions = { options in
-                if let policy = try? doc.retry("retry", over: options.retry) { options.retry = policy }
+                retry?.apply(to: &options.retry)
                 if let deadline { options.deadline = deadline }
             }
         }

@@ -109,10 +109,7 @@ protocol ResultValue: Sendable {
 
 extension ResponseValue: ResultValue {
     func write(into writer: inout JSONWriter) {
-        switch self {
-        case .text(let text): text.write(into: &writer)
-        case .value(let value): writer.write(value)
-        }
+        if let text { text.write(into: &writer) } else { writer.write(value) }
     }
 }
 

@@ -16,6 +16,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// A response's fields as received, kept as bytes until someone asks for strings:
     /// most responses are only copied into a result document, which reads the bytes.
     private var received = ReceivedHeaders()
+    /// Every field has passed `validate` since the last change: a request's headers
+    /// are checked once, however many layers hand them on.
+    private var isValidated = false
 
     public init() {}
 
@@ -43,6 +46,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         }
         set {
             materialize()
+            isValidated = false
             let first = list.firstIndex { $0.name.caseInsensitiveEquals(name) }
             list.removeAll { $0.name.caseInsensitiveEquals(name) }
             guard let newValue else { return }
@@ -53,13 +57,23 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// Adds a field without replacing others of the same name (repeated response headers).
     public mutating func add(name: String, value: String) {
         materialize()
+        isValidated = false
         list.append(Field(name: name, value: value))
+    }
+
+    /// Sets a field the library itself chose the value of (a `Content-Type` of its
+    /// own): it needs no check, so validated headers stay validated.
+    package mutating func setChecked(_ name: String, _ value: String) {
+        let wasValidated = isValidated
+        self[name] = value
+        isValidated = wasValidated
     }
 
     /// `other`'s fields replace same-named fields of `self`; new names are appended.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         var merged = self
         for field in other.fields { merged[field.name] = field.value }
+        merged.isValidated = isValidated && other.isValidated
         return merged
     }
 
@@ -82,6 +96,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         received = ReceivedHeaders()
     }
 
+    // Whether the fields were checked is not part of the value.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.fields == rhs.fields }
     public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
@@ -89,8 +104,18 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// Throws `invalidRequest` naming the first field whose name or value is unsafe to send.
     public func validate() throws(NetworkError) {
+        guard !isValidated else { return }
         for field in fields { try Self.validate(name: field.name, value: field.value) }
     }
+
+    /// `validate()`, remembered: the next call costs nothing until a field changes.
+    public mutating func validateOnce() throws(NetworkError) {
+        try validate()
+        isValidated = true
+    }
+
+    /// For a reader that checked every field with `validate(name:value:)` as it added it.
+    package mutating func markValidated() { isValidated = true }
 
     public static func validate(name: String, value: String) throws(NetworkError) {
         guard !name.isEmpty, name.allUTF8(isTokenByte) else {

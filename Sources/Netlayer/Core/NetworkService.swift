@@ -38,8 +38,8 @@ public struct DefaultNetworkService: NetworkService {
     public let config: any NetworkConfigurable
     public let sessionManager: any NetworkSessionManager
     private let environment: AttemptEnvironment
-    private let base: BaseURL?
-    private let baseError: NetworkError?
+    /// The config's base URL, headers, query and options, checked once.
+    private let defaults: Result<RequestDefaults, NetworkError>
 
     /// - Parameters:
     ///   - interceptor: adapts every attempt and decides retries before the policy.
@@ -54,19 +54,11 @@ public struct DefaultNetworkService: NetworkService {
         self.sessionManager = sessionManager
         environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,
                                          cache: cache)
-        // Parsed once: every request reuses it.
-        do {
-            base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
-            baseError = nil
-        } catch {
-            base = nil
-            baseError = error
-        }
+        defaults = Result { () throws(NetworkError) in try RequestDefaults(config) }
     }
 
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
-        if let baseError { throw baseError }
-        let request = try RequestBuilder.build(endpoint, config: config, base: base)
+        let request = try RequestBuilder.build(endpoint, defaults: try defaults.get())
         if request.transfer.useCache, environment.cache == nil {
             throw .invalidRequest("useCache needs a response cache (config cache.enabled)")
         }

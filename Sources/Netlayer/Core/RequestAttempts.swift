@@ -164,16 +164,13 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// A fresh cached response, or nil (noting validators of a stale entry to send).
     private func cachedAnswer() -> HTTPResponse? {
         guard let cache else { return nil }
-        switch cache.lookup(original) {
-        case .miss:
-            return nil
-        case .fresh(var response):
+        let lookup = cache.lookup(original)
+        if var response = lookup.fresh {
             response.fromCache = true
             return response
-        case .revalidate(let validators, let cached):
-            revalidation = (validators, cached)
-            return nil
         }
+        if let stale = lookup.revalidation { revalidation = (stale.validators, stale.cached) }
+        return nil
     }
 
     /// Stores what may be cached, and turns a 304 into the cached response.

@@ -1,11 +1,31 @@
 import FoundationEssentials
 
+/// What every request of a service starts from, checked once when the service is
+/// made: the base URL, and the config's headers, query and options.
+struct RequestDefaults: Sendable {
+    let base: BaseURL?
+    let headers: HTTPHeaders
+    let query: JSONObject
+    let options: RequestOptions
+
+    init(_ config: any NetworkConfigurable) throws(NetworkError) {
+        base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
+        var headers = config.headers
+        try headers.validateOnce()
+        self.headers = headers
+        query = config.queryParameters
+        _ = try QueryEncoding.pairs(from: query, context: "config query")
+        options = config.requestOptions
+        try RequestBuilder.validate(options)
+    }
+}
+
 /// Builds an `HTTPRequest` from an endpoint and a config: the merge rules of
-/// headers, query, body and options live here and nowhere else.
+/// headers, query, body and options live here and nowhere else, and this is where
+/// a request is checked, once.
 enum RequestBuilder {
-    static func build(_ endpoint: some Requestable, config: any NetworkConfigurable,
-                      base: BaseURL?) throws(NetworkError) -> HTTPRequest {
-        var query = config.queryParameters
+    static func build(_ endpoint: some Requestable, defaults: RequestDefaults) throws(NetworkError) -> HTTPRequest {
+        var query = defaults.query
         if let encodable = endpoint.queryParametersEncodable {
             guard case .object(let object) = try encodeToJSON(encodable, what: "query") else {
                 throw .invalidRequest("queryParametersEncodable must encode to a JSON object")
@@ -14,31 +34,35 @@ enum RequestBuilder {
         }
         for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
         let pairs = try QueryEncoding.pairs(from: query, context: "query")
-        let url = try URLBuilder.url(base: base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs)
+        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs)
 
-        var headers = config.headers.merging(endpoint.headerParameters)
-        try headers.validate()
+        var headers = defaults.headers.merging(endpoint.headerParameters)
+        try headers.validateOnce()  // nothing to do when both sides were checked already
 
         var body: [UInt8]?
         if let encodable = endpoint.bodyParametersEncodable {
             let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
             body = bytes
-            if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }
         } else if let parameters = endpoint.bodyParameters {
             let (bytes, contentType) = try endpoint.bodyEncoding.encode(parameters, xmlRoot: endpoint.xmlRoot)
             body = bytes
-            if headers["Content-Type"] == nil { headers["Content-Type"] = contentType }
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }
         }
 
         let transfer = endpoint.transfer
         try validate(transfer, method: endpoint.method, hasBody: body != nil)
-        if transfer.uploadFrom != nil, headers["Content-Type"] == nil { headers["Content-Type"] = "application/octet-stream" }
+        if transfer.uploadFrom != nil, headers["Content-Type"] == nil {
+            headers.setChecked("Content-Type", "application/octet-stream")
+        }
 
-        var options = config.requestOptions
-        if let timeout = endpoint.timeout { options.timeout = timeout }
+        var options = defaults.options  // checked with the defaults; only what the endpoint changes is checked here
         if let acceptable = endpoint.acceptableStatus { options.acceptableStatus = acceptable }
-        endpoint.configureOptions?(&options)
-        try validate(options)
+        if endpoint.timeout != nil || endpoint.configureOptions != nil {
+            if let timeout = endpoint.timeout { options.timeout = timeout }
+            endpoint.configureOptions?(&options)
+            try validate(options)
+        }
         return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,
                            transfer: transfer)
     }

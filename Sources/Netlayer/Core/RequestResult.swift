@@ -1,8 +1,11 @@
 /// How one request ended, decoded: what `NetlayerClient` hands back for each request.
-public enum RequestResult: Sendable {
-    case success(DataResponse<ResponseValue>)
-    /// `response` is what the server answered, when it answered.
-    case failure(DataTransferError, response: HTTPResponse?, attempts: Int)
+public struct RequestResult: Sendable {
+    /// The decoded response, or the error.
+    public var decoded: Result<DataResponse<ResponseValue>, DataTransferError>
+    /// For a failure: what the server answered, when it answered.
+    public var response: HTTPResponse?
+    /// How many attempts were made.
+    public var attempts: Int
 
     /// Decodes `outcome` with `decoder` through `dataTransfer` (resolver, empty-body
     /// rules, logging). A JSON body held in memory is checked and kept as text
@@ -10,31 +13,31 @@ public enum RequestResult: Sendable {
     /// document copies it.
     init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder,
          dataTransfer: DefaultDataTransferService) {
+        attempts = outcome.attempts
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
         if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {
             let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(
                 outcome, request: request, decoder: decoder)
-            self.init(decoded.map { $0.withValue(.text($0.value)) }, outcome: outcome)
+            self.decoded = decoded.map { $0.withValue(.text($0.value)) }
         } else {
             let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(
                 outcome, request: request, decoder: decoder)
-            self.init(decoded.map { $0.withValue(.value($0.value)) }, outcome: outcome)
+            self.decoded = decoded.map { $0.withValue(.value($0.value)) }
         }
-    }
-
-    private init(_ decoded: Result<DataResponse<ResponseValue>, DataTransferError>, outcome: NetworkOutcome) {
-        switch decoded {
-        case .success(let response): self = .success(response)
-        case .failure(let error): self = .failure(error, response: try? outcome.result.get(), attempts: outcome.attempts)
-        }
+        if case .failure = decoded { response = try? outcome.result.get() }
     }
 }
 
 /// A decoded response body: JSON text already checked, or any other JSON value
 /// (text, base64, a downloaded file's description, null).
-public enum ResponseValue: Sendable {
-    case text(RawJSON)
-    case value(JSON)
+public struct ResponseValue: Sendable {
+    /// The checked JSON text of a JSON body, when the body was JSON held in memory.
+    public let text: RawJSON?
+    /// The value otherwise (`.null` when `text` is set).
+    public let value: JSON
+
+    public static func text(_ text: RawJSON) -> ResponseValue { ResponseValue(text: text, value: .null) }
+    public static func value(_ value: JSON) -> ResponseValue { ResponseValue(text: nil, value: value) }
 }
 
 extension DataResponse {

@@ -36,8 +36,7 @@ extension Requestable {
     public var xmlRoot: String { "request" }
 
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
-        let base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
-        return try RequestBuilder.build(self, config: config, base: base)
+        try RequestBuilder.build(self, defaults: try RequestDefaults(config))
     }
 }
 

@@ -11,11 +11,36 @@ public protocol ResponseCaching: Sendable {
     func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse
 }
 
-/// What a response cache says about a request before it is sent.
-public enum CacheLookup: Sendable {
-    case miss
-    /// Fresh: answer without the network.
-    case fresh(HTTPResponse)
-    /// Stale or `no-cache`: send with these validators; a 304 means `cached`.
-    case revalidate(HTTPHeaders, cached: HTTPResponse)
+/// What a response cache says about a request before it is sent: nothing (a miss),
+/// a fresh response to answer with, or validators to send and the response a 304
+/// would confirm. (A struct of optionals: valgrind reads the tag of a multi-payload
+/// enum returned through a protocol as uninitialised.)
+public struct CacheLookup: Sendable {
+    /// Fresh: answer with it, without the network.
+    public var fresh: HTTPResponse?
+    /// Stale or `no-cache`: send with `validators`; a 304 means `cached`.
+    public var revalidation: Revalidation?
+
+    public struct Revalidation: Sendable {
+        public var validators: HTTPHeaders
+        public var cached: HTTPResponse
+
+        public init(validators: HTTPHeaders, cached: HTTPResponse) {
+            self.validators = validators
+            self.cached = cached
+        }
+    }
+
+    public static let miss = CacheLookup()
+
+    public static func fresh(_ response: HTTPResponse) -> CacheLookup { CacheLookup(fresh: response) }
+
+    public static func revalidate(_ validators: HTTPHeaders, cached: HTTPResponse) -> CacheLookup {
+        CacheLookup(revalidation: Revalidation(validators: validators, cached: cached))
+    }
+
+    public init(fresh: HTTPResponse? = nil, revalidation: Revalidation? = nil) {
+        self.fresh = fresh
+        self.revalidation = revalidation
+    }
 }

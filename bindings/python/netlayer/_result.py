@@ -7,7 +7,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from . import _json
 from ._errors import Error, error_from_result
-from ._hooks import translate
+from ._hooks import attach_cause
 
 __all__ = ["Response", "outcome", "response_or_raise", "document_or_raise"]
 
@@ -68,9 +68,10 @@ def _response(doc: Dict[str, Any]) -> Response:
     return response
 
 
-def outcome(doc: Any) -> Union[Response, Error]:
-    """A result document as a Response or (not raised) an Error; a request a hook's
-    exception failed becomes an InvalidRequestError naming the hook."""
+def outcome(doc: Any, request_id: Optional[int] = None) -> Union[Response, Error]:
+    """A result document as a Response or (not raised) an Error; the Error of a request
+    a hook's exception failed has that exception as ``__cause__`` (found by the exact
+    message, and by ``request_id`` when the caller knows it)."""
     if type(doc) is dict:
         if doc.get("ok") is True:
             return _response(doc)
@@ -78,8 +79,7 @@ def outcome(doc: Any) -> Union[Response, Error]:
         return Error(f"netlayer: unexpected result document {doc!r}", kind="generic")
     elif doc.get("ok") is True:
         return Response.from_result(doc)
-    error = error_from_result(doc)
-    return translate(error) if error.kind == "invalid_request" else error
+    return attach_cause(error_from_result(doc), request_id)
 
 
 def response_or_raise(raw: bytes) -> Response:
@@ -90,11 +90,11 @@ def response_or_raise(raw: bytes) -> Response:
     return document_or_raise(doc)
 
 
-def document_or_raise(doc: Any) -> Response:
+def document_or_raise(doc: Any, request_id: Optional[int] = None) -> Response:
     """The Response of a parsed result document, or raises the Error subclass of its failure."""
     if type(doc) is dict and doc.get("ok") is True:
         return _response(doc)
-    result = outcome(doc)
+    result = outcome(doc, request_id)
     if isinstance(result, Error):
         raise result
     return result

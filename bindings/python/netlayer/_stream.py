@@ -1,11 +1,12 @@
 """Streamed bodies: ``Client.stream`` (iterator) and ``Client.astream`` (async iterator).
 
-A stream runs its endpoint (with ``"stream"``: sse, lines or chunks) through
-nl_request_async. Body events reach the client's STREAM hook on a library thread; the
-hook table (``_hooks.HookTable``) hands each one, by request id, to the stream's
-queue: a ``queue.SimpleQueue`` for ``Stream``, an ``asyncio.Queue`` fed through
-``loop.call_soon_threadsafe`` for ``AsyncStream``. The result callback goes through the
-same table, so it always comes after the last event. Closing a stream early (``break``,
+A stream starts its endpoint (with ``"stream"``: sse, lines or chunks) with
+nl_request_start and an on_stream callback of its own (``_callbacks``): every body
+event of that request, then its result, reach the stream's queue on a library thread,
+whether they arrive before or after the request id is known. The queue is a
+``queue.SimpleQueue`` for ``Stream``, an ``asyncio.Queue`` fed through
+``loop.call_soon_threadsafe`` for ``AsyncStream``. The library runs on_complete after
+the last event, so the result always comes last. Closing a stream early (``break``,
 ``close()``/``aclose()``, leaving the ``with`` block, garbage collection, or
 cancelling the task awaiting the next event) calls nl_cancel.
 """
@@ -13,72 +14,52 @@ cancelling the task awaiting the next event) calls nl_cancel.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import base64
 import queue
 import sys
-import threading
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
-from . import _json
-from ._errors import Error
-from ._hooks import Deliver, HookTable, StreamItem
-from ._lib import NL_CALLBACK, borrowed_string
+from . import _callbacks, _json
+from ._documents import Endpoint, stream_endpoint
+from ._errors import Error, InvalidRequestError
+from ._lifecycle import HOLDING_CODES, ClientBase
 from ._result import Response, outcome
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._client import Client
+__all__ = ["Stream", "AsyncStream", "StreamMixin"]
 
-__all__ = ["Stream", "AsyncStream", "result_callback", "register_table", "unregister_table"]
-
-# ---- the result callback of streamed requests ------------------------------------------
-#
-# Like _client's callback for arequest: one module-level C callback object, user_data an
-# integer key. Here the key leads to the client's hook table, which delivers the result
-# to the stream registered under the request id (or holds it while that stream is still
-# being registered).
-
-_tables: Dict[int, HookTable] = {}
-_tables_lock = threading.Lock()
-_next_key = itertools.count(1)
+#: What a stream's queue receives: ("event", dict) per body event, ("result", bytes) last.
+StreamItem = Tuple[str, Any]
+Deliver = Callable[[StreamItem], None]
 
 
-def _on_result(request_id: int, result_json: Optional[int], user_data: Optional[int]) -> None:
-    """Runs on a library thread: copies the borrowed result into its stream's queue."""
-    try:
-        raw = borrowed_string(result_json)
-        with _tables_lock:
-            table = _tables.pop(user_data or 0, None)
-        if table is not None:
-            table.deliver(request_id, ("result", raw))
-    except BaseException:  # never let an exception unwind into C
-        pass
+class _StreamRequest(_callbacks.Request):
+    """The callbacks of one streamed request: everything goes to ``deliver``."""
 
+    __slots__ = ("deliver",)
 
-result_callback = NL_CALLBACK(_on_result)
+    def __init__(self, owner: object, deliver: Deliver) -> None:
+        super().__init__(owner)
+        self.deliver = deliver
 
+    def stream(self, event_json: Optional[int], reply: Optional[int]) -> None:
+        event = _callbacks.loads_event(event_json)
+        if isinstance(event, dict):
+            chunk = event.get("chunk")
+            if isinstance(chunk, str):
+                event["chunk"] = base64.b64decode(chunk)
+            self.deliver(("event", event))
 
-def register_table(table: HookTable) -> int:
-    key = next(_next_key)
-    with _tables_lock:
-        _tables[key] = table
-    return key
-
-
-def unregister_table(key: int) -> None:
-    with _tables_lock:
-        _tables.pop(key, None)
-
-
-# ---- the iterators ---------------------------------------------------------------------
+    def complete(self, request_id: int, raw: bytes) -> None:
+        self.deliver(("result", raw))
 
 
 class _StreamBase:
     """What Stream and AsyncStream share: starting, finishing, cancelling."""
 
-    def __init__(self, client: "Client", endpoint: Dict[str, Any]) -> None:
+    def __init__(self, client: ClientBase, endpoint: Dict[str, Any]) -> None:
         self._client = client
         self._payload = _json.dumps(endpoint)
-        self._id = 0  # the nl_request_async id, once started
+        self._id = 0  # the nl_request_start id, once started
         self._started = False
         self._finished = False
         self._cancelled = False  # we called nl_cancel: the "cancelled" result is ours
@@ -87,13 +68,16 @@ class _StreamBase:
 
     @property
     def request_id(self) -> int:
-        """The id nl_request_async returned (0 before the first event is asked for)."""
+        """The id nl_request_start returned (0 before the first event is asked for)."""
         return self._id
 
     def _start(self, deliver: Deliver) -> None:
         self._started = True
+        client = self._client
         try:
-            self._id = self._client._stream_start(self._payload, deliver)
+            with client._using() as handle:
+                self._id = _callbacks.start(handle, self._payload, None,
+                                            _StreamRequest(client._hooks, deliver), stream=True)
         except BaseException:
             self._finished = True
             raise
@@ -101,8 +85,7 @@ class _StreamBase:
     def _finish(self, raw: bytes) -> None:
         """The result arrived: ends the iteration normally or raises the failure."""
         self._finished = True
-        self._client._stream_end(self._id)
-        result = outcome(_json.loads(raw))
+        result = outcome(_json.loads(raw), self._id)
         if isinstance(result, Error):
             if not (self._cancelled and result.kind == "cancelled"):
                 raise result
@@ -118,7 +101,6 @@ class _StreamBase:
         if self._started and self._id:
             self._cancelled = True
             self._client._cancel(self._id)
-            self._client._stream_end(self._id)
 
     def __del__(self) -> None:
         if not getattr(self, "_finished", True) and not sys.is_finalizing():
@@ -126,6 +108,9 @@ class _StreamBase:
                 self.close()
             except Exception:
                 pass
+
+
+HOLDING_CODES.add(_StreamBase._start.__code__)
 
 
 class Stream(_StreamBase):
@@ -137,7 +122,7 @@ class Stream(_StreamBase):
     ``close()``, or leaving a ``with`` block) cancels the transfer.
     """
 
-    def __init__(self, client: "Client", endpoint: Dict[str, Any]) -> None:
+    def __init__(self, client: ClientBase, endpoint: Dict[str, Any]) -> None:
         super().__init__(client, endpoint)
         self._queue: "queue.SimpleQueue[StreamItem]" = queue.SimpleQueue()
 
@@ -146,10 +131,18 @@ class Stream(_StreamBase):
 
     def __next__(self) -> Dict[str, Any]:
         if not self._started and not self._finished:
+            if _callbacks.inside(self._client._hooks):  # its events would wait for us
+                self._finished = True
+                raise InvalidRequestError("a blocking stream cannot be read inside a hook or callback of "
+                                          "the same client; use astream", kind="invalid_request")
             self._start(self._queue.put)
         if self._finished:
             raise StopIteration
-        kind, value = self._queue.get()
+        try:
+            kind, value = self._queue.get()
+        except BaseException:  # KeyboardInterrupt while waiting: stop the transfer
+            self.close()
+            raise
         if kind == "event":
             event: Dict[str, Any] = value
             return event
@@ -168,7 +161,7 @@ class AsyncStream(_StreamBase):
     the event loop. Cancelling the task that awaits the next event cancels the transfer;
     ``break`` cancels it too (at once, not when the generator is collected)."""
 
-    def __init__(self, client: "Client", endpoint: Dict[str, Any]) -> None:
+    def __init__(self, client: ClientBase, endpoint: Dict[str, Any]) -> None:
         super().__init__(client, endpoint)
         self._queue: "Optional[asyncio.Queue[StreamItem]]" = None
 
@@ -210,3 +203,21 @@ class AsyncStream(_StreamBase):
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class StreamMixin(ClientBase):
+    """The streaming methods of Client."""
+
+    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> Stream:
+        """``for event in client.stream({"path": "events"})`` (or ``stream("events")``): the
+        body events of one request as dicts, as they arrive. ``stream`` is ``"sse"`` unless
+        the endpoint says ``"lines"`` or ``"chunks"`` (then ``event["chunk"]`` is bytes).
+        The request starts at the first ``next()``; the iteration ends with the result
+        (``.response``) or raises its Error subclass; ``break``/``close()`` cancels the
+        transfer."""
+        return Stream(self, stream_endpoint(endpoint, endpoint_keys))
+
+    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> AsyncStream:
+        """``async for event in client.astream(...)``: ``stream`` for asyncio, without
+        blocking the loop. Cancelling the awaiting task or ``break`` cancels the transfer."""
+        return AsyncStream(self, stream_endpoint(endpoint, endpoint_keys))

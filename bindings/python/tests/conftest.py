@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -55,3 +56,18 @@ def client(base_url: str) -> Iterator[netlayer.Client]:
     """A client on the test server, closed after the test."""
     with netlayer.Client({"baseURL": base_url}, timeout=10) as c:
         yield c
+
+
+#: ``run_script(code, timeout=...)``: runs ``code`` in a new Python process
+#: (``NETLAYER_TEST_URL`` holds the server's base URL), so that a crash or a hang fails
+#: the test instead of killing or hanging the run.
+RunScript = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def run_script(base_url: str) -> RunScript:
+    def run(code: str, timeout: float = 60) -> "subprocess.CompletedProcess[str]":
+        env = dict(os.environ, NETLAYER_TEST_URL=base_url, PYTHONFAULTHANDLER="1")
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
+                              text=True, timeout=timeout, cwd=str(Path(__file__).parent))
+    return run

@@ -9,7 +9,6 @@ from typing import List
 import pytest
 
 import netlayer
-from netlayer import _client
 
 
 def test_arequest_returns_a_response(client: netlayer.Client) -> None:

@@ -11,9 +11,6 @@ from typing import List
 import pytest
 
 import netlayer
-from netlayer import _client, _lib
-
-pytestmark = pytest.mark.skipif(not _lib.has_queues, reason="the library has no nl_queue_* functions")
 
 
 def test_many_concurrent_arequests_each_get_their_own_result(client: netlayer.Client) -> None:
@@ -132,18 +129,6 @@ def test_queues_of_finished_event_loops_are_freed(client: netlayer.Client) -> No
     for _ in range(30):
         assert asyncio.run(run()) == 200
     assert len(client._queues) <= 2  # the current loop's and at most one not yet pruned
-
-
-def test_without_queues_the_callback_path_still_works(client: netlayer.Client,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_client, "QUEUE_PUSH", None)
-
-    async def run() -> List[int]:
-        responses = await asyncio.gather(*(client.arequest(path="json") for _ in range(20)))
-        return [r.status for r in responses]
-
-    assert asyncio.run(run()) == [200] * 20
-    assert not client._queues
 
 
 def test_closing_between_run_until_complete_calls_frees_the_queue(base_url: str) -> None:

@@ -136,28 +136,19 @@ def test_proxy_from_the_environment_is_used(base_url: str) -> None:
     assert [r.get("kind") for r in _probe({})] == ["not_connected"] * 3
 
 
-def test_blocking_calls_take_lent_documents_and_the_owned_fallback_agrees(
-        base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from netlayer import _client, _lib
+def test_blocking_calls_take_lent_documents(base_url: str) -> None:
+    from netlayer import _lib, _sync
 
-    # the bundled library lends its results: no nl_free call per request
-    assert _lib.has_borrowed
-    assert _client.request_document is _lib.lib.nl_request_borrowed
-    assert _client.call_document is _lib.lib.nl_call_borrowed
+    # the library lends its results: no nl_free call per request
+    assert _sync.request_document is _lib.lib.nl_request_borrowed
+    assert _sync.call_document is _lib.lib.nl_call_borrowed
     config = {"baseURL": base_url, "endpoints": {"movie": {"path": "movies/{id}", "response": {"keyPath": "data"}}}}
     with netlayer.Client(config) as c:
-        lent = (c.get("echo/x", query={"a": 1}).value, c.call("movie", {"id": 2}).value)
+        echo = c.get("echo/x", query={"a": 1}).value
+        assert echo["path"] == "/echo/x" and echo["args"] == {"a": ["1"]}
+        assert c.call("movie", {"id": 2}).value["title"] == "Arrival"
         with pytest.raises(netlayer.StatusError):
             c.call("movie", {"id": 9})
-        # a library without the _borrowed functions: owned strings, freed after the copy
-        monkeypatch.setattr(_client, "request_document", _lib._request_owned)
-        monkeypatch.setattr(_client, "call_document", _lib._call_owned)
-        owned = (c.get("echo/x", query={"a": 1}).value, c.call("movie", {"id": 2}).value)
-        with pytest.raises(netlayer.StatusError):
-            c.call("movie", {"id": 9})
-    assert lent[0]["path"] == owned[0]["path"] == "/echo/x"
-    assert lent[0]["args"] == owned[0]["args"] == {"a": ["1"]}
-    assert lent[1] == owned[1] and lent[1]["title"] == "Arrival"
 
 
 def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None:

@@ -1,4 +1,4 @@
-"""Streaming: Client.stream and Client.astream over NL_HOOK_STREAM."""
+"""Streaming: Client.stream and Client.astream over per-request callbacks (nl_request_start)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import pytest
 
 import netlayer
+from netlayer import _callbacks
 
 SSE = [  # Tests/server/server.py SSE_BODY; the block with only "retry" dispatches nothing
     {"event": "tick", "data": "first", "lastEventId": "1"},
@@ -24,6 +25,14 @@ def _sse(events: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{k: e[k] for k in ("event", "data", "lastEventId")} for e in events]
 
 
+def _settled() -> bool:
+    """Every started request has completed (a cancelled one reports back soon)."""
+    deadline = time.monotonic() + 2.0
+    while _callbacks.pending() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _callbacks.pending() == 0
+
+
 def _body(n: int) -> bytes:
     return (bytes(range(256)) * (n // 256 + 1))[:n]
 
@@ -34,7 +43,7 @@ def test_sse_events(client: netlayer.Client) -> None:
     assert _sse(events) == SSE
     assert len({e["id"] for e in events}) == 1 and events[0]["id"] == stream.request_id
     assert stream.response is not None and stream.response.events == 4
-    assert client._hooks.stream_users == 0  # the STREAM hook is removed again
+    assert _settled()  # the request's callbacks are released with its result
 
 
 def test_lines(client: netlayer.Client) -> None:
@@ -62,7 +71,7 @@ def test_breaking_out_cancels_the_transfer(client: netlayer.Client, monkeypatch:
         break
     assert cancels == [True]
     assert time.monotonic() - started < 1.0
-    assert client._hooks.stream_users == 0 and not client._hooks.streams
+    assert _settled()
     assert client.get("json").status == 200
 
 
@@ -74,7 +83,7 @@ def test_close_and_with_block_cancel(client: netlayer.Client) -> None:
     next(stream)
     stream.close()
     stream.close()
-    assert client._hooks.stream_users == 0
+    assert _settled()
 
 
 def test_status_error_is_raised(client: netlayer.Client) -> None:
@@ -98,7 +107,7 @@ def test_astream_events_lines_and_chunks(client: netlayer.Client) -> None:
         assert b"".join(chunks) == _body(70000)
 
     asyncio.run(run())
-    assert client._hooks.stream_users == 0
+    assert _settled()
 
 
 async def _collect(stream: netlayer.AsyncStream, key: str) -> List[Any]:
@@ -114,7 +123,7 @@ def test_astream_break_cancels(client: netlayer.Client) -> None:
         return time.monotonic() - started
 
     assert asyncio.run(run()) < 1.0
-    assert client._hooks.stream_users == 0 and not client._hooks.streams
+    assert _settled()
 
 
 def test_astream_task_cancel_and_status_error(client: netlayer.Client) -> None:
@@ -134,7 +143,7 @@ def test_astream_task_cancel_and_status_error(client: netlayer.Client) -> None:
         assert caught.value.status == 404
 
     asyncio.run(run())
-    assert client._hooks.stream_users == 0
+    assert _settled()
 
 
 def test_closing_the_client_ends_a_stream_with_cancelled(base_url: str) -> None:

@@ -1,0 +1,175 @@
+"""Python code the library runs on its threads: who is inside a callback, and requests
+started with callbacks of their own (nl_request_start / nl_call_start).
+
+Inside a callback
+    Every ctypes callback of the package (hooks, and the callbacks below) marks the
+    library thread it runs on with ``enter(owner)`` ... ``leave()``, where ``owner`` is
+    the client's hook table. ``inside(owner)`` then tells ``Client.close()`` and the
+    blocking calls that they run on a library thread, where nl_client_free does
+    nothing and waiting for a result would deadlock.
+
+Per-request callbacks
+    A request started through ``start`` carries an integer key as user_data; the key
+    leads to its ``Request`` in ``_requests``, so its progress and stream events reach
+    the code that started it whether they arrive before or after nl_request_start has
+    returned the id. ``on_complete`` takes the entry out: it runs exactly once, after
+    every event. The three C callback objects live at module level, so they outlive
+    every client and every request.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+from typing import Any, Dict, List, Optional
+
+from . import _json
+from ._errors import Error
+from ._lib import NL_CALLBACK, NL_EVENT_FN, REQUEST_CALLBACKS_VERSION, RequestCallbacks, borrowed_string, lib
+
+__all__ = ["enter", "leave", "inside", "Request", "start", "pending", "after_fork_in_child"]
+
+_local = threading.local()
+
+
+def enter(owner: object) -> None:
+    """Marks this thread as running a callback of ``owner`` (until ``leave``)."""
+    stack: Optional[List[object]] = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(owner)
+
+
+def leave() -> None:
+    """Ends the innermost ``enter`` of this thread."""
+    _local.stack.pop()
+
+
+def inside(owner: Optional[object] = None) -> bool:
+    """Whether this thread runs a callback of ``owner`` (of any client when None)."""
+    stack: Optional[List[object]] = getattr(_local, "stack", None)
+    if not stack:
+        return False
+    return owner is None or any(item is owner for item in stack)
+
+
+class Request:
+    """A request started with callbacks of its own; subclasses say what its events and
+    its result do. Methods run on a library thread; exceptions never reach C."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner  # the client's hook table: what ``inside`` compares with
+
+    def progress(self, event_json: Optional[int], reply: Optional[int]) -> None:
+        """One progress event (only when started with ``progress=True``)."""
+
+    def stream(self, event_json: Optional[int], reply: Optional[int]) -> None:
+        """One stream event (only when started with ``stream=True``)."""
+
+    def complete(self, request_id: int, raw: bytes) -> None:
+        """The result document (copied), exactly once, after every event."""
+        raise NotImplementedError
+
+
+#: user_data key -> the request it stands for, from start until on_complete
+_requests: Dict[int, Request] = {}
+_next_key = itertools.count(1)  # never 0: user_data NULL arrives as None
+
+
+def _on_complete(request_id: int, result_json: Optional[int], user_data: Optional[int]) -> None:
+    try:
+        entry = _requests.pop(user_data or 0, None)
+        if entry is None:
+            return
+        raw = borrowed_string(result_json)  # borrowed: copy now, never nl_free it
+        enter(entry.owner)
+        try:
+            entry.complete(request_id, raw)
+        finally:
+            leave()
+    except BaseException:  # never let an exception unwind into C
+        pass
+
+
+def _on_progress(request_id: int, event_json: Optional[int], reply: Optional[int],
+                 user_data: Optional[int]) -> None:
+    try:
+        entry = _requests.get(user_data or 0)
+        if entry is None:
+            return
+        enter(entry.owner)
+        try:
+            entry.progress(event_json, reply)
+        finally:
+            leave()
+    except BaseException:
+        pass
+
+
+def _on_stream(request_id: int, event_json: Optional[int], reply: Optional[int],
+               user_data: Optional[int]) -> None:
+    try:
+        entry = _requests.get(user_data or 0)
+        if entry is None:
+            return
+        enter(entry.owner)
+        try:
+            entry.stream(event_json, reply)
+        finally:
+            leave()
+    except BaseException:
+        pass
+
+
+ON_COMPLETE = NL_CALLBACK(_on_complete)
+ON_PROGRESS = NL_EVENT_FN(_on_progress)
+ON_STREAM = NL_EVENT_FN(_on_stream)
+
+
+def start(handle: int, payload: bytes, name: Optional[str], entry: Request, *,
+          progress: bool = False, stream: bool = False) -> int:
+    """nl_request_start (or nl_call_start for the endpoint ``name``, ``payload`` then
+    being its overlay) with ``entry``'s callbacks; returns the request id. The caller
+    keeps ``handle`` valid during the call."""
+    key = next(_next_key)
+    callbacks = RequestCallbacks()
+    callbacks.version = REQUEST_CALLBACKS_VERSION
+    callbacks.on_complete = ON_COMPLETE
+    if progress:
+        callbacks.on_progress = ON_PROGRESS
+    if stream:
+        callbacks.on_stream = ON_STREAM
+    callbacks.user_data = key
+    _requests[key] = entry  # before the start: the first event may come before the id
+    request_id = 0
+    try:
+        if name is None:
+            request_id = lib.nl_request_start(handle, payload, ctypes.byref(callbacks))
+        else:
+            request_id = lib.nl_call_start(handle, name.encode("utf-8"), payload, ctypes.byref(callbacks))
+    finally:
+        if not request_id:
+            _requests.pop(key, None)
+    if not request_id:  # only for a NULL client or an unknown struct version
+        raise Error("netlayer: nl_request_start refused the request", kind="generic")
+    return int(request_id)
+
+
+def pending() -> int:
+    """How many started requests have not completed yet (tests)."""
+    return len(_requests)
+
+
+def after_fork_in_child() -> None:
+    """In a child of fork(): the parent's requests never complete here; forget them."""
+    global _local
+    _requests.clear()
+    _local = threading.local()
+
+
+def loads_event(event_json: Optional[int]) -> Any:
+    """The event document of a callback, parsed (borrowed: copied first)."""
+    return _json.loads(borrowed_string(event_json))

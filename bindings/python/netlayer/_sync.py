@@ -1,0 +1,149 @@
+"""Blocking calls: request, get/post/..., call, batch.
+
+The hot path (``get(path)``, ``request(...)``) is one foreign call, nl_request_borrowed,
+plus one JSON parse: no lock (see ``_lifecycle`` for how ``_calls`` keeps the handle
+valid against close()) and one module-flag check for the Ctrl-C pipe (``_interrupt``).
+A request given ``on_progress=`` goes another way: started with nl_request_start and
+its own progress callback (``_progress``), and waited for in Python.
+"""
+
+from __future__ import annotations
+
+import queue
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from . import _callbacks, _interrupt, _json
+from ._documents import ENDPOINT_ALIASES, Endpoint, endpoint as _endpoint, method as _method, with_aliases
+from ._errors import Error, InvalidRequestError
+from ._lib import call_document, lib, request_document, take_string
+from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
+from ._progress import ProgressRequest, progress_payload
+from ._result import Response, outcome as _outcome, response_or_raise as _response_or_raise
+
+__all__ = ["SyncMixin"]
+
+_dumps = _json.dumps
+
+
+class SyncMixin(ClientBase):
+    """The blocking methods of Client."""
+
+    def request(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
+        """Performs one endpoint document (nl_request); raises the Error subclass of a
+        failure. ``on_progress=fn`` receives this request's progress events (see
+        README.md, "Progress")."""
+        document = _endpoint(endpoint, endpoint_keys)
+        if "on_progress" in document:
+            return self._perform_started(document, None)
+        return self._perform(_dumps(document))
+
+    def _perform(self, payload: bytes) -> Response:
+        """nl_request on an encoded endpoint document: the blocking calls' hot path, kept
+        to a few C-level operations around the library call (no lock: see _calls)."""
+        if not _interrupt.armed:
+            _interrupt.arm()
+        calls = self._calls
+        calls.append(None)
+        try:
+            handle = self._handle
+            if handle is None or self._closing:
+                raise closed_error()
+            raw = request_document(handle, payload)
+        finally:
+            calls.pop()
+            if self._closing:
+                self._left_call()
+        if raw is None:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
+        return _response_or_raise(raw)
+
+    def get(self, path: str, **endpoint_keys: Any) -> Response:
+        """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
+        if not endpoint_keys:
+            return self._perform(_dumps({"path": path, "method": "GET"}))
+        return self.request(_method("GET", path, endpoint_keys))
+
+    def post(self, path: str, **endpoint_keys: Any) -> Response:
+        """POST ``path``; e.g. ``client.post("movies", body={"title": "Dune"})``."""
+        return self.request(_method("POST", path, endpoint_keys))
+
+    def put(self, path: str, **endpoint_keys: Any) -> Response:
+        """PUT ``path``."""
+        return self.request(_method("PUT", path, endpoint_keys))
+
+    def patch(self, path: str, **endpoint_keys: Any) -> Response:
+        """PATCH ``path``."""
+        return self.request(_method("PATCH", path, endpoint_keys))
+
+    def delete(self, path: str, **endpoint_keys: Any) -> Response:
+        """DELETE ``path``."""
+        return self.request(_method("DELETE", path, endpoint_keys))
+
+    def head(self, path: str, **endpoint_keys: Any) -> Response:
+        """HEAD ``path``."""
+        return self.request(_method("HEAD", path, endpoint_keys))
+
+    def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
+        """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
+        ``params`` filling the ``{placeholders}`` of its path."""
+        document = with_aliases(overlay, ENDPOINT_ALIASES)
+        if params is not None:
+            document["params"] = dict(params)
+        if "on_progress" in document:
+            return self._perform_started(document, name)
+        payload = _dumps(document)
+        if not _interrupt.armed:
+            _interrupt.arm()
+        with self._using() as handle:
+            raw = call_document(handle, name.encode("utf-8"), payload)
+        if raw is None:
+            raise MemoryError("netlayer: the library returned NULL (out of memory)")
+        return _response_or_raise(raw)
+
+    def batch(self, endpoints: Sequence[Endpoint]) -> List[Union[Response, Error]]:
+        """Runs endpoint documents concurrently (nl_request_batch); returns, in input
+        order, a Response or an Error (returned, not raised) for each."""
+        payload = _dumps([dict(endpoint) for endpoint in endpoints])
+        if not _interrupt.armed:
+            _interrupt.arm()
+        with self._using() as handle:
+            raw = take_string(lib.nl_request_batch(handle, payload))
+        results = _json.loads(raw)
+        if not isinstance(results, list):  # the library refused the whole batch
+            outcome = _outcome(results)
+            raise outcome if isinstance(outcome, Error) else Error("netlayer: bad batch result")
+        return [_outcome(doc) for doc in results]
+
+    def _perform_started(self, document: Dict[str, Any], name: Optional[str]) -> Response:
+        """A blocking request with a progress callback of its own: nl_request_start, then
+        a wait in Python (interruptible: Ctrl-C cancels the request)."""
+        if _callbacks.inside(self._hooks):
+            raise InvalidRequestError(
+                "a blocking call from inside a hook or callback of the same client would deadlock; "
+                "use the asyncio API", kind="invalid_request")
+        payload, on_progress = progress_payload(document)
+        results: "queue.SimpleQueue[bytes]" = queue.SimpleQueue()
+        entry = ProgressRequest(self._hooks, on_progress, results.put)
+        calls = self._calls
+        calls.append(None)  # the handle stays valid until the result is in
+        try:
+            handle = self._handle
+            if handle is None or self._closing:
+                raise closed_error()
+            request_id = 0
+            try:
+                request_id = _callbacks.start(handle, payload, name, entry, progress=True)
+                raw = results.get()
+            except BaseException:  # KeyboardInterrupt: stop the transfer, then re-raise
+                if request_id:
+                    lib.nl_cancel(handle, request_id)
+                raise
+        finally:
+            calls.pop()
+            if self._closing:
+                self._left_call()
+        return entry.response_or_raise(raw, request_id)
+
+
+HOLDING_CODES.update(method.__code__ for method in (
+    SyncMixin._perform, SyncMixin._perform_started, SyncMixin.call, SyncMixin.batch))

@@ -1,0 +1,145 @@
+"""A client used on both sides of os.fork(), and under multiprocessing's fork start.
+
+Each scenario runs in its own process (``run_script``); it forks there. The test
+server's /echo reports which TCP connection carried the request (``connection``), so
+the child can tell that it opened connections of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any, Callable
+
+RunScript = Callable[..., "subprocess.CompletedProcess[str]"]
+
+PRELUDE = """
+import asyncio, json, os, sys, threading, time, traceback
+import netlayer
+from netlayer import _interrupt
+URL = os.environ["NETLAYER_TEST_URL"]
+
+def pipe_inode():
+    pipe = _interrupt.pipe()
+    return None if pipe is None else os.fstat(pipe[0]).st_ino
+"""
+
+
+def _result(process: "subprocess.CompletedProcess[str]") -> Any:
+    assert process.returncode == 0, (process.returncode, process.stdout, process.stderr)
+    return json.loads(process.stdout.strip().splitlines()[-1])
+
+
+def test_child_of_fork_uses_the_client_blocking_asyncio_and_hooks(run_script: RunScript) -> None:
+    out = _result(run_script(PRELUDE + """
+c = netlayer.Client({"baseURL": URL}, timeout=10)
+hooked = []
+
+@c.on_adapt
+def adapt(event):
+    hooked.append(os.getpid())
+    return {"headers": {"X-Pid": str(os.getpid())}}
+
+async def echo():
+    return (await c.arequest(path="echo")).value
+
+parent_connection = c.get("echo").value["connection"]
+asyncio.run(echo())                          # the parent has a completion queue too
+parent_pipe = pipe_inode()
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:
+    try:
+        blocking = c.get("echo").value
+        streamed = [e["line"] for e in c.stream({"path": "lines", "stream": "lines"})]
+        asynchronous = asyncio.run(echo())
+        report = {
+            "blocking_new_connection": blocking["connection"] != parent_connection,
+            "async_new_connection": asynchronous["connection"] != parent_connection,
+            "hook_in_child": blocking["headers"].get("x-pid") == str(os.getpid()),
+            "hook_async": asynchronous["headers"].get("x-pid") == str(os.getpid()),
+            "lines": len(streamed),
+            "own_pipe": pipe_inode() is not None and pipe_inode() != parent_pipe,
+        }
+        c.close()
+        os.write(write_end, json.dumps(report).encode())
+        os._exit(0)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+os.close(write_end)
+_, status = os.waitpid(pid, 0)
+child = json.loads(os.read(read_end, 65536) or b"{}")
+after = c.get("echo").value                  # the parent goes on
+parent_async = asyncio.run(echo())
+print(json.dumps({"child_status": status, "child": child,
+                  "parent_same_connection": after["connection"] == parent_connection,
+                  "parent_hook": after["headers"].get("x-pid") == str(os.getpid()),
+                  "parent_async": parent_async["path"], "parent_pipe_kept": pipe_inode() == parent_pipe}))
+""", timeout=60))
+    assert out["child_status"] == 0
+    assert out["child"] == {"blocking_new_connection": True, "async_new_connection": True,
+                            "hook_in_child": True, "hook_async": True, "lines": 5, "own_pipe": True}
+    assert out["parent_same_connection"] is True and out["parent_hook"] is True
+    assert out["parent_async"] == "/echo" and out["parent_pipe_kept"] is True
+
+
+def test_fork_with_a_lock_held_and_requests_in_flight(run_script: RunScript) -> None:
+    # At the fork another thread holds the client's lock and asyncio requests are in
+    # flight: the child gets fresh locks and no pending futures, and its requests work;
+    # the parent's requests complete as if nothing happened.
+    out = _result(run_script(PRELUDE + """
+c = netlayer.Client({"baseURL": URL}, timeout=10)
+in_flight = threading.Event()
+parent_results = []
+
+def loop_thread():
+    async def main():
+        tasks = [asyncio.ensure_future(c.arequest(path="delay/500")) for _ in range(5)]
+        await asyncio.sleep(0.1)
+        in_flight.set()
+        parent_results.extend(r.status for r in await asyncio.gather(*tasks))
+    asyncio.run(main())
+
+worker = threading.Thread(target=loop_thread)
+worker.start()
+in_flight.wait(5)
+c._lock.acquire()                              # as if a thread were inside close() or a start
+pid = os.fork()
+if pid == 0:
+    try:
+        ok = (c._pending_async() == 0 and not c._queues and c._active == 0
+              and c.get("json").status == 200
+              and asyncio.run(c.arequest(path="json")).status == 200)
+        c.close()
+        os._exit(0 if ok else 3)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+c._lock.release()
+_, status = os.waitpid(pid, 0)
+worker.join(10)
+print(json.dumps({"child_status": status, "parent": parent_results, "json": c.get("json").status}))
+""", timeout=60))
+    assert out == {"child_status": 0, "parent": [200] * 5, "json": 200}
+
+
+def test_multiprocessing_fork_workers_use_the_parents_client(run_script: RunScript) -> None:
+    out = _result(run_script(PRELUDE + """
+import multiprocessing
+
+client = netlayer.Client({"baseURL": URL}, timeout=10)
+parent_connection = client.get("echo").value["connection"]
+
+def work(n):
+    echo = client.get("echo", query={"n": n}).value
+    streamed = asyncio.run(client.arequest(path="echo", query={"n": n})).value
+    return [echo["args"]["n"][0], streamed["args"]["n"][0], echo["connection"] != parent_connection]
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map(work, range(4))
+    print(json.dumps({"results": results, "parent": client.get("json").status}))
+""", timeout=90))
+    assert out["results"] == [[str(n), str(n), True] for n in range(4)]
+    assert out["parent"] == 200
