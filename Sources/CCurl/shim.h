@@ -72,18 +72,6 @@ static inline void nl_share_destroy(CURLSH *sh, void *locks) {
 /* CURLVERSION_NOW is a macro Swift does not import. */
 static inline curl_version_info_data *nl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 
-/* A URL parsed the way libcurl parses CURLOPT_URL (the flags of its
- * parseurlandfillconn), for CURLOPT_CURLU; NULL when libcurl would refuse it. */
-static inline CURLU *nl_url_parse(const char *url) {
-    CURLU *u = curl_url();
-    if (!u) return NULL;
-    if (curl_url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
-        curl_url_cleanup(u);
-        return NULL;
-    }
-    return u;
-}
-
 /* epoll and eventfd, wrapped so Swift never touches the packed epoll_event or its union. */
 #include <errno.h>
 #include <stdint.h>

@@ -45,22 +45,6 @@ import Testing
         }
     }
 
-    @Test func tellsWhereEachTopLevelArrayElementLies() throws {
-        let text = Array(#" [ {"a":[1,2]} ,"x",3.5,[[]] ] "#.utf8)
-        let parsed = try text.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }
-        #expect(parsed.value == (try JSONParser.parse(text)))
-        let elements = try #require(parsed.elements).map { String(decoding: text[$0], as: UTF8.self) }
-        #expect(elements == [#"{"a":[1,2]}"#, #""x""#, "3.5", "[[]]"])
-        let object = Array(#"{"a":[1]}"#.utf8)
-        #expect(try object.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }.elements == nil)
-        let empty = Array("[]".utf8)
-        #expect(try empty.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }.elements == [])
-        let broken = Array("[1,]".utf8)
-        #expect(throws: JSONParseError.self) {
-            try broken.withUnsafeBufferPointer { try JSONParser.parseWithElementRanges($0) }
-        }
-    }
-
     @Test func fastCheckAcceptsOnlyWhatTheParserAccepts() throws {
         func fast(_ text: String) -> Bool { Array(text.utf8).withUnsafeBufferPointer { JSONFastCheck.isValid($0) } }
         let plain = [#"{"id":1,"title":"Dune","year":2021,"tags":["sf","novel"],"rating":8.1}"#,

@@ -2,17 +2,17 @@ import CCurl
 
 /// A parsed `baseURL`: checked once by libcurl's URL parser, then reused for every
 /// request, so joining a path never re-parses (and never changes) the host.
-public struct BaseURL: Sendable, Hashable {
+package struct BaseURL: Sendable, Hashable {
     /// "scheme://authority", exactly as libcurl normalised it.
-    public let origin: String
+    package let origin: String
     /// The base path, without a trailing slash ("" for the root).
-    public let path: String
+    package let path: String
     /// The base URL's own query, kept ahead of configured parameters.
-    public let query: String?
+    package let query: String?
 
     /// Parses an absolute http(s) URL.
     /// - Throws: `urlGeneration` when it is not one.
-    public init(_ text: String, role: String = "baseURL") throws(NetworkError) {
+    package init(_ text: String, role: String = "baseURL") throws(NetworkError) {
         if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             throw .invalidRequest("\(role) contains a control character")
         }

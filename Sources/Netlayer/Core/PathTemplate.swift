@@ -1,10 +1,10 @@
 /// Fills `{placeholders}` in an endpoint path (the seeds' Router): each value is
 /// percent-encoded as one path segment, so a parameter can never add a segment,
 /// a query or another host.
-public enum PathTemplate {
+package enum PathTemplate {
     /// - Throws: `invalidRequest` for a placeholder without a value, a parameter no
     ///   placeholder uses (usually a typo), or a value that is not a scalar.
-    public static func render(_ template: String, params: JSONObject) throws(NetworkError) -> String {
+    package static func render(_ template: String, params: JSONObject) throws(NetworkError) -> String {
         var out = ""
         var used = Set<String>()
         var rest = Substring(template)

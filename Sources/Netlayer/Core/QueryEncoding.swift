@@ -1,9 +1,9 @@
 /// Turns a JSON object into key/value pairs for a query string or a form body:
 /// arrays repeat the key, booleans are `true`/`false`, nulls are left out.
-public enum QueryEncoding {
+package enum QueryEncoding {
     /// The pairs of `object`, or `invalidRequest` naming the key whose value cannot
     /// be a query value. `context` names the document key ("query", "body").
-    public static func pairs(from object: JSONObject, context: String) throws(NetworkError) -> [(String, String)] {
+    package static func pairs(from object: JSONObject, context: String) throws(NetworkError) -> [(String, String)] {
         var pairs: [(String, String)] = []
         pairs.reserveCapacity(object.count)
         for member in object {
@@ -23,7 +23,7 @@ public enum QueryEncoding {
     }
 
     /// `a=1&b=x%20y`, every key and value percent-encoded per RFC 3986.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         var out: [UInt8] = []
         encode(pairs, into: &out)
         return String(decoding: out, as: UTF8.self)

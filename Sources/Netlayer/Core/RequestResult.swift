@@ -24,7 +24,7 @@ public struct RequestResult: Sendable {
                 outcome, request: request, decoder: decoder)
             self.decoded = decoded.map { $0.withValue(.value($0.value)) }
         }
-        if case .failure = decoded { response = try? outcome.result.get() }
+        if case .failure(let error) = decoded { response = error.response ?? (try? outcome.result.get()) }
     }
 }
 

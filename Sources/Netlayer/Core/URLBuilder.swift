@@ -1,12 +1,12 @@
 /// The one place a request URL is assembled from a base URL, an endpoint path and
 /// query parameters.
-public enum URLBuilder {
+package enum URLBuilder {
     /// The URL for `path`, joined to `base` with exactly one slash, plus the query.
     ///
     /// A path can never change the host: a path that starts with "//" or "\", holds
     /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
     /// the path must itself be an absolute http(s) URL.
-    public static func url(base: BaseURL?, path: String, isFullPath: Bool,
+    package static func url(base: BaseURL?, path: String, isFullPath: Bool,
                            query: [(String, String)]) throws(NetworkError) -> String {
         var pathCopy = path
         let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }

@@ -28,18 +28,6 @@ public struct JSONParser {
         return try result.get()
     }
 
-    /// Parses one complete JSON text and, when it is an array, also tells which bytes
-    /// each element came from (nil for any other value): callers that key work on
-    /// the exact text of each element need not write it again.
-    public static func parseWithElementRanges(_ buffer: UnsafeBufferPointer<UInt8>)
-        throws(JSONParseError) -> (value: JSON, elements: [Range<Int>]?) {
-        var parser = JSONParser(buffer: buffer)
-        parser.elementRanges = []
-        let value = try parser.parseBuffer().get()
-        guard case .array = value else { return (value, nil) }
-        return (value, parser.elementRanges)
-    }
-
     private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
         var parser = JSONParser(buffer: buffer)
         return parser.parseBuffer()
@@ -61,8 +49,6 @@ public struct JSONParser {
 
     private let buffer: UnsafeBufferPointer<UInt8>
     private var index = 0
-    /// Where the top-level array's elements lie, when asked for (else nil).
-    private var elementRanges: [Range<Int>]?
 
     private init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
 
@@ -142,9 +128,7 @@ public struct JSONParser {
         }
         while true {
             skipWhitespace()
-            let start = index
             array.append(try parseValue(depth: depth))
-            if depth == 1, elementRanges != nil { elementRanges!.append(start..<index) }
             skipWhitespace()
             guard index < buffer.count else { throw error("unexpected end of input in an array") }
             if buffer[index] == UInt8(ascii: ",") { index += 1; continue }

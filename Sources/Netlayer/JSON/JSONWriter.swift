@@ -6,12 +6,12 @@ import Glibc
 /// The buffer is its own malloc'ed block rather than an `Array`: appending a short
 /// run to an array costs several times the copy itself, and a result document is
 /// dozens of short runs.
-public struct JSONWriter: ~Copyable {
+package struct JSONWriter: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
 
-    public init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         self.capacity = Swift.max(16, capacity)
         storage = UnsafeMutablePointer<UInt8>.allocate(capacity: self.capacity)
     }
@@ -19,10 +19,10 @@ public struct JSONWriter: ~Copyable {
     deinit { storage.deallocate() }
 
     /// What has been written so far.
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
     /// The JSON text of `value`.
-    public static func serialize(_ value: JSON) -> [UInt8] {
+    package static func serialize(_ value: JSON) -> [UInt8] {
         var writer = JSONWriter()
         writer.write(value)
         return writer.bytes
@@ -61,7 +61,7 @@ public struct JSONWriter: ~Copyable {
         if let base = buffer.baseAddress { append(base, buffer.count) }
     }
 
-    public mutating func write(_ value: JSON) {
+    package mutating func write(_ value: JSON) {
         switch value {
         case .null: raw("null")
         case .bool(let b): raw(b ? "true" : "false")
@@ -88,21 +88,21 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends JSON text the caller has already validated, such as a response body.
-    public mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
+    package mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
 
     /// Appends JSON text the caller has already validated.
-    public mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
+    package mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
 
-    public mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
-    public mutating func write(int: Int64) {
+    package mutating func write(int: Int64) {
         if int < 0 { append(UInt8(ascii: "-")) }
         write(uint: int.magnitude)
     }
 
-    public mutating func write(uint: UInt64) {
+    package mutating func write(uint: UInt64) {
         if uint == 0 { append(UInt8(ascii: "0")); return }
         var magnitude = uint
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
@@ -119,7 +119,7 @@ public struct JSONWriter: ~Copyable {
 
     /// A non-negative number rounded to three decimals ("12.5", "0.692"): timings,
     /// without the cost of `Double.description`.
-    public mutating func write(thousandths value: Double) {
+    package mutating func write(thousandths value: Double) {
         guard value.isFinite, value >= 0, value < 1e12 else { write(double: value); return }
         let scaled = Int64((value * 1000).rounded())
         write(int: scaled / 1000)
@@ -134,7 +134,7 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    public mutating func write(double: Double) {
+    package mutating func write(double: Double) {
         guard double.isFinite else { raw("null"); return }
         if double.rounded() == double, abs(double) < 1e15 {
             write(int: Int64(double))
@@ -147,11 +147,11 @@ public struct JSONWriter: ~Copyable {
 
     /// UTF-8 bytes known to need no escaping when they are a header-name token (RFC
     /// 9110 `tchar`s only); anything else is written as a string.
-    public mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+    package mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         if !writeQuoted(utf8, tokenOnly: true) { write(utf8: utf8) }
     }
 
-    public mutating func write(string: String) {
+    package mutating func write(string: String) {
         var string = string
         string.withUTF8 { utf8 in
             // Valid UTF-8 already: the one-pass copy where it is plain ASCII.
@@ -161,7 +161,7 @@ public struct JSONWriter: ~Copyable {
 
     /// UTF-8 bytes as a string; bytes that are not UTF-8 become U+FFFD, as with
     /// `String(decoding:as:)`.
-    public mutating func write(utf8: UnsafeBufferPointer<UInt8>) {
+    package mutating func write(utf8: UnsafeBufferPointer<UInt8>) {
         if !writeQuoted(utf8, tokenOnly: false) { write(string: String(decoding: utf8, as: UTF8.self)) }
     }
 
@@ -207,7 +207,7 @@ public struct JSONWriter: ~Copyable {
     /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
     /// name should be a header token and whose value is UTF-8 bytes (the members of a
     /// result document's `headers`). Plain members, the usual case, take one pass.
-    public mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+    package mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                                first: Bool) {
         let start = count
         reserve(name.count + value.count + 6)

@@ -29,7 +29,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private(set) var handle: EasyHandle?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// The parsed URL libcurl reads during the transfer, when the client keeps one.
-    private var parsedURL: ParsedURL?
     private var sink: ResponseSink?
     private var headers = ReceivedHeaders()
     private var delivered = false
@@ -99,7 +98,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private func releaseResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
-        parsedURL = nil
         sink?.discard()
         sink = nil
         if uploadFD >= 0 { close(uploadFD) }
@@ -130,10 +128,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
         check(request.url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) })  // no copy of a native string
-        // The text stays set (libcurl reports it as the effective URL); a parsed form,
-        // when there is one, spares libcurl parsing it. NULL clears the last request's.
-        parsedURL = share.parsedURL(for: request.url)
-        check(nl_curl_setopt_ptr(easy, CURLOPT_CURLU, parsedURL.map { UnsafeRawPointer($0.handle) }))
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
