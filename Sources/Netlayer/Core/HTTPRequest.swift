@@ -51,28 +51,28 @@ public struct HTTPRequest: Sendable {
     }
 
     public var url: String {
-        get { storage.url }
+        _read { yield storage.url }  // borrowed: reading one field copies nothing
         set { unique.url = newValue }
     }
 
     public var headers: HTTPHeaders {
-        get { storage.headers }
+        _read { yield storage.headers }  // borrowed: reading one field copies nothing
         _modify { yield &unique.headers }
     }
 
     public var body: [UInt8]? {
-        get { storage.body }
+        _read { yield storage.body }  // borrowed: reading one field copies nothing
         set { unique.body = newValue }
     }
 
     public var options: RequestOptions {
-        get { storage.options }
+        _read { yield storage.options }  // borrowed: reading one field copies nothing
         _modify { yield &unique.options }
     }
 
     /// Multipart, file upload and download, progress and streaming.
     public var transfer: TransferOptions {
-        get { storage.transfer }
+        _read { yield storage.transfer }  // borrowed: reading one field copies nothing
         _modify { yield &unique.transfer }
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// The value and the mutex share one allocation (the value is the buffer's header,
 /// the mutex its one element) and the mutex is only reached through a pointer. Copies
 /// of a `Locked` share the same value and mutex; keep it in a `let`.
-public struct Locked<Value>: @unchecked Sendable {
+package struct Locked<Value>: @unchecked Sendable {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
             withUnsafeMutablePointerToElements { _ = pthread_mutex_destroy($0) }
@@ -19,14 +19,14 @@ public struct Locked<Value>: @unchecked Sendable {
 
     private let storage: Storage
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_init($0, nil) }
     }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         let (value, mutex) = storage.withUnsafeMutablePointers { ($0, $1) }
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -1,8 +1,9 @@
 import FoundationEssentials
 
 /// What every request of a service starts from, checked once when the service is
-/// made: the base URL, and the config's headers, query and options.
-struct RequestDefaults: Sendable {
+/// made: the base URL, and the config's headers, query and options. A class: every
+/// request reads it, and a reference is one retain where the fields are a dozen.
+final class RequestDefaults: Sendable {
     let base: BaseURL?
     let headers: HTTPHeaders
     let query: JSONObject

@@ -16,7 +16,7 @@ public struct TransferOptions: Sendable {
     public var stream: StreamMode?
     /// Receives each streamed event.
     public var onStreamEvent: (@Sendable (StreamEvent) -> TransferControl)?
-    /// Answer from, and store into, the service's `ResponseCache` (GET and HEAD only).
+    /// Answer from, and store into, the service's response cache (`ResponseCaching`; GET and HEAD only).
     public var useCache = false
 
     public init(multipart: [MultipartPart]? = nil, uploadFrom: String? = nil, downloadTo: String? = nil,

@@ -21,8 +21,8 @@ time. Sequential (one connection, keep-alive, one GET at a time): netlayer
 ``client.get(path, query={"page": i}).value``; ``requests.Session`` and
 ``httpx.Client`` ``get(url, params={"page": i}).json()``; ``urllib3.PoolManager``
 ``request("GET", url, fields=...)`` + ``json.loads``; ``pycurl`` (one reused handle,
-``URL`` set per request, ``NOSIGNAL``, the body into a ``BytesIO``, the status
-checked, ``json.loads``). Concurrent (256 requests in flight): netlayer
+``URL`` set per request, the body into a ``BytesIO``, the status checked,
+``json.loads``; no other option, as in pycurl's own examples). Concurrent (256 requests in flight): netlayer
 ``arequest({"path": ..., "query": {"page": i}})`` (256 worker tasks), netlayer
 ``Client.batch`` (chunks of 256), ``aiohttp`` (TCPConnector limit 256,
 ``params=``), and with ``--httpx-async`` ``httpx.AsyncClient`` (limits 256; slow).
@@ -113,7 +113,6 @@ def seq_urllib3(url: str, mode: str) -> Tuple[One, Callable[[], None]]:
 
 def seq_pycurl(url: str, mode: str) -> Tuple[One, Callable[[], None]]:
     handle = pycurl.Curl()
-    handle.setopt(pycurl.NOSIGNAL, 1)
     distinct = mode == "distinct"
 
     def one(i: int) -> Any:

@@ -61,27 +61,35 @@ class SyncMixin(ClientBase):
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys:
             return self._perform(_dumps({"path": path, "method": "GET"}))
-        return self.request(_method("GET", path, endpoint_keys))
+        return self._send("GET", path, endpoint_keys)
 
     def post(self, path: str, **endpoint_keys: Any) -> Response:
         """POST ``path``; e.g. ``client.post("movies", body={"title": "Dune"})``."""
-        return self.request(_method("POST", path, endpoint_keys))
+        return self._send("POST", path, endpoint_keys)
 
     def put(self, path: str, **endpoint_keys: Any) -> Response:
         """PUT ``path``."""
-        return self.request(_method("PUT", path, endpoint_keys))
+        return self._send("PUT", path, endpoint_keys)
 
     def patch(self, path: str, **endpoint_keys: Any) -> Response:
         """PATCH ``path``."""
-        return self.request(_method("PATCH", path, endpoint_keys))
+        return self._send("PATCH", path, endpoint_keys)
 
     def delete(self, path: str, **endpoint_keys: Any) -> Response:
         """DELETE ``path``."""
-        return self.request(_method("DELETE", path, endpoint_keys))
+        return self._send("DELETE", path, endpoint_keys)
 
     def head(self, path: str, **endpoint_keys: Any) -> Response:
         """HEAD ``path``."""
-        return self.request(_method("HEAD", path, endpoint_keys))
+        return self._send("HEAD", path, endpoint_keys)
+
+    def _send(self, method: str, path: str, endpoint_keys: Dict[str, Any]) -> Response:
+        """``get(path, **keys)`` and siblings: the document is built once, here (the
+        keywords are a fresh dict already), not copied again through ``request``."""
+        document = _method(method, path, endpoint_keys)
+        if "on_progress" in document:
+            return self._perform_started(document, None)
+        return self._perform(_dumps(document))
 
     def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
