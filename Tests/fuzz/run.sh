@@ -20,7 +20,7 @@ done
 cp "$here/FuzzTarget.swift" "$out/src/"
 if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer "$out/netlayer-fuzz" -name '*.swift' | head -1)" ]; then
     echo "== building the fuzz target"
-    swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz \
+    swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
         -I "$root/Sources/CCurl" -Xcc -fmodule-map-file="$root/Sources/CCurl/module.modulemap" \
         "$out/src/"*.swift -lcurl -o "$out/netlayer-fuzz" 2>&1 | grep -v "warning:" | grep -E "error|rror:" || true
     [ -x "$out/netlayer-fuzz" ] || { echo "fuzz build failed" >&2; exit 1; }

@@ -94,34 +94,30 @@ def _on_complete(request_id: int, result_json: Optional[int], user_data: Optiona
         pass
 
 
-def _on_progress(request_id: int, event_json: Optional[int], reply: Optional[int],
-                 user_data: Optional[int]) -> None:
+def _deliver_event(kind: str, event_json: Optional[int], reply: Optional[int], user_data: Optional[int]) -> None:
+    """Runs on a library thread: hands one event to the ``progress`` or ``stream``
+    handler of the request ``user_data`` names."""
     try:
         entry = _requests.get(user_data or 0)
         if entry is None:
             return
         enter(entry.owner)
         try:
-            entry.progress(event_json, reply)
+            getattr(entry, kind)(event_json, reply)
         finally:
             leave()
-    except BaseException:
+    except BaseException:  # never let an exception unwind into C
         pass
+
+
+def _on_progress(request_id: int, event_json: Optional[int], reply: Optional[int],
+                 user_data: Optional[int]) -> None:
+    _deliver_event("progress", event_json, reply, user_data)
 
 
 def _on_stream(request_id: int, event_json: Optional[int], reply: Optional[int],
                user_data: Optional[int]) -> None:
-    try:
-        entry = _requests.get(user_data or 0)
-        if entry is None:
-            return
-        enter(entry.owner)
-        try:
-            entry.stream(event_json, reply)
-        finally:
-            leave()
-    except BaseException:
-        pass
+    _deliver_event("stream", event_json, reply, user_data)
 
 
 ON_COMPLETE = NL_CALLBACK(_on_complete)
