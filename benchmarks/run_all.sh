@@ -53,6 +53,8 @@ TARGETS_OUT=$(mktemp "${TMPDIR:-/tmp}/netlayer-targets.XXXXXX")
 trap 'rm -f "$TARGETS_OUT"' EXIT
 
 started=$(date +%s)
+# Read before the run: the suites rewrite the tracked results files.
+source_rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 status=()
 for suite in $SUITES; do
     t0=$(date +%s)
@@ -70,7 +72,7 @@ done
 elapsed=$(( $(date +%s) - started ))
 
 python3 - "$TARGETS_OUT" "$RESULTS_DIR/summary.md" "$elapsed" "$ROUNDS" \
-    "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)" \
+    "$source_rev" \
     "$(date -u '+%Y-%m-%d %H:%M UTC')" "${status[@]}" <<'PY'
 import sys
 
