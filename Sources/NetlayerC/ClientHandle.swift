@@ -116,7 +116,9 @@ final class ClientHandle: Sendable, ForkParticipant {
     /// The result documents of `count` requests, in order (`nl_request_batch`).
     func perform(count: Int, prepare: (Int) -> Prepared) -> [[UInt8]] {
         var failed: [Int: [UInt8]] = [:]
-        let results = client.perform(count: count) { index in
+        // Each document is written on the loop thread as its request completes, while the
+        // others are still in flight: no serial tail of writing after the last one.
+        let results = client.perform(count: count, prepare: { index in
             switch prepare(index) {
             case .failed(let document):
                 failed[index] = document
@@ -124,8 +126,8 @@ final class ClientHandle: Sendable, ForkParticipant {
             case .ready(let request, let decoder, let id):
                 return (request, decoder, id)
             }
-        }
-        return results.enumerated().map { index, result in result.map(Self.document) ?? failed[index] ?? [] }
+        }, finish: Self.document)
+        return results.enumerated().map { index, document in document ?? failed[index] ?? [] }
     }
 
     /// Starts a prepared request whose result document goes to `notify`, always on a

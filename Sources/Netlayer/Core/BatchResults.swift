@@ -1,9 +1,9 @@
 /// The results of a batch, filled from loop-thread completions; the waiting thread
 /// wakes once, when the last expected one is in, or when a signal interrupts it
 /// (`ThreadInterrupt`): then every request of the batch is cancelled.
-struct BatchResults: Sendable {
+struct BatchResults<Element: Sendable>: Sendable {
     private struct State {
-        var results: [RequestResult?]
+        var results: [Element?]
         var started: [any NetworkCancellable] = []
         var interrupted = false
         /// The waiter has taken the results: nothing more is kept.
@@ -28,12 +28,12 @@ struct BatchResults: Sendable {
         if cancelNow { request.cancel() }
     }
 
-    func set(_ index: Int, _ result: RequestResult) {
+    func set(_ index: Int, _ result: Element) {
         state.withLock { $0.results[index] = result }
         latch.countDown()
     }
 
-    func waitForAll() -> [RequestResult?] {
+    func waitForAll() -> [Element?] {
         if !latch.waitUnlessInterrupted() {
             let started = state.withLock { state in
                 state.interrupted = true

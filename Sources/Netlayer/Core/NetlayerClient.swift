@@ -129,7 +129,7 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
     /// otherwise the caller waits for the loop.
     public func perform(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64) -> RequestResult {
         guard !parts.startsOnLoopThread() else {
-            return perform(count: 1) { _ in (request, decoder, id) }[0]!
+            return perform(count: 1, prepare: { _ in (request, decoder, id) })[0]!
         }
         let engine = self.engine
         return RequestResult(engine.network.sendBlocking(request, id: id), request: request, decoder: decoder,
@@ -138,13 +138,22 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
 
     /// Prepares, sends and waits for `count` requests; results keep input order, nil
     /// where `prepare` gave no request.
+    public func perform(count: Int, prepare: (Int) -> (HTTPRequest, any ResponseDecoder, UInt64)?) -> [RequestResult?] {
+        perform(count: count, prepare: prepare) { $0 }
+    }
+
+    /// Prepares, sends and waits for `count` requests, each result turned into what
+    /// the caller keeps by `finish` as its request completes (on the loop thread, while
+    /// the others are still in flight); results keep input order, nil where `prepare`
+    /// gave no request.
     ///
     /// Each request is sent as soon as it is prepared, so transfers are on the wire
     /// while this thread prepares the rest; the thread wakes once, when the last one
     /// is in, or when a signal interrupts it (`nl_thread_set_interrupt_fd`): then
     /// every request of the batch is cancelled.
-    public func perform(count: Int, prepare: (Int) -> (HTTPRequest, any ResponseDecoder, UInt64)?) -> [RequestResult?] {
-        let results = BatchResults(count: count)
+    public func perform<Element: Sendable>(count: Int, prepare: (Int) -> (HTTPRequest, any ResponseDecoder, UInt64)?,
+                                           finish: @escaping @Sendable (RequestResult) -> Element) -> [Element?] {
+        let results = BatchResults<Element>(count: count)
         let engine = self.engine
         let onLoop = parts.startsOnLoopThread()
         if let interrupt = ThreadInterrupt.current { ThreadInterrupt.drain(interrupt) }  // signals already handled
@@ -153,8 +162,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
             results.expectOneMore()
             @Sendable func send() {
                 results.track(engine.network.send(request, id: id) { outcome in
-                    results.set(index, RequestResult(outcome, request: request, decoder: decoder,
-                                                     dataTransfer: engine.dataTransfer))
+                    results.set(index, finish(RequestResult(outcome, request: request, decoder: decoder,
+                                                            dataTransfer: engine.dataTransfer)))
                 })
             }
             if onLoop { engine.session.execute(send) } else { send() }
