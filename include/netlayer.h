@@ -458,7 +458,9 @@ NL_EXTERN uint64_t nl_call_start(nl_client *client, const char *name, const char
  * requests, which fail with kind "cancelled" and a message saying they were
  * interrupted. The library drains (reads and discards) what is waiting on
  * `fd` when a blocking call starts and when it interrupts one, so use a
- * non-blocking descriptor that only the signal handler writes to.
+ * non-blocking descriptor that only the signal handler writes to. A
+ * descriptor that can never deliver a byte again (closed, or a pipe whose
+ * write end is closed) is ignored.
  *
  * @param fd  a readable, non-blocking descriptor, or -1 to remove it. The
  *            caller keeps it open while it is set.

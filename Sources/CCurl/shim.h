@@ -143,11 +143,19 @@ static inline int nl_eventfd_create(void) { return eventfd(0, EFD_NONBLOCK | EFD
 static inline void nl_eventfd_signal(int fd) { uint64_t one = 1; ssize_t r = write(fd, &one, sizeof one); (void)r; }
 static inline void nl_eventfd_drain(int fd) { uint64_t v; ssize_t r = read(fd, &v, sizeof v); (void)r; }
 /* Interruptible blocking transfers (nl_thread_set_interrupt_fd). */
+#include <errno.h>
 #include <poll.h>
-/* Reads and discards what waits on a non-blocking descriptor. */
-static inline void nl_fd_drain(int fd) {
+/* Reads and discards what waits on a non-blocking descriptor. 1 when the descriptor
+ * can still deliver bytes (empty now), 0 when it cannot: closed (EBADF), or a pipe
+ * whose write end is closed (end of file), which poll() would report as ready forever. */
+static inline int nl_fd_drain(int fd) {
     char buffer[256];
-    while (read(fd, buffer, sizeof buffer) > 0) {}
+    for (;;) {
+        ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n > 0) continue;
+        if (n == 0) return 0;
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    }
 }
 /* Whether `fd` is readable within `timeout_ms`. */
 static inline int nl_fd_readable(int fd, int timeout_ms) {

@@ -210,6 +210,48 @@ static void test_other_threads_are_not_interrupted(void)
     nl_client_free(c);
 }
 
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_a_stale_descriptor_neither_interrupts_nor_spins(void)
+{
+    /* A caller that closed its pipe (or its write end) without removing the setting:
+       requests run to their end, without burning CPU on a descriptor that is ready
+       forever, with and without a hook (the two ways a blocking call waits). */
+    nl_client *c = client_for(NULL);
+    int round;
+    for (round = 0; round < 4; round++) {
+        double started, cpu;
+        json_t *r;
+        open_pipe();
+        if (round % 2 == 0) {
+            close(pipe_fds[1]);   /* end of file: poll() reports the read end ready forever */
+            pipe_fds[1] = -1;
+        } else {
+            close(pipe_fds[0]);   /* a closed descriptor */
+            close(pipe_fds[1]);
+        }
+        nl_thread_set_interrupt_fd(pipe_fds[0]);
+        CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, round < 2 ? NULL : noop_hook, NULL), 0);
+        started = now_ms();
+        cpu = cpu_ms();
+        r = request_json(c, "{\"path\": \"delay/300\"}");
+        CHECK_OK(r);
+        CHECK_MSG(cpu_ms() - cpu < 150, "round %d: %.0f ms of CPU while waiting %.0f ms", round,
+                  cpu_ms() - cpu, now_ms() - started);
+        json_decref(r);
+        nl_thread_set_interrupt_fd(-1);
+        if (round % 2 == 0)
+            close(pipe_fds[0]);
+        pipe_fds[0] = pipe_fds[1] = -1;
+    }
+    nl_client_free(c);
+}
+
 /* ---- fork() ------------------------------------------------------------------------- */
 
 /* ThreadSanitizer cannot follow a multi-threaded fork (it refuses to start threads
@@ -378,6 +420,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_batches_calls_and_hooked_requests_are_interrupted_too),
         NLT_TEST(test_a_request_that_waits_on_the_loop_is_interrupted),
         NLT_TEST(test_other_threads_are_not_interrupted),
+        NLT_TEST(test_a_stale_descriptor_neither_interrupts_nor_spins),
         NLT_TEST(test_a_child_of_fork_gets_its_own_loop_and_connections),
         NLT_TEST(test_a_child_that_only_frees_the_client_returns),
     };

@@ -33,8 +33,9 @@ struct BatchResults<Element: Sendable>: Sendable {
         latch.countDown()
     }
 
-    func waitForAll() -> [Element?] {
-        if !latch.waitUnlessInterrupted() {
+    /// - Parameter interrupt: the descriptor whose byte cancels the batch.
+    func waitForAll(interruptedBy interrupt: Int32?) -> [Element?] {
+        if !latch.waitUnlessInterrupted(by: interrupt) {
             let started = state.withLock { state in
                 state.interrupted = true
                 return state.started

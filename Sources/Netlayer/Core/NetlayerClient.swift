@@ -156,7 +156,7 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         let results = BatchResults<Element>(count: count)
         let engine = self.engine
         let onLoop = parts.startsOnLoopThread()
-        if let interrupt = ThreadInterrupt.current { ThreadInterrupt.drain(interrupt) }  // signals already handled
+        let interrupt = ThreadInterrupt.armed()
         for index in 0..<count {
             guard let (request, decoder, id) = prepare(index) else { continue }
             results.expectOneMore()
@@ -168,7 +168,7 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
             }
             if onLoop { engine.session.execute(send) } else { send() }
         }
-        return results.waitForAll()
+        return results.waitForAll(interruptedBy: interrupt)
     }
 
     // MARK: Lifetime

@@ -68,10 +68,9 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
             return .failure(error)
         }
         let code: CURLcode
-        if let interrupt = ThreadInterrupt.current {
-            ThreadInterrupt.drain(interrupt)  // signals that came before the call were handled already
+        if let interrupt = ThreadInterrupt.armed() {
             guard let finished = pooled.perform(interruptedBy: interrupt) else {
-                ThreadInterrupt.drain(interrupt)
+                _ = ThreadInterrupt.armed()  // drained: the caller handles the signal itself
                 transfer.finishBlocking()
                 return .failure(ThreadInterrupt.error)
             }

@@ -41,10 +41,10 @@ package final class Latch: @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
     }
 
-    /// Waits until the latch opens (true) or a signal arrives on the calling thread's
-    /// interrupt descriptor (false; `ThreadInterrupt`). Without a descriptor, `wait()`.
-    package func waitUnlessInterrupted() -> Bool {
-        guard let interrupt = ThreadInterrupt.current else {
+    /// Waits until the latch opens (true) or a byte arrives on `interrupt` (false; the
+    /// calling thread's `ThreadInterrupt.armed()`). Without a descriptor, `wait()`.
+    package func waitUnlessInterrupted(by interrupt: Int32?) -> Bool {
+        guard let interrupt else {
             wait()
             return true
         }

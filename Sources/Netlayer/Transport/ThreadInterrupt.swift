@@ -31,13 +31,20 @@ package enum ThreadInterrupt {
     package static let error = NetworkError.cancelledBecause(
         "interrupted: a signal arrived while the thread waited for the request")
 
-    /// Discards what waits on the descriptor: bytes of signals already handled.
-    package static func drain(_ fd: Int32) { nl_fd_drain(fd) }
+    /// The calling thread's descriptor, made ready for a blocking call: what waits on
+    /// it is discarded (signals that came before the call were handled already). nil
+    /// when the thread has none, or when it can never deliver a byte again (closed, or
+    /// a pipe whose write end is closed): a careless caller's stale descriptor neither
+    /// interrupts every call nor keeps the poll spinning.
+    package static func armed() -> Int32? {
+        guard let fd = current, nl_fd_drain(fd) != 0 else { return nil }
+        return fd
+    }
 
-    /// Whether a signal arrived within `milliseconds`; it is then drained.
+    /// Whether a signal arrived on `fd` within `milliseconds`; it is then drained.
     static func arrived(_ fd: Int32, within milliseconds: Int32) -> Bool {
         guard nl_fd_readable(fd, milliseconds) != 0 else { return false }
-        nl_fd_drain(fd)
+        _ = nl_fd_drain(fd)
         return true
     }
 }
