@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Runs the C block of README.md: compiles it against include/ and the library this
+build made, and runs it against the test server (with_server.py's NETLAYER_TEST_URL
+replaces the README's http://127.0.0.1:8080/). Fails when the block does not compile,
+exits non-zero, or does not print a successful result document.
+
+Usage: c_snippet.py README.md INCLUDE_DIR LIB_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def main() -> int:
+    readme, include_dir, lib_dir = sys.argv[1:4]
+    text = open(readme, encoding="utf-8").read()
+    blocks = re.findall(r"^```c\n(.*?)^```", text, flags=re.S | re.M)
+    if len(blocks) != 1:
+        print(f"c_snippet: expected one ```c block in {readme}, found {len(blocks)}")
+        return 1
+    source = blocks[0].replace("http://127.0.0.1:8080/", os.environ["NETLAYER_TEST_URL"])
+    if "127.0.0.1:8080" in source:
+        print("c_snippet: a URL of the README's demo server is left")
+        return 1
+    with tempfile.TemporaryDirectory() as work:
+        c_file, binary = os.path.join(work, "readme.c"), os.path.join(work, "readme")
+        with open(c_file, "w", encoding="utf-8") as f:
+            f.write(source)
+        cc = os.environ.get("CC", "cc")
+        build = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", include_dir, c_file,
+                                "-L", lib_dir, "-lnetlayer", "-Wl,-rpath," + lib_dir, "-o", binary],
+                               capture_output=True, text=True)
+        if build.returncode != 0:
+            print("c_snippet: the README's C block does not compile:\n" + build.stderr)
+            return 1
+        run = subprocess.run([binary], capture_output=True, text=True, timeout=60)
+    if run.returncode != 0:
+        print(f"c_snippet: exit {run.returncode}\n{run.stdout}{run.stderr}")
+        return 1
+    result = json.loads(run.stdout)
+    if result.get("ok") is not True or not isinstance(result.get("value"), list):
+        print("c_snippet: not a successful result with a list value:\n" + run.stdout)
+        return 1
+    print("c_snippet: README.md's C block ran:", run.stdout.strip()[:120])
+    print("1 passed, 0 failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
