@@ -639,9 +639,9 @@ static void test_progress_without_flag_sends_no_events(void)
     progress_hook_destroy(&h);
 }
 
-/* Requests built from a repeated document are remembered, but not those whose
- * progress events are wired to their own id: each of three async requests of one
- * document gets events with its id, none with another's. */
+/* Progress events are wired to each request's own id, also when the document
+ * repeats: each of three async requests of one document gets events with its id,
+ * none with another's. */
 static void test_repeated_progress_document_reports_each_requests_id(void)
 {
     nl_client *c = client_for(NULL);

@@ -96,7 +96,7 @@ _PROXY_PROBE = """
 import json, sys, netlayer
 with netlayer.Client({"baseURL": "http://127.0.0.1:1/"}, timeout=10) as client:
     out = []
-    for _ in range(3):  # repeated: the first, second and remembered request alike
+    for _ in range(3):  # repeated: every request alike, the first and the later ones
         try:
             response = client.get("echo")
             out.append({"status": response.status, "host": response.value["headers"].get("host"),
