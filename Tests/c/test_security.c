@@ -593,6 +593,77 @@ static void test_url_confusion_in_paths_never_changes_the_host(void)
     free(host);
 }
 
+/* Dot segments and path parameters never leave the base URL's path: ".." climbing
+   above it (also written %2e%2e) is refused before anything is sent, and so are
+   parameters that would change the route (empty, "." or ".."); ".." that stays
+   inside the base path resolves as usual. */
+static void test_dot_segments_and_params_never_leave_the_base_path(void)
+{
+    static const struct {
+        const char *path;
+        const char *arrives; /* the path the server sees, or NULL: refused */
+    } paths[] = {
+        { "users/../../../admin", NULL },
+        { "../admin", NULL },
+        { "a/%2e%2e/%2E%2E/admin", NULL },
+        { "a/.%2e/.%2E/admin", NULL },
+        { "./../x", NULL },
+        { "a/b/../../c", "/echo/c" },
+        { "a/./b/..", "/echo/a/" },
+        { "a/..b/c", "/echo/a/..b/c" },
+    };
+    static const char *bad_params[] = { "..", ".", "" };
+    char *base = nlt_format("%secho/", base_url());
+    nl_client *c = make_client(json_pack("{s:s, s:f, s:{s:{s:s, s:s}}}", "baseURL", base, "timeout", 5.0,
+                                         "endpoints", "posts", "path", "users/{id}/posts", "method", "GET"));
+    nl_client *probe = client_for(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(paths); i++) {
+        json_t *r;
+        long seen;
+        stats_reset_a(probe);
+        r = req(c, json_pack("{s:s}", "path", paths[i].path));
+        seen = stats_requests_a(probe);
+        if (paths[i].arrives == NULL) {
+            CHECK_MSG(!result_ok(r) && strcmp(error_kind(r), "url_generation") == 0,
+                      "path \"%s\" must be refused, got %s", paths[i].path, result_ok(r) ? "ok" : error_kind(r));
+            CHECK_MSG(seen == 0, "path \"%s\" refused but the server saw %ld requests", paths[i].path, seen);
+        } else {
+            CHECK_OK(r);
+            CHECK_MSG(jpath_str(r, "value.path") && strcmp(jpath_str(r, "value.path"), paths[i].arrives) == 0,
+                      "path \"%s\" arrived as %s, not %s", paths[i].path,
+                      jpath_str(r, "value.path") ? jpath_str(r, "value.path") : "?", paths[i].arrives);
+        }
+        json_decref(r);
+    }
+    for (i = 0; i < NLT_COUNT(bad_params); i++) {
+        char *overlay = nlt_format("{\"params\": {\"id\": \"%s\"}}", bad_params[i]);
+        char *text;
+        json_t *r;
+        stats_reset_a(probe);
+        text = nl_call(c, "posts", overlay);
+        r = nlt_parse(text, "call");
+        nl_free(text);
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(nlt_stristr(error_message(r), "'id'") != NULL, "the message names the parameter: %s",
+                  error_message(r));
+        CHECK_INT_EQ(stats_requests_a(probe), 0);
+        json_decref(r);
+        free(overlay);
+    }
+    {
+        char *text = nl_call(c, "posts", "{\"params\": {\"id\": \"a b/..\"}}");  /* one segment, encoded */
+        json_t *r = nlt_parse(text, "call");
+        nl_free(text);
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/users/a%20b%2F../posts");
+        json_decref(r);
+    }
+    nl_client_free(probe);
+    nl_client_free(c);
+    free(base);
+}
+
 /* ---- (f) secrets never in logs, error messages or stderr ------------------------------------- */
 
 /* base64 of "user:" CANARY, the form user-info takes in a Basic Authorization header. */
@@ -812,6 +883,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_cr_lf_nul_anywhere_is_invalid_request_and_sends_nothing),
         NLT_TEST(test_cr_lf_nul_in_adapt_hook_and_config_headers_is_refused),
         NLT_TEST(test_url_confusion_in_paths_never_changes_the_host),
+        NLT_TEST(test_dot_segments_and_params_never_leave_the_base_path),
         NLT_TEST(test_canary_secret_never_in_log_events_or_error_messages),
         NLT_TEST(test_canary_secret_never_on_stderr_at_debug),
     };

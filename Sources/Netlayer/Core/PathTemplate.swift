@@ -3,7 +3,9 @@
 /// a query or another host.
 package enum PathTemplate {
     /// - Throws: `invalidRequest` for a placeholder without a value, a parameter no
-    ///   placeholder uses (usually a typo), or a value that is not a scalar.
+    ///   placeholder uses (usually a typo), a value that is not a scalar, or one that
+    ///   is empty, "." or "..", which would change the route (`users/{id}/posts` with
+    ///   ".." is `posts`).
     package static func render(_ template: String, params: JSONObject) throws(NetworkError) -> String {
         var out = ""
         var used = Set<String>()
@@ -24,6 +26,9 @@ package enum PathTemplate {
             case .bool(let b): text = b ? "true" : "false"
             case .double: text = String(decoding: JSONWriter.serialize(value), as: UTF8.self)
             default: throw .invalidRequest("params '\(name)' must be a string, number or boolean, not \(value.typeName)")
+            }
+            if text.isEmpty || text == "." || text == ".." {
+                throw .invalidRequest("params '\(name)': '\(text)' is not allowed, since an empty, '.' or '..' path segment changes the route")
             }
             out += PercentEncoding.encodeComponent(text)
             used.insert(name)

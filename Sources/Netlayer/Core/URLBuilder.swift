@@ -64,11 +64,52 @@ package enum URLBuilder {
             }
             return nil
         }
+        let mayHaveDots = copy.withUTF8 { $0.contains(UInt8(ascii: ".")) || $0.contains(UInt8(ascii: "%")) }
+        if problem == nil, mayHaveDots, climbsOut(path) {
+            throw .urlGeneration("path '\(path.escapedForMessage)' climbs out of the base URL's path with '..' segments")
+        }
         guard let problem else { return }
         if problem.isEmpty {
             throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
         }
         throw .urlGeneration("path '\(path)' \(problem)")
+    }
+
+    /// Whether the path's dot segments ("..", also written "%2E%2E" or ".%2e", which
+    /// servers decode) lead above where it starts: libcurl and servers resolve them, so
+    /// "users/../../admin" under "/api/v1/" would be "/admin".
+    private static func climbsOut(_ path: String) -> Bool {
+        var depth = 0
+        for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            switch dotCount(segment) {
+            case 1: continue
+            case 2:
+                depth -= 1
+                if depth < 0 { return true }
+            default: depth += 1
+            }
+        }
+        return false
+    }
+
+    /// 1 for a "." segment, 2 for "..", each dot also as "%2E" or "%2e"; else 0.
+    private static func dotCount(_ segment: Substring.UTF8View.SubSequence) -> Int {
+        var dots = 0
+        var i = segment.startIndex
+        while i < segment.endIndex {
+            if segment[i] == UInt8(ascii: ".") {
+                i = segment.index(after: i)
+            } else if segment[i] == UInt8(ascii: "%"), segment.distance(from: i, to: segment.endIndex) >= 3,
+                      segment[segment.index(i, offsetBy: 1)] == UInt8(ascii: "2"),
+                      segment[segment.index(i, offsetBy: 2)] | 0x20 == UInt8(ascii: "e") {
+                i = segment.index(i, offsetBy: 3)
+            } else {
+                return 0
+            }
+            dots += 1
+            if dots > 2 { return 0 }
+        }
+        return dots
     }
 
     /// A string's bytes in one copy (appending a `String.UTF8View` goes byte by byte).
