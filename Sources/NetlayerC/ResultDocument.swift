@@ -51,7 +51,12 @@ enum ResultDocument {
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         w.raw(",\"body\":")
         if let response, [.status, .parsing, .noResponse, .resolved].contains(error.kind) {
-            w.write(string: String(decoding: response.body, as: UTF8.self))
+            let body = FailureBody(response.body)
+            w.write(string: body.text)
+            if body.isCut {
+                w.raw(",\"bodyTruncated\":true,\"bodyBytes\":")
+                w.write(int: Int64(response.body.count))
+            }
         } else {
             w.raw("null")
         }
@@ -71,11 +76,15 @@ enum ResultDocument {
         var object: JSONObject = [
             "kind": .string(error.kind.rawValue), "message": .string(error.message),
             "status": response.map { .int(Int64($0.statusCode)) } ?? .null,
-            "body": response.map { .string(String(decoding: $0.body, as: UTF8.self)) } ?? .null,
+            "body": response.map { .string(FailureBody($0.body).text) } ?? .null,
             "code": error.code.map { .string($0) } ?? .null,
         ]
         if let response {
             object["headers"] = .object(JSONObject(response.headers.map { ($0.name, JSON.string($0.value)) }))
+            if FailureBody(response.body).isCut {
+                object["bodyTruncated"] = .bool(true)
+                object["bodyBytes"] = .int(Int64(response.body.count))
+            }
         }
         if let curlCode = error.curlCode { object["curlCode"] = .int(Int64(curlCode)) }
         return .object(object)
@@ -127,4 +136,27 @@ extension RawJSON: ResultValue {
     }
 
     private static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+}
+
+/// The part of a response body a failure document carries: at most `limit` bytes,
+/// cut before a UTF-8 sequence that would not fit, so that a 100 MB error page costs
+/// 64 KiB of document (escaped, a whole body could be six times its size).
+struct FailureBody {
+    static let limit = 64 * 1024
+
+    let text: String
+    let isCut: Bool
+
+    init(_ body: [UInt8]) {
+        guard body.count > Self.limit else {
+            text = String(decoding: body, as: UTF8.self)
+            isCut = false
+            return
+        }
+        var end = Self.limit
+        // Back off over continuation bytes (10xxxxxx) to the start of a sequence.
+        while end > Self.limit - 4, body[end] & 0xC0 == 0x80 { end -= 1 }
+        text = String(decoding: body[..<end], as: UTF8.self)
+        isCut = true
+    }
 }

@@ -567,6 +567,52 @@ static void test_named_endpoint_call_fills_path_params(void)
     nl_client_free(c);
 }
 
+/* A failure document carries at most 64 KiB of the body, cut before a UTF-8 sequence
+   that would not fit, and says that it was cut and how large the body was; a small
+   body comes whole, without those keys. */
+static void test_failure_documents_carry_at_most_64_kib_of_the_body(void)
+{
+    enum { HEAD = 65535, TAIL = 40000 };
+    nl_client *c = client_for(NULL);
+    json_t *endpoint, *r, *err;
+    char *body = malloc(HEAD + 2 + TAIL + 1);
+    char *text;
+    const char *got;
+    size_t i;
+    REQUIRE(body != NULL);
+    memset(body, 'a', HEAD);
+    body[HEAD] = (char)0xC3;     /* "é" straddles byte 65536 */
+    body[HEAD + 1] = (char)0xA9;
+    memset(body + HEAD + 2, 'b', TAIL);
+    body[HEAD + 2 + TAIL] = 0;
+    endpoint = json_pack("{s:s, s:s, s:s, s:s, s:[[i,i]]}", "path", "reflect", "method", "POST",
+                         "bodyEncoding", "text", "body", body, "acceptableStatus", 201, 201);
+    text = json_dumps(endpoint, JSON_COMPACT);
+    r = request_doc(c, text);
+    CHECK_KIND(r, "status");
+    err = json_object_get(r, "error");
+    got = jpath_str(err, "body");
+    REQUIRE(got != NULL);
+    CHECK_INT_EQ(strlen(got), HEAD);
+    for (i = 0; got[i]; i++)
+        if (got[i] != 'a') { CHECK_MSG(0, "byte %d of the carried body is %d", (int)i, got[i]); break; }
+    CHECK(json_is_true(json_object_get(err, "bodyTruncated")));
+    CHECK_INT_EQ(jpath_num(err, "bodyBytes", -1), HEAD + 2 + TAIL);
+    json_decref(r);
+    free(text);
+    json_decref(endpoint);
+
+    r = request_json(c, "{\"path\": \"status/404\"}");
+    CHECK_KIND(r, "status");
+    err = json_object_get(r, "error");
+    CHECK(json_object_get(err, "bodyTruncated") == NULL);
+    CHECK(json_object_get(err, "bodyBytes") == NULL);
+    CHECK(strstr(jpath_str(err, "body"), "status 404") != NULL);
+    json_decref(r);
+    free(body);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -605,6 +651,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_repeated_response_headers_are_joined),
         NLT_TEST(test_config_user_agent_is_sent),
         NLT_TEST(test_named_endpoint_call_fills_path_params),
+        NLT_TEST(test_failure_documents_carry_at_most_64_kib_of_the_body),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

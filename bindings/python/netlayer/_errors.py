@@ -19,6 +19,8 @@ class Error(Exception):
     arrived), ``body`` (response body as text for kinds status, parsing, no_response),
     ``code`` (the error resolver's code), plus the result's ``headers``, ``attempts``,
     ``timing`` and ``curl_code`` (libcurl's code for kinds protocol and generic).
+    ``body`` holds at most 64 KiB of the response body: ``body_truncated`` says it
+    was cut and ``body_bytes`` how large the body was (None when it came whole).
     """
 
     kind: str = "generic"
@@ -35,6 +37,8 @@ class Error(Exception):
         attempts: int = 0,
         timing: Optional[Mapping[str, float]] = None,
         curl_code: Optional[int] = None,
+        body_truncated: bool = False,
+        body_bytes: Optional[int] = None,
     ) -> None:
         super().__init__(message)
         if kind is not None:
@@ -47,6 +51,8 @@ class Error(Exception):
         self.attempts = attempts
         self.timing: Dict[str, float] = dict(timing or {})
         self.curl_code = curl_code
+        self.body_truncated = body_truncated
+        self.body_bytes = body_bytes
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
@@ -196,4 +202,6 @@ def error_from_result(doc: Mapping[str, Any]) -> Error:
         attempts=attempts or 0,
         timing=timing if isinstance(timing, Mapping) else None,
         curl_code=_optional_int(err.get("curlCode")),
+        body_truncated=err.get("bodyTruncated") is True,
+        body_bytes=_optional_int(err.get("bodyBytes")),
     )

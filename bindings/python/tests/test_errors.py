@@ -118,3 +118,17 @@ def test_errors_pickle_with_their_fields(client: netlayer.Client) -> None:
 def test_unserialisable_document_raises_type_error(client: netlayer.Client) -> None:
     with pytest.raises(TypeError):
         client.post("echo", body={"when": object()})
+
+
+def test_a_failure_carries_at_most_64_kib_of_a_large_body(client: netlayer.Client) -> None:
+    body = "a" * 65535 + "é" + "b" * 40000  # "é" straddles byte 65536
+    with pytest.raises(netlayer.StatusError) as caught:
+        client.post("reflect", body=body, body_encoding="text", acceptable_status=[[201, 201]])
+    error = caught.value
+    assert error.body == "a" * 65535  # cut before the sequence that would not fit
+    assert error.body_truncated is True
+    assert error.body_bytes == len(body.encode("utf-8"))
+    with pytest.raises(netlayer.StatusError) as small:
+        client.get("status/404")
+    assert small.value.body_truncated is False and small.value.body_bytes is None
+    assert client.get("json").status == 200
