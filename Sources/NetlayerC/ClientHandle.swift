@@ -19,7 +19,10 @@ final class ClientHandle: Sendable, ForkParticipant {
         parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders) { event in
             if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
         }
-        if let entries = config.cacheEntries { parts.makeCache = { ResponseCache(maxEntries: entries) } }
+        if let entries = config.cacheEntries {
+            let credentials = config.redactedHeaders  // secrets by the config's own word
+            parts.makeCache = { ResponseCache(maxEntries: entries, credentialHeaders: credentials) }
+        }
         // The first attempt's ADAPT and LOG hooks run as a request starts, and hooks run
         // on a library thread (contract, section 6): with a hook set, requests start on
         // the loop thread.

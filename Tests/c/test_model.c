@@ -361,6 +361,62 @@ static void test_cache_max_age_answers_second_request_without_the_server(void)
     free(key);
 }
 
+/* A stored response answers only requests with the same credentials: not another
+ * bearer token, not a request with only a cookie or a header the config marks secret,
+ * not one without credentials, and not one whose token a hook added. */
+static void adapt_adds_carol(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json; (void)user_data;
+    nl_reply_set(reply, "{\"headers\": {\"Authorization\": \"Bearer CAROL\"}}");
+}
+
+static void test_cache_never_serves_one_users_response_to_another(void)
+{
+    static const char *others[] = {
+        "{\"Authorization\": \"Bearer BOB\"}",
+        "{\"Cookie\": \"session=alice\"}",
+        "{\"X-Api-Key\": \"alice-key\"}",
+        "{}",
+    };
+    nl_client *c = client_for("\"cache\": {\"enabled\": true, \"maxEntries\": 16},"
+                              " \"log\": {\"redact\": [\"X-Api-Key\"]}");
+    char *key = unique_key("creds");
+    json_t *r;
+    size_t i;
+    r = request_json(c, "{\"path\": \"cache/%s\", \"query\": {\"max_age\": 60}, \"useCache\": true,"
+                        " \"headers\": {\"Authorization\": \"Bearer ALICE\"}}", key);
+    CHECK_OK(r);
+    CHECK(!from_cache(r));
+    json_decref(r);
+    for (i = 0; i < NLT_COUNT(others); i++) {
+        r = request_json(c, "{\"path\": \"cache/%s\", \"query\": {\"max_age\": 60}, \"useCache\": true,"
+                            " \"headers\": %s}", key, others[i]);
+        CHECK_OK(r);
+        CHECK_MSG(!from_cache(r), "Bearer ALICE's response was served to a request with %s", others[i]);
+        json_decref(r);
+    }
+    r = request_json(c, "{\"path\": \"cache/%s\", \"query\": {\"max_age\": 60}, \"useCache\": true,"
+                        " \"headers\": {\"Authorization\": \"Bearer ALICE\"}}", key);
+    CHECK_MSG(from_cache(r), "the same credentials are answered from the cache");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"cache/%s\", \"query\": {\"max_age\": 60}, \"useCache\": true,"
+                        " \"headers\": {\"X-Api-Key\": \"alice-key\"}}", key);
+    CHECK_MSG(from_cache(r), "a marked header's own value is answered from the cache");
+    json_decref(r);
+
+    /* a token added by the ADAPT hook is the credential the response was fetched with */
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, adapt_adds_carol, NULL), 0);
+    r = request_json(c, "{\"path\": \"cache/%s-hook\", \"query\": {\"max_age\": 60}, \"useCache\": true}", key);
+    CHECK_OK(r);
+    json_decref(r);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
+    r = request_json(c, "{\"path\": \"cache/%s-hook\", \"query\": {\"max_age\": 60}, \"useCache\": true}", key);
+    CHECK_MSG(!from_cache(r), "a response fetched with the hook's token was served to a request without it");
+    json_decref(r);
+    nl_client_free(c);
+    free(key);
+}
+
 /* The callback of an async request answered from the cache still runs on a library
  * thread, after nl_request_async returned (never inside it, where a caller holding
  * a lock its callback takes would deadlock). */
@@ -881,6 +937,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_multipart_unreadable_file_is_io),
         NLT_TEST(test_use_cache_without_cache_enabled_is_invalid_request),
         NLT_TEST(test_cache_max_age_answers_second_request_without_the_server),
+        NLT_TEST(test_cache_never_serves_one_users_response_to_another),
         NLT_TEST(test_cache_hit_of_an_async_request_calls_back_on_a_library_thread),
         NLT_TEST(test_cache_no_store_is_never_cached),
         NLT_TEST(test_cache_etag_revalidates_with_if_none_match_and_304),

@@ -15,6 +15,9 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
     /// Validators and the cached response of a stale cache entry being revalidated.
     private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
+    /// The headers the last attempt was sent with (after the adapter): a response is
+    /// cached under the credentials it was fetched with, including a hook's.
+    private var sentHeaders: HTTPHeaders?
 
     init(environment: AttemptEnvironment, request: HTTPRequest, id: UInt64,
          completion: (@Sendable (NetworkOutcome) -> Void)?) {
@@ -176,10 +179,12 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// Stores what may be cached, and turns a 304 into the cached response.
     private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
         guard let cache, case .success(let response) = result else { return result }
+        var sent = original  // the original's URL and method are the key; the sent headers the credentials
+        if let sentHeaders { sent.headers = sentHeaders }
         if response.statusCode == 304, let cached = revalidation?.cached {
-            return .success(cache.revalidated(response, cached: cached, for: original))
+            return .success(cache.revalidated(response, cached: cached, for: sent))
         }
-        cache.store(response, for: original)
+        cache.store(response, for: sent)
         return result
     }
 
@@ -209,6 +214,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 return .failure(error)
             }
         }
+        if cache != nil { sentHeaders = request.headers }
         environment.logger.log(request: request, context: RequestContext(id: id, attempt: attempt))
         return .success(request)
     }

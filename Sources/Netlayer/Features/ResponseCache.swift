@@ -14,6 +14,9 @@ public final class ResponseCache: ResponseCaching {
     struct Entry {
         var response: HTTPResponse
         var varyHeaders: [String: String?]
+        /// The credentials of the request it was stored for (`credentials(of:)`): it
+        /// answers only requests that carry exactly these.
+        var credentials: [String: String]
         var storedAt: UInt64
         var freshFor: Double
         var mustRevalidate: Bool
@@ -23,7 +26,18 @@ public final class ResponseCache: ResponseCaching {
     public let maxEntries: Int
     private let entries = Locked<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
 
-    public init(maxEntries: Int = 256) { self.maxEntries = max(1, maxEntries) }
+    /// Lower-case names of the request headers that carry credentials.
+    private let credentialNames: [String]
+
+    /// - Parameter credentialHeaders: request headers besides Authorization, Cookie and
+    ///   Proxy-Authorization whose values tell one user from another (a config's
+    ///   `log.redact` names): a response stored for one set of values is never served
+    ///   to a request with other values, or with none.
+    public init(maxEntries: Int = 256, credentialHeaders: Set<String> = []) {
+        self.maxEntries = max(1, maxEntries)
+        credentialNames = Array(Set(["authorization", "cookie", "proxy-authorization"])
+            .union(credentialHeaders.map { $0.lowercased() })).sorted()
+    }
 
     public var count: Int { entries.withLock { $0.count } }
 
@@ -33,10 +47,11 @@ public final class ResponseCache: ResponseCaching {
 
     public func lookup(_ request: HTTPRequest) -> CacheLookup {
         let key = Self.key(request)
+        let credentials = credentials(of: request)
         let now = MonotonicClock.now()
         return entries.withLock { state -> CacheLookup in
             guard var variants = state.map[key],
-                  let i = variants.firstIndex(where: { Self.matches($0, request) })
+                  let i = variants.firstIndex(where: { matches($0, request, credentials) })
             else { return .miss }
             state.clock += 1
             variants[i].lastUse = state.clock
@@ -63,8 +78,9 @@ public final class ResponseCache: ResponseCaching {
         let freshFor = Self.freshness(response.headers, directives)
         let hasValidators = response.headers["etag"] != nil || response.headers["last-modified"] != nil
         guard freshFor > 0 || hasValidators else { return }
-        var entry = Entry(response: response, varyHeaders: [:], storedAt: MonotonicClock.now(), freshFor: freshFor,
-                          mustRevalidate: directives["no-cache"] != nil, lastUse: 0)
+        let credentials = credentials(of: request)
+        var entry = Entry(response: response, varyHeaders: [:], credentials: credentials, storedAt: MonotonicClock.now(),
+                          freshFor: freshFor, mustRevalidate: directives["no-cache"] != nil, lastUse: 0)
         for name in vary where !name.isEmpty { entry.varyHeaders[name] = request.headers[name] }
         entry.response.fromCache = false
         let key = Self.key(request)
@@ -72,7 +88,7 @@ public final class ResponseCache: ResponseCaching {
             state.clock += 1
             entry.lastUse = state.clock
             var variants = state.map[key] ?? []
-            if let i = variants.firstIndex(where: { Self.matches($0, request) }) {
+            if let i = variants.firstIndex(where: { matches($0, request, credentials) }) {
                 variants[i] = entry
             } else {
                 variants.append(entry)
@@ -112,8 +128,18 @@ public final class ResponseCache: ResponseCaching {
 
     private static func key(_ request: HTTPRequest) -> String { request.method.rawValue + " " + request.url }
 
-    private static func matches(_ entry: Entry, _ request: HTTPRequest) -> Bool {
-        entry.varyHeaders.allSatisfy { name, value in request.headers[name] == value }
+    private func matches(_ entry: Entry, _ request: HTTPRequest, _ credentials: [String: String]) -> Bool {
+        entry.credentials == credentials && entry.varyHeaders.allSatisfy { name, value in request.headers[name] == value }
+    }
+
+    /// The request's credential headers, by lower-case name. (URL user-info is part of
+    /// the URL, and so of the key.)
+    private func credentials(of request: HTTPRequest) -> [String: String] {
+        var found: [String: String] = [:]
+        for name in credentialNames {
+            if let value = request.headers[name] { found[name] = value }
+        }
+        return found
     }
 
     static func directives(_ header: String?) -> [String: String] {
