@@ -77,6 +77,8 @@ struct ConfigDocument {
             }
         }
 
+        // Headers the config marks secret stay with their origin, like Authorization.
+        network.requestOptions.secretHeaders = redactedHeaders.subtracting(["set-cookie"])
         if !options.tls.verify { tlsVerifyOff = true }
         if let endpoints = try doc.object("endpoints") {
             for member in endpoints {

@@ -264,6 +264,71 @@ static void test_credentials_are_not_sent_to_another_scheme(void)
     free(https_target);
 }
 
+/* Headers the config marks secret (log.redact) stay with their origin like
+ * Authorization: dropped on a redirect to another port, kept on a same-origin one;
+ * and every hop is logged as a request event of its own. */
+typedef struct hop_log {
+    pthread_mutex_t m;
+    json_t *urls;
+} hop_log;
+
+static void collect_request_events(const char *event_json, nl_reply *reply, void *user_data)
+{
+    hop_log *l = (hop_log *)user_data;
+    json_t *e = json_loads(event_json, 0, NULL);
+    (void)reply;
+    if (e && jpath_str(e, "event") && strcmp(jpath_str(e, "event"), "request") == 0) {
+        pthread_mutex_lock(&l->m);
+        json_array_append_new(l->urls, json_string(jpath_str(e, "url") ? jpath_str(e, "url") : "?"));
+        pthread_mutex_unlock(&l->m);
+    }
+    json_decref(e);
+}
+
+static void test_headers_marked_secret_stay_with_their_origin_and_each_hop_is_logged(void)
+{
+    char *start = nlt_format("%sredirect-to", base_url());
+    char *other = nlt_format("http://127.0.0.1:%d/echo", port_b());
+    char *same = nlt_format("%secho", base_url());
+    const char *targets[2];
+    hop_log log;
+    int k;
+    nl_client *c = make_client(json_pack("{s:s, s:f, s:{s:s}, s:{s:s, s:[s]}}", "baseURL", base_url(),
+                                         "timeout", 10.0, "headers", "X-Api-Key", "secret-key",
+                                         "log", "level", "info", "redact", "X-Api-Key"));
+    targets[0] = other;
+    targets[1] = same;
+    pthread_mutex_init(&log.m, NULL);
+    log.urls = json_array();
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, collect_request_events, &log) == 0);
+    for (k = 0; k < 2; k++) {
+        json_t *r = req(c, json_pack("{s:s, s:b, s:{s:s}}", "path", start, "isFullPath", 1, "query", "url",
+                                     targets[k]));
+        const char *got;
+        CHECK_OK(r);
+        got = jpath_str(r, "value.headers.x-api-key");
+        if (k == 0)
+            CHECK_MSG(got == NULL, "X-Api-Key (log.redact) LEAKED to another origin: \"%s\"", got);
+        else
+            CHECK_MSG(got != NULL && strcmp(got, "secret-key") == 0, "X-Api-Key was dropped on a same-origin redirect");
+        json_decref(r);
+    }
+    pthread_mutex_lock(&log.m);
+    CHECK_MSG(json_array_size(log.urls) == 4, "two requests of two hops each: %d request events",
+              (int)json_array_size(log.urls));
+    if (json_array_size(log.urls) == 4) {
+        CHECK(strstr(json_string_value(json_array_get(log.urls, 0)), "redirect-to") != NULL);
+        CHECK(strstr(json_string_value(json_array_get(log.urls, 1)), "/echo") != NULL);
+    }
+    pthread_mutex_unlock(&log.m);
+    nl_client_free(c);
+    json_decref(log.urls);
+    pthread_mutex_destroy(&log.m);
+    free(start);
+    free(other);
+    free(same);
+}
+
 static void test_credentials_are_kept_on_a_same_origin_redirect(void)
 {
     char *start = nlt_format("%sredirect-to", base_url());
@@ -878,6 +943,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_credentials_are_not_sent_to_another_host),
         NLT_TEST(test_credentials_are_not_sent_to_another_scheme),
         NLT_TEST(test_credentials_are_kept_on_a_same_origin_redirect),
+        NLT_TEST(test_headers_marked_secret_stay_with_their_origin_and_each_hop_is_logged),
         NLT_TEST(test_post_becomes_get_without_body_after_301_302_303),
         NLT_TEST(test_post_keeps_method_and_body_after_307_308),
         NLT_TEST(test_cr_lf_nul_anywhere_is_invalid_request_and_sends_nothing),

@@ -40,6 +40,7 @@ enum RedirectPolicy {
         next.url = target.url
         if let origin = origin(of: request.url), origin != target.origin {
             for name in credentialHeaders { next.headers[name] = nil }
+            for name in request.options.secretHeaders { next.headers[name] = nil }
         }
         let becomesGet = response.statusCode == 303 && request.method != .head
             || (response.statusCode == 301 || response.statusCode == 302) && request.method == .post

@@ -56,6 +56,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects) {
             case .follow(let next):
+                environment.logger.log(request: next, context: context)  // each hop is a request of its own
                 send(next, context: context, redirects: redirects + 1)
             case .fail(let error):
                 conclude(.failure(error), request: request, context: context)
@@ -134,6 +135,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 case .follow(let next):
                     hop = next
                     redirects += 1
+                    environment.logger.log(request: hop, context: context)  // each hop is a request of its own
                     result = environment.sessionManager.requestBlocking(hop)
                 case .fail(let error):
                     result = .failure(error)

@@ -20,6 +20,10 @@ public struct RequestOptions: Sendable, Hashable {
     public var retry = RetryPolicy()
     /// Seconds the whole operation may take, every attempt and back-off included.
     public var deadline: Double?
+    /// Request headers, besides Authorization, Cookie and Proxy-Authorization, that
+    /// carry secrets (a config's `log.redact`, lower case): like those, they are not
+    /// sent on to another origin when a redirect is followed.
+    public var secretHeaders: Set<String> = []
 
     public init() {}
 
