@@ -7,16 +7,20 @@ final class ClientHandle: Sendable, ForkParticipant {
     let client: NetlayerClient
     let namedEndpoints: JSONObject
     let hooks: HookTable
+    /// The config's own secret query names, kept out of error messages too.
+    private let redactedQuery: Set<String>
 
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
         self.hooks = hooks
         namedEndpoints = config.endpoints
+        redactedQuery = config.redactedQuery
         var parts = NetlayerClient.Parts(config: config.network)
         parts.maxConcurrent = config.maxConcurrent
         parts.interceptor = HookInterceptor(hooks: hooks)
         parts.errorResolver = HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules))
-        parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders) { event in
+        parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders,
+                                     redactedQuery: config.redactedQuery) { event in
             if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
         }
         if let entries = config.cacheEntries {
@@ -112,7 +116,7 @@ final class ClientHandle: Sendable, ForkParticipant {
         case .failed(let document):
             return document
         case .ready(let request, let decoder, let id):
-            return Self.document(client.perform(request, decoder: decoder, id: id))
+            return Self.document(client.perform(request, decoder: decoder, id: id), redactedQuery: redactedQuery)
         }
     }
 
@@ -129,7 +133,7 @@ final class ClientHandle: Sendable, ForkParticipant {
             case .ready(let request, let decoder, let id):
                 return (request, decoder, id)
             }
-        }, finish: Self.document)
+        }, finish: { [redactedQuery] in Self.document($0, redactedQuery: redactedQuery) })
         return results.enumerated().map { index, document in document ?? failed[index] ?? [] }
     }
 
@@ -141,14 +145,18 @@ final class ClientHandle: Sendable, ForkParticipant {
             // The contract promises the callback on a library thread, never inline.
             client.execute { notify(id, document) }
         case .ready(let request, let decoder, _):
-            client.start(request, decoder: decoder, id: id) { notify(id, Self.document($0)) }
+            client.start(request, decoder: decoder, id: id) { [redactedQuery] in
+                notify(id, Self.document($0, redactedQuery: redactedQuery))
+            }
         }
     }
 
-    static func document(_ result: RequestResult) -> [UInt8] {
+    static func document(_ result: RequestResult, redactedQuery: Set<String>) -> [UInt8] {
         switch result.decoded {
         case .success(let response): return ResultDocument.success(response)
-        case .failure(let error): return ResultDocument.failure(error, response: result.response, attempts: result.attempts)
+        case .failure(let error):
+            return ResultDocument.failure(error, response: result.response, attempts: result.attempts,
+                                          redactedQuery: redactedQuery)
         }
     }
 }

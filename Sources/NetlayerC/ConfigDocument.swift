@@ -9,6 +9,8 @@ struct ConfigDocument {
     var errorRules: [RuleBasedErrorResolver.Rule] = []
     var logLevel = LogLevel.off
     var redactedHeaders = Redaction.defaultHeaders
+    /// Query parameters whose values are secrets, besides the well-known names.
+    var redactedQuery: Set<String> = []
     var tlsVerifyOff = false
     /// Entries of the response cache; nil when the cache is off.
     var cacheEntries: Int?
@@ -61,7 +63,7 @@ struct ConfigDocument {
         }
         if let rules = doc.value("errorResolver") { errorRules = try Self.errorRules(rules) }
         if let log = try doc.reader("log") {
-            try log.checkKeys(known: ["level", "redact"])
+            try log.checkKeys(known: ["level", "redact", "redactQuery"])
             if let name = try log.string("level") {
                 guard let level = LogLevel(name: name) else {
                     throw .invalidRequest("config key 'log': level '\(name.escapedForMessage)' is not one of off, error, info, debug")
@@ -74,6 +76,12 @@ struct ConfigDocument {
                 }
                 // The defaults always stay redacted; the list adds to them.
                 redactedHeaders.formUnion(names.compactMap { $0.stringValue?.lowercased() })
+            }
+            if let redact = log.value("redactQuery") {
+                guard case .array(let names) = redact, names.allSatisfy({ $0.stringValue != nil }) else {
+                    throw .invalidRequest("config key 'log': redactQuery must be an array of query parameter names")
+                }
+                redactedQuery = Set(names.compactMap { $0.stringValue.map { Redaction.normalized($0.utf8) } })
             }
         }
 

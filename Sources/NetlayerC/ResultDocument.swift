@@ -26,7 +26,10 @@ enum ResultDocument {
     }
 
     /// A failure; `response` is what the server answered, when it answered.
-    static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1) -> [UInt8] {
+    /// - Parameter redactedQuery: the config's own secret query names, whose values are
+    ///   kept out of the message as the well-known ones are.
+    static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1,
+                        redactedQuery: Set<String> = []) -> [UInt8] {
         let response = error.response ?? response
         var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":false,\"status\":")
@@ -46,7 +49,7 @@ enum ResultDocument {
         w.raw(",\"error\":{\"kind\":")
         w.write(string: error.kind.rawValue)
         w.raw(",\"message\":")
-        w.write(string: error.message)
+        w.write(string: redactedQuery.isEmpty ? error.message : Redaction.url(in: error.message, queryNames: redactedQuery))
         w.raw(",\"status\":")
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         w.raw(",\"body\":")

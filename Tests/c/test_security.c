@@ -798,11 +798,13 @@ static int canary_scenario(const char *base, int pb, leak_log *log, const char *
 {
     char *userinfo_base = nlt_format("http://user:%s@%s", CANARY, base + 7);
     char *cfg = nlt_format("{\"baseURL\": \"%s\", \"timeout\": 5, \"headers\": {\"Authorization\": \"Bearer %s\"},"
-                           " \"log\": {\"level\": \"debug\"},"
-                           " \"retry\": {\"maxAttempts\": 3, \"backoff\": 0.01}}", userinfo_base, CANARY);
+                           " \"query\": {\"api_key\": \"%s\"},"
+                           " \"log\": {\"level\": \"debug\", \"redactQuery\": [\"custom\"]},"
+                           " \"retry\": {\"maxAttempts\": 3, \"backoff\": 0.01}}", userinfo_base, CANARY, CANARY);
     static const char *const endpoints[] = {
         "{\"path\": \"json\", \"headers\": {\"Cookie\": \"sid=" CANARY "\"}}",
         "{\"path\": \"echo\", \"headers\": {\"Cookie\": \"sid=" CANARY "\"}}",
+        "{\"path\": \"echo\", \"query\": {\"custom\": \"" CANARY "\", \"Access-Token\": \"" CANARY "\"}}",
         "{\"path\": \"redirect-to\", \"query\": {\"url\": \"/echo\"}, \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
         "{\"path\": \"redirect/2\", \"headers\": {\"Cookie\": \"a=" CANARY "\"}}",
         "{\"path\": \"redirect-to\", \"query\": {\"url\": \"http://127.0.0.1:%d/echo\", \"status\": 307},"

@@ -42,8 +42,8 @@ extension DataTransferError {
     }
 
     /// A one-line human description; never contains header values, and URL
-    /// user-info is redacted.
-    public var message: String { Redaction.userInfo(in: rawMessage) }
+    /// user-info and secret query values (`Redaction.defaultQueryNames`) are redacted.
+    public var message: String { Redaction.url(in: rawMessage) }
 
     private var rawMessage: String {
         switch self {

@@ -37,25 +37,29 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
     public var level: LogLevel
     /// Lower-case header names whose values never appear.
     public var redactedHeaders: Set<String>
+    /// Query parameters whose values never appear, besides `Redaction.defaultQueryNames`
+    /// (in `Redaction.normalized` form).
+    public var redactedQuery: Set<String>
     public var sink: (@Sendable (LogEvent) -> Void)?
 
     public static let bodyLimit = 4096
 
     public init(level: LogLevel = .off, redactedHeaders: Set<String> = Redaction.defaultHeaders,
-                sink: (@Sendable (LogEvent) -> Void)? = nil) {
+                redactedQuery: Set<String> = [], sink: (@Sendable (LogEvent) -> Void)? = nil) {
         self.level = level
         self.redactedHeaders = Set(redactedHeaders.map { $0.lowercased() })
+        self.redactedQuery = Set(redactedQuery.map { Redaction.normalized($0.utf8) })
         self.sink = sink
     }
 
     public func log(request: HTTPRequest, context: RequestContext) {
         if !request.options.tls.verify {
-            warn("TLS certificate verification is off for \(Redaction.userInfo(in: request.url)) (tls.verify: false)")
+            warn("TLS certificate verification is off for \(Redaction.url(in: request.url, queryNames: redactedQuery)) (tls.verify: false)")
         }
         guard level >= .info else { return }
         var fields = base(context)
         fields["method"] = .string(request.method.rawValue)
-        fields["url"] = .string(Redaction.userInfo(in: request.url))
+        fields["url"] = .string(Redaction.url(in: request.url, queryNames: redactedQuery))
         fields["headers"] = .object(Redaction.headers(request.headers, redacting: redactedHeaders))
         if level >= .debug {
             if let body = request.body { fields["bodyBytes"] = .int(Int64(body.count)) }
@@ -72,7 +76,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["elapsedMs"] = .double(response.totalMs)
         fields["bodyBytes"] = .int(Int64(response.body.count))
         if level >= .debug {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
             fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
         }
         emit(.info, "response", fields)
@@ -83,12 +87,12 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         let failure = DataTransferError.networkFailure(error)
         var fields = base(context)
         fields["method"] = .string(request.method.rawValue)
-        fields["url"] = .string(Redaction.userInfo(in: request.url))
+        fields["url"] = .string(Redaction.url(in: request.url, queryNames: redactedQuery))
         fields["kind"] = .string(failure.kind.rawValue)
-        fields["message"] = .string(failure.message)
+        fields["message"] = .string(Redaction.url(in: failure.message, queryNames: redactedQuery))
         fields["status"] = error.response.map { .int(Int64($0.statusCode)) } ?? .null
         if let response = error.response, level >= .debug {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
             fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
         }
         emit(.error, "error", fields)
@@ -97,7 +101,8 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
     public func log(error: DataTransferError) {
         guard level >= .error else { return }
         if case .networkFailure = error { return }  // already logged per attempt
-        emit(.error, "error", ["kind": .string(error.kind.rawValue), "message": .string(error.message)])
+        emit(.error, "error", ["kind": .string(error.kind.rawValue),
+                               "message": .string(Redaction.url(in: error.message, queryNames: redactedQuery))])
     }
 
     /// A warning about a risky setting (such as TLS verification turned off).
@@ -136,13 +141,13 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         } else if request.method != .get {
             parts += ["-X", request.method.rawValue]
         }
-        parts.append(Self.quote(Redaction.userInfo(in: request.url)))
+        parts.append(Self.quote(Redaction.url(in: request.url, queryNames: redactedQuery)))
         for field in request.headers {
             let value = redactedHeaders.contains(field.name.lowercased()) ? Redaction.marker : field.value
             parts += ["-H", Self.quote("\(field.name): \(value)")]
         }
         if let body = request.body {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders)
+            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
             let text = Redaction.scrub(String(decoding: body.prefix(Self.bodyLimit), as: UTF8.self), of: secrets)
             parts += ["--data-binary", Self.quote(text)]
         }
