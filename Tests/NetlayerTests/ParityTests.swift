@@ -117,8 +117,7 @@ private struct Page: Decodable, Sendable {
         #expect(events == [
             .serverSent(event: "tick", data: "a\nb", lastEventId: "7", retry: 10),
             .serverSent(event: "message", data: "c", lastEventId: "7", retry: 10),
-            .serverSent(event: "message", data: "end", lastEventId: "7", retry: 10),
-        ])
+        ], "\"data: end\" is not ended by a blank line: discarded")
     }
 
     @Test func theCacheAnswersFreshResponsesWithoutTheServer() async throws {

@@ -9,6 +9,8 @@ struct StreamParser {
     private var lastEventId = ""
     private var retry: Int?
     private var sawBOM = false
+    /// How many bytes of `pending` hold no line end (a long line arriving in pieces).
+    private var scanned = 0
 
     init(mode: StreamMode) { self.mode = mode }
 
@@ -18,7 +20,7 @@ struct StreamParser {
         pending.append(contentsOf: bytes)
         var events: [StreamEvent] = []
         var start = 0
-        var i = 0
+        var i = scanned  // bytes before it were looked at by an earlier call: splitting stays linear
         while i < pending.count {
             let b = pending[i]
             if b == 0x0A || b == 0x0D {
@@ -34,50 +36,59 @@ struct StreamParser {
             i += 1
         }
         pending.removeFirst(start)
+        scanned = i - start
         return events
     }
 
-    /// What is left when the body ends: a last unterminated line, or an event without
-    /// its blank line (dispatched, as browsers do not, but a client reading a closed
-    /// stream would expect).
+    /// What is left when the body ends: a line its final CR ended and, for `lines`, a
+    /// last line without its newline. For `sse` nothing else: the HTML standard discards
+    /// pending data at the end of the stream, so an event not ended by a blank line is
+    /// not dispatched.
     mutating func finish() -> [StreamEvent] {
-        var events: [StreamEvent] = []
-        if !pending.isEmpty {
-            if let event = take(line: pending) { events.append(event) }
+        defer {
             pending = []
+            scanned = 0
         }
-        if mode == .sse, let event = dispatch() { events.append(event) }
-        return events
+        // A CR that ends the body ends its line: no LF can follow any more.
+        if pending.last == 0x0D { return take(line: Array(pending.dropLast())).map { [$0] } ?? [] }
+        guard mode == .lines, !pending.isEmpty else { return [] }
+        return take(line: pending).map { [$0] } ?? []
     }
 
     private mutating func take(line: [UInt8]) -> StreamEvent? {
-        var text = String(decoding: line, as: UTF8.self)
+        var line = line[...]
         if !sawBOM {
             sawBOM = true
-            if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+            if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
         }
         switch mode {
-        case .lines: return .line(text)
+        case .lines: return .line(String(decoding: line, as: UTF8.self))
         case .chunks: return nil
         case .sse: break
         }
-        if text.isEmpty { return dispatch() }
-        if text.hasPrefix(":") { return nil }  // comment
-        let field: Substring
-        var value: Substring
-        if let colon = text.firstIndex(of: ":") {
-            field = text[..<colon]
-            value = text[text.index(after: colon)...]
-            if value.first == " " { value.removeFirst() }
+        // Bytes, not Characters: a combining mark after the colon must not merge with it.
+        if line.isEmpty { return dispatch() }
+        if line.first == UInt8(ascii: ":") { return nil }  // comment
+        let field: ArraySlice<UInt8>
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            field = line[..<colon]
+            value = line[(colon + 1)...]
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
         } else {
-            field = Substring(text)
-            value = ""
+            field = line
+            value = []
         }
-        switch field {
-        case "event": eventType = String(value)
-        case "data": data.append(String(value))
-        case "id" where !value.contains("\0"): lastEventId = String(value)
-        case "retry": if let ms = Int(value), ms >= 0 { retry = ms }
+        switch String(decoding: field, as: UTF8.self) {
+        case "event": eventType = String(decoding: value, as: UTF8.self)
+        case "data": data.append(String(decoding: value, as: UTF8.self))
+        case "id" where !value.contains(0): lastEventId = String(decoding: value, as: UTF8.self)
+        case "retry":
+            // Only ASCII digits count: "+5", "-0" and " 5" are ignored.
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }),
+               let ms = Int(String(decoding: value, as: UTF8.self)) {
+                retry = ms
+            }
         default: break
         }
         return nil
