@@ -64,7 +64,7 @@ package enum URLBuilder {
             }
             return nil
         }
-        let mayHaveDots = copy.withUTF8 { $0.contains(UInt8(ascii: ".")) || $0.contains(UInt8(ascii: "%")) }
+        let mayHaveDots = copy.withUTF8 { $0.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") } }
         if problem == nil, mayHaveDots, climbsOut(path) {
             throw .urlGeneration("path '\(path.escapedForMessage)' climbs out of the base URL's path with '..' segments")
         }

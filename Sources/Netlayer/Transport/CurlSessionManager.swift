@@ -70,7 +70,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         let code: CURLcode
         if let interrupt = ThreadInterrupt.armed() {
             guard let finished = pooled.perform(interruptedBy: interrupt) else {
-                _ = ThreadInterrupt.armed()  // drained: the caller handles the signal itself
+                ThreadInterrupt.discard(interrupt)
                 transfer.finishBlocking()
                 return .failure(ThreadInterrupt.error)
             }

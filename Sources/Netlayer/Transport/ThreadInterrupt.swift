@@ -41,10 +41,14 @@ package enum ThreadInterrupt {
         return fd
     }
 
+    /// Discards what waits on `fd`: the signal that interrupted a call, which the
+    /// caller handles itself.
+    static func discard(_ fd: Int32) { _ = nl_fd_drain(fd) }
+
     /// Whether a signal arrived on `fd` within `milliseconds`; it is then drained.
     static func arrived(_ fd: Int32, within milliseconds: Int32) -> Bool {
         guard nl_fd_readable(fd, milliseconds) != 0 else { return false }
-        _ = nl_fd_drain(fd)
+        discard(fd)
         return true
     }
 }

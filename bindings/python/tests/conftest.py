@@ -7,13 +7,14 @@ This conftest never touches sys.path: the tests exercise the *installed* package
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -71,3 +72,17 @@ def run_script(base_url: str) -> RunScript:
         return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
                               text=True, timeout=timeout, cwd=str(Path(__file__).parent))
     return run
+
+
+#: ``script_result(code, timeout=...)``: ``run_script``, which must exit 0, and the JSON
+#: value the script printed on its last line.
+ScriptResult = Callable[..., Any]
+
+
+@pytest.fixture
+def script_result(run_script: RunScript) -> ScriptResult:
+    def result(code: str, timeout: float = 60) -> Any:
+        process = run_script(code, timeout=timeout)
+        assert process.returncode == 0, (process.returncode, process.stdout, process.stderr)
+        return json.loads(process.stdout.strip().splitlines()[-1])
+    return result

@@ -1,17 +1,15 @@
 """close() from inside hooks and callbacks: never a crash, never a deadlock.
 
-Each scenario runs in its own process (``run_script``), so a crash (the library
+Each scenario runs in its own process (``script_result``), so a crash (the library
 pushing into a freed completion queue, nl_client_free from a library thread) or a
 hang fails the test instead of taking the run down.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any, Callable
 
-RunScript = Callable[..., "subprocess.CompletedProcess[str]"]
+ScriptResult = Callable[..., Any]  #: the conftest fixture
 
 PRELUDE = """
 import asyncio, json, os, sys, threading, time
@@ -20,13 +18,9 @@ URL = os.environ["NETLAYER_TEST_URL"]
 """
 
 
-def _result(process: "subprocess.CompletedProcess[str]") -> Any:
-    assert process.returncode == 0, (process.returncode, process.stdout, process.stderr)
-    return json.loads(process.stdout.strip().splitlines()[-1])
 
-
-def test_close_from_an_adapt_hook_during_a_blocking_request(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_close_from_an_adapt_hook_during_a_blocking_request(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 c = netlayer.Client({"baseURL": URL}, timeout=10)
 closed_in_hook = []
 
@@ -45,12 +39,12 @@ except netlayer.InvalidRequestError as error:
 c.close()                          # idempotent
 print(json.dumps({"status": response.status, "closed_in_hook": closed_in_hook,
                   "freed": freed_on_return, "after": after}))
-""", timeout=30))
+""", timeout=30)
     assert out == {"status": 200, "closed_in_hook": [True], "freed": True, "after": "client is closed"}
 
 
-def test_close_from_a_hook_during_call_and_batch(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_close_from_a_hook_during_call_and_batch(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 results = {}
 for how in ("call", "batch"):
     c = netlayer.Client({"baseURL": URL, "endpoints": {"slow": {"path": "delay/100"}}}, timeout=10)
@@ -61,12 +55,12 @@ for how in ("call", "batch"):
         results[how] = [r.status for r in c.batch([{"path": "delay/100"}, {"path": "json"}])]
     results[how + "_freed"] = c._freed
 print(json.dumps(results))
-""", timeout=30))
+""", timeout=30)
     assert out == {"call": 200, "call_freed": True, "batch": [200, 200], "batch_freed": True}
 
 
-def test_close_from_a_hook_with_asyncio_requests_in_flight(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_close_from_a_hook_with_asyncio_requests_in_flight(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 import netlayer._asyncio as queues
 taken = []                        # request ids of every result taken from the queue
 original = queues._loads
@@ -98,14 +92,14 @@ time.sleep(3)                     # the crash used to come about 2 s later
 print(json.dumps({"kinds": sorted(set(kinds)), "count": len(kinds), "taken": len(taken),
                   "distinct": len(set(taken)), "pending": c._pending_async(), "freed": c._freed,
                   "fast": elapsed < 2.5}))
-""", timeout=40))
+""", timeout=40)
     assert out["kinds"] == ["CancelledError"] and out["count"] == 21
     assert out["taken"] == out["distinct"] == 21  # every request completed exactly once
     assert out["pending"] == 0 and out["freed"] is True and out["fast"] is True
 
 
-def test_close_from_a_progress_callback_during_a_blocking_request(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_close_from_a_progress_callback_during_a_blocking_request(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 c = netlayer.Client({"baseURL": URL}, timeout=10)
 events = []
 
@@ -116,12 +110,12 @@ def progress(event):
 response = c.get("stream-bytes/100000", query={"chunk": 16384, "delay_ms": 10},
                  response={"decoder": "none"}, on_progress=progress)
 print(json.dumps({"status": response.status, "freed": c._freed, "events": len(set(events))}))
-""", timeout=30))
+""", timeout=30)
     assert out == {"status": 200, "freed": True, "events": 1}
 
 
-def test_close_from_progress_callbacks_of_async_requests_and_streams(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_close_from_progress_callbacks_of_async_requests_and_streams(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 SLOW = {"path": "stream-bytes/1000000", "query": {"chunk": 1000, "delay_ms": 20}}
 outcomes = {}
 
@@ -165,15 +159,15 @@ asyncio.run(main())
 blocking_stream()
 time.sleep(1)
 print(json.dumps(outcomes))
-""", timeout=40))
+""", timeout=40)
     assert out == {"arequest": "cancelled", "arequest_freed": True, "astream": "cancelled",
                    "astream_events": True, "stream": "cancelled"}
 
 
-def test_close_from_another_thread_while_a_hook_closes_too(run_script: RunScript) -> None:
+def test_close_from_another_thread_while_a_hook_closes_too(script_result: ScriptResult) -> None:
     # Both close() calls return; the one on an ordinary thread returns once the
     # client is freed, whichever started first.
-    out = _result(run_script(PRELUDE + """
+    out = script_result(PRELUDE + """
 c = netlayer.Client({"baseURL": URL}, timeout=10)
 in_hook = threading.Event()
 
@@ -190,5 +184,5 @@ c.close()                                 # waits for the worker's call, then th
 freed = c._freed
 worker.join(10)
 print(json.dumps({"freed": freed, "worker_done": not worker.is_alive()}))
-""", timeout=30))
+""", timeout=30)
     assert out == {"freed": True, "worker_done": True}

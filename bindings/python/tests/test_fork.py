@@ -1,17 +1,15 @@
 """A client used on both sides of os.fork(), and under multiprocessing's fork start.
 
-Each scenario runs in its own process (``run_script``); it forks there. The test
+Each scenario runs in its own process (``script_result``); it forks there. The test
 server's /echo reports which TCP connection carried the request (``connection``), so
 the child can tell that it opened connections of its own.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any, Callable
 
-RunScript = Callable[..., "subprocess.CompletedProcess[str]"]
+ScriptResult = Callable[..., Any]  #: the conftest fixture
 
 PRELUDE = """
 import asyncio, json, os, sys, threading, time, traceback
@@ -25,13 +23,9 @@ def pipe_inode():
 """
 
 
-def _result(process: "subprocess.CompletedProcess[str]") -> Any:
-    assert process.returncode == 0, (process.returncode, process.stdout, process.stderr)
-    return json.loads(process.stdout.strip().splitlines()[-1])
 
-
-def test_child_of_fork_uses_the_client_blocking_asyncio_and_hooks(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_child_of_fork_uses_the_client_blocking_asyncio_and_hooks(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 c = netlayer.Client({"baseURL": URL}, timeout=10)
 hooked = []
 
@@ -76,7 +70,7 @@ print(json.dumps({"child_status": status, "child": child,
                   "parent_same_connection": after["connection"] == parent_connection,
                   "parent_hook": after["headers"].get("x-pid") == str(os.getpid()),
                   "parent_async": parent_async["path"], "parent_pipe_kept": pipe_inode() == parent_pipe}))
-""", timeout=60))
+""", timeout=60)
     assert out["child_status"] == 0
     assert out["child"] == {"blocking_new_connection": True, "async_new_connection": True,
                             "hook_in_child": True, "hook_async": True, "lines": 5, "own_pipe": True}
@@ -84,11 +78,11 @@ print(json.dumps({"child_status": status, "child": child,
     assert out["parent_async"] == "/echo" and out["parent_pipe_kept"] is True
 
 
-def test_fork_with_a_lock_held_and_requests_in_flight(run_script: RunScript) -> None:
+def test_fork_with_a_lock_held_and_requests_in_flight(script_result: ScriptResult) -> None:
     # At the fork another thread holds the client's lock and asyncio requests are in
     # flight: the child gets fresh locks and no pending futures, and its requests work;
     # the parent's requests complete as if nothing happened.
-    out = _result(run_script(PRELUDE + """
+    out = script_result(PRELUDE + """
 c = netlayer.Client({"baseURL": URL}, timeout=10)
 in_flight = threading.Event()
 parent_results = []
@@ -120,12 +114,12 @@ c._lock.release()
 _, status = os.waitpid(pid, 0)
 worker.join(10)
 print(json.dumps({"child_status": status, "parent": parent_results, "json": c.get("json").status}))
-""", timeout=60))
+""", timeout=60)
     assert out == {"child_status": 0, "parent": [200] * 5, "json": 200}
 
 
-def test_multiprocessing_fork_workers_use_the_parents_client(run_script: RunScript) -> None:
-    out = _result(run_script(PRELUDE + """
+def test_multiprocessing_fork_workers_use_the_parents_client(script_result: ScriptResult) -> None:
+    out = script_result(PRELUDE + """
 import multiprocessing
 
 client = netlayer.Client({"baseURL": URL}, timeout=10)
@@ -140,6 +134,6 @@ if __name__ == "__main__":
     with multiprocessing.get_context("fork").Pool(2) as pool:
         results = pool.map(work, range(4))
     print(json.dumps({"results": results, "parent": client.get("json").status}))
-""", timeout=90))
+""", timeout=90)
     assert out["results"] == [[str(n), str(n), True] for n in range(4)]
     assert out["parent"] == 200
