@@ -11,6 +11,7 @@ enum ResultDocument {
         writeHTTPVersion(response.httpVersion, into: &w)
         w.raw(",\"value\":")
         response.value.write(into: &w)
+        if w.wroteBigInteger { w.raw(",\"bigIntegers\":true") }
         w.raw(",\"fromCache\":")
         w.raw(response.fromCache ? "true" : "false")
         w.raw(",\"attempts\":")
@@ -136,6 +137,7 @@ extension RawJSON: ResultValue {
         while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
         while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
         bytes.withUnsafeBufferPointer { writer.writeRaw(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+        if hasBigIntegers { writer.noteBigInteger() }
     }
 
     private static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }

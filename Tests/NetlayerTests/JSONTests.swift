@@ -11,6 +11,27 @@ import Testing
         #expect(String(decoding: JSONWriter.serialize(value), as: UTF8.self) == text)
     }
 
+    @Test(arguments: [
+        "18446744073709551616", "-99999999999999999999999", "3.14159265358979323846264338327950288",
+        "1e400", "-1E-400", "0.30000000000000004", "12345678901234567.8",
+    ])
+    func keepsTheTextOfNumbersNoNativeTypeCarries(_ text: String) throws {
+        let value = try JSONParser.parse(text)
+        #expect(value == .number(text))
+        #expect(String(decoding: JSONWriter.serialize(.array([value])), as: UTF8.self) == "[\(text)]")
+        #expect(value.typeName == "a number")
+    }
+
+    @Test func numbersNativeTypesCarryStayNative() throws {
+        #expect(try JSONParser.parse("9223372036854775807") == .int(.max))
+        #expect(try JSONParser.parse("1.5") == .double(1.5))
+        #expect(try JSONParser.parse("0.000") == .double(0))
+        #expect(JSON.number(exactly: "18446744073709551615")?.isBigInteger == true)
+        #expect(JSON.number(exactly: "1.5e3")?.isBigInteger == false)
+        #expect(JSON.number(exactly: "12a") == nil)
+        #expect(JSON.number(exactly: "18446744073709551615")?.doubleValue == 18446744073709551615)
+    }
+
     @Test func keepsMemberOrder() throws {
         let value = try JSONParser.parse(#"{"z":1,"a":2,"m":3}"#)
         #expect(value.objectValue?.keys == ["z", "a", "m"])

@@ -570,6 +570,54 @@ static void test_named_endpoint_call_fills_path_params(void)
 /* A failure document carries at most 64 KiB of the body, cut before a UTF-8 sequence
    that would not fit, and says that it was cut and how large the body was; a small
    body comes whole, without those keys. */
+/* Issue: numbers beyond 64 bits or a Double's digits were rounded. They pass through a
+ * request body, a response value (whole and under a keyPath), a query and a path
+ * parameter with their exact text, and the result says "bigIntegers" for parsers that
+ * stop at 64 bits (jansson would refuse this document, so it is checked as text). */
+static void test_numbers_keep_their_exact_text_both_ways(void)
+{
+    static const char *const numbers[] = {
+        "18446744073709551616", "-99999999999999999999999", "3.14159265358979323846264338327950288",
+        "1e400", "1e-400", "0.30000000000000004",
+    };
+    nl_client *c = client_for(NULL);
+    char *text;
+    size_t i;
+
+    text = nl_request(c, "{\"path\": \"reflect\", \"method\": \"POST\", \"body\": {\"a\": 18446744073709551616, "
+                         "\"b\": -99999999999999999999999, \"c\": 3.14159265358979323846264338327950288, "
+                         "\"d\": 1e400, \"e\": 1e-400, \"f\": 0.30000000000000004, \"g\": 1.5}}");
+    REQUIRE(text != NULL);
+    CHECK_MSG(strstr(text, "\"ok\":true") != NULL, "%s", text);
+    for (i = 0; i < NLT_COUNT(numbers); i++)
+        CHECK_MSG(strstr(text, numbers[i]) != NULL, "%s is not in %s", numbers[i], text);
+    CHECK_MSG(strstr(text, "\"g\":1.5") != NULL, "%s", text);
+    CHECK_MSG(strstr(text, "\"bigIntegers\":true") != NULL, "%s", text);
+    nl_free(text);
+
+    text = nl_request(c, "{\"path\": \"reflect\", \"method\": \"POST\", \"body\": {\"n\": [1, 18446744073709551616]},"
+                         " \"response\": {\"keyPath\": \"n.1\"}}");
+    REQUIRE(text != NULL);
+    CHECK_MSG(strstr(text, "\"value\":18446744073709551616,\"bigIntegers\":true") != NULL, "%s", text);
+    nl_free(text);
+
+    text = nl_request(c, "{\"path\": \"reflect\", \"method\": \"POST\", \"body\": {\"n\": 3.14159265358979323846}}");
+    REQUIRE(text != NULL);
+    CHECK_MSG(strstr(text, "3.14159265358979323846") != NULL, "%s", text);
+    CHECK_MSG(strstr(text, "bigIntegers") == NULL, "only integers are marked: %s", text);
+    nl_free(text);
+
+    nl_client_free(c);
+    c = client_for("\"endpoints\": {\"item\": {\"path\": \"echo/{id}\"}}");
+    text = nl_call(c, "item", "{\"params\": {\"id\": 18446744073709551616},"
+                              " \"query\": {\"q\": 123456789012345678901234567890}}");
+    REQUIRE(text != NULL);
+    CHECK_MSG(strstr(text, "/echo/18446744073709551616") != NULL, "%s", text);
+    CHECK_MSG(strstr(text, "q=123456789012345678901234567890") != NULL, "%s", text);
+    nl_free(text);
+    nl_client_free(c);
+}
+
 static void test_failure_documents_carry_at_most_64_kib_of_the_body(void)
 {
     enum { HEAD = 65535, TAIL = 40000 };
@@ -652,6 +700,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_config_user_agent_is_sent),
         NLT_TEST(test_named_endpoint_call_fills_path_params),
         NLT_TEST(test_failure_documents_carry_at_most_64_kib_of_the_body),
+        NLT_TEST(test_numbers_keep_their_exact_text_both_ways),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

@@ -25,6 +25,7 @@ package enum PathTemplate {
             case .int(let i): text = String(i)
             case .bool(let b): text = b ? "true" : "false"
             case .double: text = String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+            case .number(let literal): text = literal
             default: throw .invalidRequest("params '\(name)' must be a string, number or boolean, not \(value.typeName)")
             }
             if text.isEmpty || text == "." || text == ".." {

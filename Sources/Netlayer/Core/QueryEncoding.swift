@@ -48,6 +48,7 @@ package enum QueryEncoding {
         case .int(let i): return String(i)
         case .double:
             return String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+        case .number(let literal): return literal
         default:
             throw .invalidRequest("\(context) '\(key)' must be a string, number, boolean or an array of them, not \(value.typeName)")
         }

@@ -31,7 +31,7 @@ enum XMLBodyWriter {
             out += "</\(name)>"
         case .string(let s):
             out += "<\(name)>\(escape(s))</\(name)>"
-        case .bool, .int, .double:
+        case .bool, .int, .double, .number:
             out += "<\(name)>\(String(decoding: JSONWriter.serialize(value), as: UTF8.self))</\(name)>"
         }
     }

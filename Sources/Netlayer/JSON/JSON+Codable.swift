@@ -9,6 +9,8 @@ extension JSON: Codable {
             self = .bool(b)
         } else if let i = try? container.decode(Int64.self) {
             self = .int(i)
+        } else if let u = try? container.decode(UInt64.self) {
+            self = .number(String(u))
         } else if let d = try? container.decode(Double.self) {
             self = .double(d)
         } else if let s = try? container.decode(String.self) {
@@ -29,6 +31,9 @@ extension JSON: Codable {
         case .bool(let b): try container.encode(b)
         case .int(let i): try container.encode(i)
         case .double(let d): try container.encode(d)
+        case .number(let text):
+            // An Encoder has no raw-number form: the nearest exact type, else a Double.
+            if let u = UInt64(text) { try container.encode(u) } else { try container.encode(Double(text) ?? .nan) }
         case .string(let s): try container.encode(s)
         case .array(let a): try container.encode(a)
         case .object(let o):

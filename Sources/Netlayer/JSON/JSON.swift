@@ -8,8 +8,13 @@ public enum JSON: Sendable, Hashable {
     case bool(Bool)
     /// An integer literal that fits in 64 bits; kept exact.
     case int(Int64)
-    /// Any other number.
+    /// A number a Double carries exactly: at most 15 significant digits, within its range.
     case double(Double)
+    /// Any other number — an integer beyond 64 bits, or more digits than a Double
+    /// holds — kept as its literal text and written back as it came, so that
+    /// `18446744073709551615` never becomes `1.8446744073709552e+19`. The text is a
+    /// valid JSON number; `JSON.number(exactly:)` checks one.
+    case number(String)
     case string(String)
     case array([JSON])
     case object(JSONObject)
@@ -19,7 +24,7 @@ public enum JSON: Sendable, Hashable {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
-        case .int, .double: return "a number"
+        case .int, .double, .number: return "a number"
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"
@@ -56,6 +61,7 @@ public enum JSON: Sendable, Hashable {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
+        case .number(let text): return Double(text)
         default: return nil
         }
     }
@@ -65,8 +71,23 @@ public enum JSON: Sendable, Hashable {
         switch self {
         case .int(let i): return Int(exactly: i)
         case .double(let d): return d.isFinite && d.rounded() == d ? Int(exactly: d) : nil
+        case .number(let text): return Int(text)
         default: return nil
         }
+    }
+
+    /// `.number(text)` when `text` is a JSON number literal, else nil.
+    public static func number(exactly text: String) -> JSON? {
+        switch try? JSONParser.parse(text) {
+        case .int?, .double?, .number?: return .number(text)
+        default: return nil
+        }
+    }
+
+    /// Whether this is an integer outside the signed 64-bit range (always a `.number`).
+    public var isBigInteger: Bool {
+        guard case .number(let text) = self else { return false }
+        return !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 
     /// Member `key` of an object; nil for a missing key or a non-object.

@@ -259,9 +259,41 @@ public struct JSONParser {
             while index < buffer.count, isDigit(buffer[index]) { index += 1 }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
-        guard let d = Double(text), d.isFinite else { throw error("number out of range", at: start) }
-        return .double(d)
+        if isInteger {
+            if let i = Int64(text) { return .int(i) }
+            return .number(text)
+        }
+        // A decimal of at most 15 significant digits survives a Double both ways; a
+        // longer one, or one beyond a Double's range, keeps its text.
+        if significantDigits(start..<index) <= 15, let d = Double(text), d.isFinite, d != 0 || isZero(start..<index) {
+            return .double(d)
+        }
+        return .number(text)
+    }
+
+    /// Digits of the mantissa without leading zeros ("0.00120" has 3).
+    private func significantDigits(_ range: Range<Int>) -> Int {
+        var count = 0
+        var leading = true
+        for i in range {
+            let c = buffer[i]
+            if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
+            guard isDigit(c) else { continue }
+            if leading, c == UInt8(ascii: "0") { continue }
+            leading = false
+            count += 1
+        }
+        return count
+    }
+
+    /// Whether the mantissa is all zeros (so that 1e-400, which a Double rounds to 0, keeps its text).
+    private func isZero(_ range: Range<Int>) -> Bool {
+        for i in range {
+            let c = buffer[i]
+            if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
+            if isDigit(c), c != UInt8(ascii: "0") { return false }
+        }
+        return true
     }
 
     @inline(__always) private func isDigit(_ c: UInt8) -> Bool {

@@ -10,6 +10,9 @@ package struct JSONWriter: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
+    /// Whether an integer outside the signed 64-bit range has been written: a reader
+    /// whose parser stops at 64 bits (orjson, jansson) must then parse exactly.
+    package private(set) var wroteBigInteger = false
 
     package init(capacity: Int = 256) {
         self.capacity = Swift.max(16, capacity)
@@ -67,6 +70,9 @@ package struct JSONWriter: ~Copyable {
         case .bool(let b): raw(b ? "true" : "false")
         case .int(let i): write(int: i)
         case .double(let d): write(double: d)
+        case .number(var text):
+            if value.isBigInteger { wroteBigInteger = true }
+            text.withUTF8 { append($0) }
         case .string(let s): write(string: s)
         case .array(let a):
             append(UInt8(ascii: "["))
@@ -89,6 +95,9 @@ package struct JSONWriter: ~Copyable {
 
     /// Appends JSON text the caller has already validated, such as a response body.
     package mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
+
+    /// Records that text written with `writeRaw` holds an integer beyond 64 bits.
+    package mutating func noteBigInteger() { wroteBigInteger = true }
 
     /// Appends JSON text the caller has already validated.
     package mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }

@@ -8,13 +8,24 @@
 public struct RawJSON: Sendable, Hashable, Decodable {
     /// The JSON text, UTF-8.
     public let bytes: [UInt8]
+    /// Whether the text holds an integer outside the signed 64-bit range.
+    public let hasBigIntegers: Bool
 
     public static let null = RawJSON(checked: Array("null".utf8))
 
-    init(checked bytes: [UInt8]) { self.bytes = bytes }
+    /// Text `JSONFastCheck` accepted: its numbers have at most 15 digits.
+    init(checked bytes: [UInt8]) {
+        self.bytes = bytes
+        hasBigIntegers = false
+    }
 
     /// The text of `value`.
-    public init(_ value: JSON) { bytes = JSONWriter.serialize(value) }
+    public init(_ value: JSON) {
+        var writer = JSONWriter()
+        writer.write(value)
+        bytes = writer.bytes
+        hasBigIntegers = writer.wroteBigInteger
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

@@ -169,3 +169,11 @@ def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None
         assert response.events == extra.get("events")
         with pytest.raises(dataclasses.FrozenInstanceError):
             response.status = 201  # type: ignore[misc]
+
+
+def test_integers_beyond_64_bits_stay_exact_both_ways(client: netlayer.Client) -> None:
+    big = {"a": 2**64, "b": -(10**30), "c": [2**63, 2**200], "d": 1.5}
+    assert client.post("reflect", body=big).value == big
+    assert client.post("reflect", body=big, response={"keyPath": "c.1"}).value == 2**200
+    echo = client.get("echo", query={"q": 10**25}).value
+    assert echo["args"] == {"q": [str(10**25)]}
