@@ -104,14 +104,29 @@ enum ResultDocument {
         w.write(string: version)
     }
 
+    /// The `headers` object; a value that is not UTF-8 is written as ISO-8859-1 text
+    /// (`HTTPHeaders.text(ofValue:)`) and its name listed in `latin1Headers`, which
+    /// follows, so that a reader gets the exact bytes back.
     private static func writeHeaders(_ headers: HTTPHeaders, into w: inout JSONWriter) {
         w.raw("{")
         var first = true
+        var latin1: [String] = []
         headers.withEachFieldUTF8 { name, value in
-            w.write(member: name, value: value, first: first)
+            if !w.write(member: name, value: value, first: first) {
+                let field = String(decoding: name, as: UTF8.self)
+                if !first { w.raw(",") }
+                w.write(string: field)
+                w.raw(":")
+                w.write(string: HTTPHeaders.text(ofValue: value).text)
+                latin1.append(field)
+            }
             first = false
         }
         w.raw("}")
+        if !latin1.isEmpty {
+            w.raw(",\"latin1Headers\":")
+            w.write(.array(latin1.map(JSON.string)))
+        }
     }
 }
 

@@ -13,7 +13,7 @@ import Testing
 
     @Test(arguments: [
         "18446744073709551616", "-99999999999999999999999", "3.14159265358979323846264338327950288",
-        "1e400", "-1E-400", "0.30000000000000004", "12345678901234567.8",
+        "-1E-400", "0.30000000000000004", "12345678901234567.8",
     ])
     func keepsTheTextOfNumbersNoNativeTypeCarries(_ text: String) throws {
         let value = try JSONParser.parse(text)

@@ -31,6 +31,23 @@ import Testing
                                         ("set-cookie", "a=1, b=2"), ("etag", "\"v1\"")]))
     }
 
+    @Test func valuesThatAreNotUTF8ReadAsLatin1AndKeepTheirBytesWhenJoined() {
+        var block = ReceivedHeaders()
+        for line: [UInt8] in [Array("X-A: caf".utf8) + [0xE9, 0x0D, 0x0A], Array("X-M: a\r\n".utf8),
+                              Array("X-M: ".utf8) + [0xFF, 0x0D, 0x0A], Array("X-U: café\r\n".utf8)] {
+            var bytes = line
+            _ = bytes.withUnsafeMutableBytes { block.append(line: UnsafeRawBufferPointer($0)) }
+        }
+        let headers = HTTPHeaders(received: block)
+        #expect(headers["x-a"] == "caf\u{E9}")
+        #expect(headers["x-m"] == "a, \u{FF}")
+        #expect(headers["x-u"] == "café")
+        var joined: [String: [UInt8]] = [:]
+        headers.withEachFieldUTF8 { name, value in joined[String(decoding: name, as: UTF8.self)] = Array(value) }
+        #expect(joined["x-m"] == Array("a, ".utf8) + [0xFF])
+        #expect([UInt8](Array("x".utf8) + [0xE9]).withUnsafeBufferPointer { HTTPHeaders.text(ofValue: $0).isLatin1 })
+    }
+
     @Test func aStatusLineStartsOverAndMutationKeepsTheOtherFields() {
         var (headers, _) = received([
             "HTTP/1.1 301 Moved\r\n", "Location: /b\r\n", "\r\n",

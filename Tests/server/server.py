@@ -17,6 +17,8 @@ Endpoints (any method unless noted):
        /redirect/<n>         302 chain down to /redirect/0 -> /json
        /redirect-to?url=U&status=302
        /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
+       /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
+                             X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
        /stats /stats/reset   accepted TCP connections and requests
        /movies /movies/<id>  small demo API (GET list, GET one, POST create)
        /flaky/<key>?fails=N&status=503&retry_after=X
@@ -386,6 +388,12 @@ class Handler(BaseHTTPRequestHandler):
             if code < 300 or code > 399:
                 code = 302
             return self._send_json(code, {"redirect": url}, headers=[("Location", url)])
+
+        if path == "/header-bytes":
+            # send_header writes a str as ISO-8859-1: each code point below 256 is one byte.
+            return self._send(200, b"{}", "application/json", headers=[
+                ("X-Latin1", "caf\xe9 \xff"), ("X-Utf8", "café".encode().decode("latin-1")),
+                ("X-Mixed", "a"), ("X-Mixed", "\xe9")])
 
         if path == "/reflect":
             # The request body, verbatim, as a JSON response: lets a test choose the

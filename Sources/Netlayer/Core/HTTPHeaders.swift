@@ -77,11 +77,24 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return merged
     }
 
-    /// Calls `body` with each field's name and value as UTF-8 bytes, without making
-    /// strings of received fields (repeated fields arrive joined, as in `fields`).
+    /// A received value as text: UTF-8 when it is valid UTF-8; else ISO-8859-1, each
+    /// byte the code point of its value (how http.client, requests and the Fetch
+    /// standard's byte strings read header bytes), so that nothing is lost:
+    /// `isLatin1` says that the text's code points are the bytes.
+    public static func text(ofValue bytes: UnsafeBufferPointer<UInt8>) -> (text: String, isLatin1: Bool) {
+        if let text = String(validating: bytes, as: UTF8.self) { return (text, false) }
+        var scalars = String.UnicodeScalarView()
+        for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
+        return (String(scalars), true)
+    }
+
+    /// Calls `body` with each field's name and value bytes, without making strings of
+    /// received fields (repeated fields arrive joined, as in `fields`). A received
+    /// value is the bytes the server sent, which need not be UTF-8
+    /// (`text(ofValue:)` reads them); a value set in Swift is UTF-8.
     public func withEachFieldUTF8(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
-        if !received.isEmpty, !received.hasRepeats {
-            received.forEachRecord(body)
+        if !received.isEmpty {
+            received.forEachField(body)
             return
         }
         for field in fields {

@@ -110,36 +110,51 @@ struct ReceivedHeaders: @unchecked Sendable {
         return nil
     }
 
-    /// The fields as strings, a repeated name's values joined with ", " (RFC 9110 5.3).
+    /// The fields as strings (`HTTPHeaders.text(ofValue:)`), a repeated name's values
+    /// joined with ", " (RFC 9110 5.3).
     var fields: [HTTPHeaders.Field] {
         var result: [HTTPHeaders.Field] = []
         result.reserveCapacity(recordCount)
-        let repeats = hasRepeats
-        forEachRecord { name, value in
-            let name = String(decoding: name, as: UTF8.self)
-            let value = String(decoding: value, as: UTF8.self)
-            if repeats, let i = result.firstIndex(where: { $0.name == name }) {
-                result[i].value += ", " + value
-            } else {
-                result.append(HTTPHeaders.Field(name: name, value: value))
-            }
+        forEachField { name, value in
+            result.append(HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self),
+                                            value: HTTPHeaders.text(ofValue: value).text))
         }
         return result
+    }
+
+    /// Each field's name and value bytes, in order of first appearance, a repeated
+    /// name's values joined with ", " as bytes (so that joining never changes them).
+    func forEachField(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard hasRepeats else { return forEachRecord(body) }
+        var names: [[UInt8]] = []
+        var values: [[UInt8]] = []
+        forEachRecord { name, value in
+            if let i = names.firstIndex(where: { $0.elementsEqual(name) }) {
+                values[i] += ", ".utf8
+                values[i] += value
+            } else {
+                names.append(Array(name))
+                values.append(Array(value))
+            }
+        }
+        for (name, value) in zip(names, values) {
+            name.withUnsafeBufferPointer { n in value.withUnsafeBufferPointer { v in body(n, v) } }
+        }
     }
 
     /// The value of `name` (any case), repeated values joined.
     func value(named name: String) -> String? {
         var wanted = name
         return wanted.withUTF8 { wanted -> String? in
-            var found: String?
+            var found: [UInt8]?
             forEachRecord { recordName, value in
                 guard recordName.count == wanted.count,
                       zip(recordName, wanted).allSatisfy({ $0 == Self.lowercased($1) })
                 else { return }
-                let text = String(decoding: value, as: UTF8.self)
-                found = found.map { $0 + ", " + text } ?? text
+                if found != nil { found! += ", ".utf8 }
+                found = (found ?? []) + value
             }
-            return found
+            return found.map { bytes in bytes.withUnsafeBufferPointer { HTTPHeaders.text(ofValue: $0).text } }
         }
     }
 

@@ -263,11 +263,11 @@ public struct JSONParser {
             if let i = Int64(text) { return .int(i) }
             return .number(text)
         }
-        // A decimal of at most 15 significant digits survives a Double both ways; a
-        // longer one, or one beyond a Double's range, keeps its text.
-        if significantDigits(start..<index) <= 15, let d = Double(text), d.isFinite, d != 0 || isZero(start..<index) {
-            return .double(d)
-        }
+        // A magnitude no Double reaches is refused: no reader of the document could
+        // hold it. A decimal of at most 15 significant digits survives a Double both
+        // ways; a longer one, or one a Double rounds to zero, keeps its text.
+        guard let d = Double(text), d.isFinite else { throw error("number out of range", at: start) }
+        if significantDigits(start..<index) <= 15, d != 0 || isZero(start..<index) { return .double(d) }
         return .number(text)
     }
 

@@ -216,20 +216,23 @@ package struct JSONWriter: ~Copyable {
     /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
     /// name should be a header token and whose value is UTF-8 bytes (the members of a
     /// result document's `headers`). Plain members, the usual case, take one pass.
+    /// Returns false, having written nothing, when `value` is not valid UTF-8.
     package mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
-                               first: Bool) {
+                               first: Bool) -> Bool {
         let start = count
         reserve(name.count + value.count + 6)
         if !first { append(UInt8(ascii: ",")) }
         if writeQuoted(name, tokenOnly: true) {
             append(UInt8(ascii: ":"))
-            if writeQuoted(value, tokenOnly: false) { return }
+            if writeQuoted(value, tokenOnly: false) { return true }
         }
         count = start  // not plain: again, escaping as needed
+        guard let text = String(validating: value, as: UTF8.self) else { return false }
         if !first { append(UInt8(ascii: ",")) }
         write(tokenUTF8: name)
         append(UInt8(ascii: ":"))
-        write(utf8: value)
+        write(string: text)
+        return true
     }
 
     /// Valid UTF-8 as a quoted, escaped JSON string.

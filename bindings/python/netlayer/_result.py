@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _json
 from ._errors import Error, error_from_result
@@ -32,6 +32,20 @@ class Response:
     attempts: int = 1
     timing: Dict[str, float] = field(default_factory=dict)
     events: Optional[int] = None
+    latin1_headers: Tuple[str, ...] = ()
+
+    def header_bytes(self, name: str) -> Optional[bytes]:
+        """The exact bytes of header ``name`` (any case) as the server sent them, or None.
+
+        ``headers`` holds text: UTF-8 values as they are, and values that are not UTF-8
+        as ISO-8859-1 (one code point per byte, as http.client reads them); the names of
+        those are in ``latin1_headers``.
+        """
+        key = name.lower()
+        value = self.headers.get(key)
+        if value is None:
+            return None
+        return value.encode("latin-1" if key in self.latin1_headers else "utf-8")
 
     @classmethod
     def from_result(cls, doc: Mapping[str, Any]) -> "Response":
@@ -44,6 +58,7 @@ class Response:
             attempts=int(doc.get("attempts") or 1),
             timing=dict(doc.get("timing") or {}),
             events=doc.get("events"),
+            latin1_headers=tuple(doc.get("latin1Headers") or ()),
         )
 
 
@@ -63,6 +78,10 @@ def _response(doc: Dict[str, Any]) -> Response:
     doc["from_cache"] = doc.pop("fromCache", False) is True
     if "httpVersion" in doc:
         del doc["httpVersion"]
+    if "latin1Headers" in doc:
+        doc["latin1_headers"] = tuple(doc.pop("latin1Headers"))
+    if "bigIntegers" in doc:
+        del doc["bigIntegers"]
     response = _new(Response)
     _set(response, "__dict__", doc)
     return response

@@ -177,3 +177,14 @@ def test_integers_beyond_64_bits_stay_exact_both_ways(client: netlayer.Client) -
     assert client.post("reflect", body=big, response={"keyPath": "c.1"}).value == 2**200
     echo = client.get("echo", query={"q": 10**25}).value
     assert echo["args"] == {"q": [str(10**25)]}
+
+
+def test_header_values_that_are_not_utf8_keep_their_bytes(client: netlayer.Client) -> None:
+    response = client.get("header-bytes")
+    assert response.headers["x-latin1"] == "caf\xe9 \xff"
+    assert response.header_bytes("X-Latin1") == b"caf\xe9 \xff"
+    assert response.header_bytes("x-utf8") == "café".encode()
+    assert response.header_bytes("x-mixed") == b"a, \xe9"
+    assert response.latin1_headers == ("x-latin1", "x-mixed")
+    assert client.get("json").latin1_headers == ()
+    assert client.get("json").header_bytes("missing") is None
