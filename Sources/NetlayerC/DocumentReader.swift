@@ -153,8 +153,8 @@ struct DocumentReader {
             guard case .array(let items) = v else { throw fail("methods", "an array of method names", v) }
             var methods = Set<HTTPMethod>()
             for item in items {
-                guard let name = item.stringValue, let method = HTTPMethod(rawValue: name.uppercased()) else {
-                    throw .invalidRequest("\(doc.context) key 'methods': each entry must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+                guard let name = item.stringValue, let method = HTTPMethod(named: name) else {
+                    throw .invalidRequest("\(doc.context) key 'methods': each entry must be an HTTP method token")
                 }
                 methods.insert(method)
             }

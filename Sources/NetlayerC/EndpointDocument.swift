@@ -66,8 +66,8 @@ struct EndpointDocument {
         endpoint = Endpoint<JSON>(path: keys.contains(.path) ? try doc.string("path") ?? "" : "")
         if keys.contains(.isFullPath), let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
         if keys.contains(.method), let method = try doc.string("method") {
-            guard let m = HTTPMethod(rawValue: method.uppercased()) else {
-                throw .invalidRequest("\(context) key 'method': '\(method.escapedForMessage)' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+            guard let m = HTTPMethod(named: method) else {
+                throw .invalidRequest("\(context) key 'method': '\(method.escapedForMessage)' is not an HTTP method token (letters, digits and !#$%&'*+-.^_`|~)")
             }
             endpoint.method = m
         }

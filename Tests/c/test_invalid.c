@@ -70,7 +70,7 @@ static const bad_case bad_endpoints[] = {
     {"number instead of object", "42", NULL},
     {"string instead of object", "\"json\"", NULL},
     {"path is a number", "{\"path\": 5}", "path"},
-    {"unsupported method", "{\"path\": \"json\", \"method\": \"FETCH\"}", "method"},
+    {"method that is not a token", "{\"path\": \"json\", \"method\": \"FE TCH\"}", "method"},
     {"method is a number", "{\"path\": \"json\", \"method\": 1}", "method"},
     {"unknown key", "{\"pathh\": \"x\"}", "pathh"},
     {"unknown key next to valid ones", "{\"path\": \"json\", \"quer\": {}}", "quer"},

@@ -200,11 +200,28 @@ static void test_text_body_is_sent_verbatim_as_text_plain(void)
 
 static void test_methods_are_sent_as_given(void)
 {
-    static const char *methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+    static const char *methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+                                    "PROPFIND", "PURGE", "REPORT", "MKCOL", "M-SEARCH"};
+    static const char *not_tokens[] = {"", "GET X", "GE\\r\\nT", "(GET)", "G\\u00e9T", "GET/1"};
     nl_client *c = client_for(NULL);
+    json_t *r;
     size_t i;
+    for (i = 0; i < NLT_COUNT(not_tokens); i++) {
+        r = request_json(c, "{\"path\": \"echo\", \"method\": \"%s\"}", not_tokens[i]);
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(strstr(error_message(r) ? error_message(r) : "", "'method'") != NULL, "%s", error_message(r));
+        json_decref(r);
+    }
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"propfind\", \"body\": {\"depth\": 1}}");
+    CHECK_OK(r);  /* only the well-known names are case-insensitive; a body goes with any other method */
+    CHECK_STR_EQ(jpath_str(r, "value.method"), "propfind");
+    CHECK_STR_EQ(jpath_str(r, "value.body"), "{\"depth\":1}");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"delete\"}");
+    CHECK_STR_EQ(jpath_str(r, "value.method"), "DELETE");
+    json_decref(r);
     for (i = 0; i < NLT_COUNT(methods); i++) {
-        json_t *r = request_json(c, "{\"path\": \"echo\", \"method\": \"%s\"}", methods[i]);
+        r = request_json(c, "{\"path\": \"echo\", \"method\": \"%s\"}", methods[i]);
         CHECK_OK(r);
         CHECK_MSG(jpath_str(r, "value.method") && strcmp(jpath_str(r, "value.method"), methods[i]) == 0,
                   "sent %s, server saw %s", methods[i],

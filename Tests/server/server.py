@@ -249,6 +249,12 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
     do_TRACE = do_CONNECT = do_PROPFIND = do_QUERY = _dispatch
 
+    def __getattr__(self, name):
+        # Any other method token (PURGE, REPORT, M-SEARCH, lower-case ones) is served too.
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
+
     # ---- request body -------------------------------------------------------------
 
     def _read_body(self):

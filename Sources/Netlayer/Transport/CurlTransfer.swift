@@ -222,7 +222,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
         case .head: check(nl_curl_setopt_long(easy, CURLOPT_NOBODY, 1))
         case .post: check(nl_curl_setopt_long(easy, CURLOPT_POST, 1))
-        case .put, .patch, .delete, .options:
+        default:
             check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
         }
         if let error = configureBody(easy, check: check) { return error }

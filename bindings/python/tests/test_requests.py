@@ -188,3 +188,10 @@ def test_header_values_that_are_not_utf8_keep_their_bytes(client: netlayer.Clien
     assert response.latin1_headers == ("x-latin1", "x-mixed")
     assert client.get("json").latin1_headers == ()
     assert client.get("json").header_bytes("missing") is None
+
+
+def test_any_method_token_is_sent_as_written(client: netlayer.Client) -> None:
+    for method in ("PROPFIND", "PURGE", "REPORT", "M-SEARCH"):
+        assert client.request(path="echo", method=method).value["method"] == method
+    with pytest.raises(netlayer.InvalidRequestError, match="'method'"):
+        client.request(path="echo", method="GET X")
