@@ -153,7 +153,7 @@ final class ClientHandle: Sendable, ForkParticipant {
 
     static func document(_ result: RequestResult, redactedQuery: Set<String>) -> [UInt8] {
         switch result.decoded {
-        case .success(let response): return ResultDocument.success(response)
+        case .success(let response): return ResultDocument.success(response, decoder: result.decoderChoice)
         case .failure(let error):
             return ResultDocument.failure(error, response: result.response, attempts: result.attempts,
                                           redactedQuery: redactedQuery)

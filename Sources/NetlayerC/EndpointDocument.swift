@@ -63,7 +63,8 @@ struct EndpointDocument {
     init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
         let doc = try DocumentReader(json, context: context)
         let keys = try Self.keys(of: doc, allowParams: allowParams)
-        endpoint = Endpoint<JSON>(path: keys.contains(.path) ? try doc.string("path") ?? "" : "")
+        endpoint = Endpoint<JSON>(path: keys.contains(.path) ? try doc.string("path") ?? "" : "",
+                                  responseDecoder: AutoResponseDecoder())
         if keys.contains(.isFullPath), let full = try doc.bool("isFullPath") { endpoint.isFullPath = full }
         if keys.contains(.method), let method = try doc.string("method") {
             guard let m = HTTPMethod(named: method) else {
@@ -102,13 +103,14 @@ struct EndpointDocument {
         if keys.contains(.response), let response = try doc.reader("response") {
             try response.checkKeys(known: ["decoder", "keyPath"])
             let keyPath = try response.string("keyPath")
-            switch try response.string("decoder") ?? "json" {
+            switch try response.string("decoder") ?? (keyPath == nil ? "auto" : "json") {
+            case "auto": endpoint.responseDecoder = AutoResponseDecoder()
             case "json": endpoint.responseDecoder = JSONResponseDecoder(keyPath: keyPath)
             case "text": endpoint.responseDecoder = StringResponseDecoder()
             case "base64": endpoint.responseDecoder = Base64ResponseDecoder()
             case "none": endpoint.responseDecoder = EmptyResponseDecoder()
             case let other:
-                throw .invalidRequest("\(context) key 'response': decoder '\(other.escapedForMessage)' is not one of json, text, base64, none")
+                throw .invalidRequest("\(context) key 'response': decoder '\(other.escapedForMessage)' is not one of auto, json, text, base64, none")
             }
             if keyPath != nil, !(endpoint.responseDecoder is JSONResponseDecoder) {
                 throw .invalidRequest("\(context) key 'response': keyPath needs the json decoder")

@@ -2,7 +2,9 @@ import Netlayer
 
 /// Writes result documents (contract section 5).
 enum ResultDocument {
-    static func success<Value: ResultValue>(_ response: DataResponse<Value>) -> [UInt8] {
+    /// - Parameter decoder: what the auto decoder chose, written as `decoder`.
+    static func success<Value: ResultValue>(_ response: DataResponse<Value>,
+                                            decoder: AutoResponseDecoder.Choice? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
@@ -12,6 +14,10 @@ enum ResultDocument {
         w.raw(",\"value\":")
         response.value.write(into: &w)
         if w.wroteBigInteger { w.raw(",\"bigIntegers\":true") }
+        if let decoder {
+            w.raw(",\"decoder\":")
+            w.write(string: decoder.rawValue)
+        }
         w.raw(",\"fromCache\":")
         w.raw(response.fromCache ? "true" : "false")
         w.raw(",\"attempts\":")

@@ -26,6 +26,20 @@ private struct Echo: Decodable, Sendable {
         #expect(movie == Movie(id: 2, title: "Arrival"))
     }
 
+    @Test func theAutoDecoderFollowsTheContentType() async throws {
+        let (service, _) = try server.service()
+        let text: String = try await service.request(with: Endpoint<String>(path: "text", responseDecoder: AutoResponseDecoder()))
+        #expect(text == "hello, world")
+        let bytes: String = try await service.request(with: Endpoint<String>(path: "bytes/3", responseDecoder: AutoResponseDecoder()))
+        #expect(bytes == "AAEC")
+        let movie: Movie = try await service.request(with: Endpoint<Movie>(path: "json", responseDecoder: AutoResponseDecoder()))
+        #expect(movie == Movie(id: 1, title: "Dune"))
+        #expect(AutoResponseDecoder.choice(contentType: "application/vnd.api+JSON", body: []) == .json)
+        #expect(AutoResponseDecoder.choice(contentType: " text/csv ; charset=latin1", body: Array("a".utf8)) == .text)
+        #expect(AutoResponseDecoder.choice(contentType: "application/pdf", body: Array("a".utf8)) == .base64)
+        #expect(AutoResponseDecoder.choice(contentType: "application/pdf", body: []) == AutoResponseDecoder.Choice.none)
+    }
+
     @Test func keepsStatusHeadersAndTimingInTheResponse() async throws {
         let (service, _) = try server.service()
         let response: DataResponse<JSON> = try await service.response(with: Endpoint<JSON>(path: "json"))

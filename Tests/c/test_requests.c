@@ -317,6 +317,72 @@ static void test_body_that_is_not_json_is_parsing_error(void)
     nl_client_free(c);
 }
 
+/* The default decoder follows Content-Type (contract section 8): JSON for
+ * application/json and +json, text for text/ and other textual types, base64 for the
+ * rest; the result names its choice in "decoder". An explicit decoder wins. */
+static void test_the_default_decoder_follows_the_content_type(void)
+{
+    static const struct { const char *type, *body, *decoder, *value; } cases[] = {
+        {"text/plain", "hello", "text", "hello"},
+        {"text/html; charset=utf-8", "<p>", "text", "<p>"},
+        {"application/xml", "<a/>", "text", "<a/>"},
+        {"image/svg+xml", "<svg/>", "text", "<svg/>"},
+        {"application/x-www-form-urlencoded", "a=1", "text", "a=1"},
+        {"application/octet-stream", "hi", "base64", "aGk="},
+        {NULL, "hi", "base64", "aGk="},
+        {"application/json", "\"s\"", "json", "s"},
+        {"Application/Problem+JSON; charset=utf-8", "\"p\"", "json", "p"},
+    };
+    nl_client *c = client_for(NULL);
+    json_t *r, *endpoint, *query;
+    char *text;
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        query = json_pack("{s:s}", "body", cases[i].body);
+        if (cases[i].type) json_object_set_new(query, "type", json_string(cases[i].type));
+        endpoint = json_pack("{s:s, s:o}", "path", "typed", "query", query);
+        text = json_dumps(endpoint, JSON_COMPACT);
+        r = request_doc(c, text);
+        CHECK_OK(r);
+        CHECK_MSG(jpath_str(r, "decoder") && strcmp(jpath_str(r, "decoder"), cases[i].decoder) == 0,
+                  "%s: decoder %s, expected %s", text, jpath_str(r, "decoder"), cases[i].decoder);
+        CHECK_MSG(jpath_str(r, "value") && strcmp(jpath_str(r, "value"), cases[i].value) == 0,
+                  "%s: value %s, expected %s", text, jpath_str(r, "value"), cases[i].value);
+        json_decref(r);
+        free(text);
+        json_decref(endpoint);
+    }
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "value.id", -1), 1);
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "json");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"invalid-utf8\"}");  /* text/plain that is not UTF-8 */
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "base64");
+    CHECK_STR_EQ(jpath_str(r, "value"), "YWL//mNk");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"empty\"}");
+    CHECK_OK(r);
+    CHECK(json_is_null(json_object_get(r, "value")));
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "none");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"notjson\"}");  /* declared JSON: still a parsing error */
+    CHECK_KIND(r, "parsing");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"text\", \"response\": {\"decoder\": \"json\"}}");
+    CHECK_KIND(r, "parsing");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"json\", \"response\": {\"decoder\": \"text\"}}");
+    CHECK_OK(r);
+    CHECK(json_is_string(json_object_get(r, "value")));
+    CHECK(json_object_get(r, "decoder") == NULL);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"json\", \"response\": {\"keyPath\": \"title\"}}");
+    CHECK_STR_EQ(jpath_str(r, "value"), "Dune");
+    json_decref(r);
+    nl_client_free(c);
+}
+
 static void test_text_decoder_returns_the_body_as_string(void)
 {
     nl_client *c = client_for(NULL);
@@ -745,6 +811,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_named_endpoint_call_fills_path_params),
         NLT_TEST(test_failure_documents_carry_at_most_64_kib_of_the_body),
         NLT_TEST(test_numbers_keep_their_exact_text_both_ways),
+        NLT_TEST(test_the_default_decoder_follows_the_content_type),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

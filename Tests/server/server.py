@@ -17,6 +17,7 @@ Endpoints (any method unless noted):
        /redirect/<n>         302 chain down to /redirect/0 -> /json
        /redirect-to?url=U&status=302
        /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
+       /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent)
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
                              X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
        /stats /stats/reset   accepted TCP connections and requests
@@ -411,6 +412,11 @@ class Handler(BaseHTTPRequestHandler):
 
         if path == "/notjson":
             return self._send(200, b"this is not json", "application/json")
+
+        if path == "/typed":
+            args = parse_qs(parts.query, keep_blank_values=True)
+            content_type = args["type"][0] if "type" in args else None
+            return self._send(200, args.get("body", [""])[0].encode(), content_type)
 
         if path == "/empty":
             return self._send(200, b"")

@@ -104,7 +104,8 @@ public struct DefaultDataTransferService: DataTransferService {
             return .failure(finish(resolve(error)))
         case .success(let response):
             do {
-                let value: T = try decodeBody(response, method: request.method, decoder: decoder)
+                let value: T = try decodeBody(response, method: request.method,
+                                              decoder: AutoResponseDecoder.resolve(decoder, for: response))
                 var decoded = DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
                                            attempts: outcome.attempts, totalMs: response.totalMs)
                 decoded.streamEvents = response.streamEvents

@@ -146,15 +146,22 @@ struct ReceivedHeaders: @unchecked Sendable {
     func value(named name: String) -> String? {
         var wanted = name
         return wanted.withUTF8 { wanted -> String? in
-            var found: [UInt8]?
+            var first: UnsafeBufferPointer<UInt8>?
+            var joined: [UInt8]?  // only when the name repeats
             forEachRecord { recordName, value in
                 guard recordName.count == wanted.count,
                       zip(recordName, wanted).allSatisfy({ $0 == Self.lowercased($1) })
                 else { return }
-                if found != nil { found! += ", ".utf8 }
-                found = (found ?? []) + value
+                if let earlier = first {
+                    if joined == nil { joined = Array(earlier) }
+                    joined! += ", ".utf8
+                    joined! += value
+                } else {
+                    first = value
+                }
             }
-            return found.map { bytes in bytes.withUnsafeBufferPointer { HTTPHeaders.text(ofValue: $0).text } }
+            if let joined { return joined.withUnsafeBufferPointer { HTTPHeaders.text(ofValue: $0).text } }
+            return first.map { HTTPHeaders.text(ofValue: $0).text }
         }
     }
 

@@ -6,6 +6,8 @@ public struct RequestResult: Sendable {
     public var response: HTTPResponse?
     /// How many attempts were made.
     public var attempts: Int
+    /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
+    public var decoderChoice: AutoResponseDecoder.Choice?
 
     /// Decodes `outcome` with `decoder` through `dataTransfer` (resolver, empty-body
     /// rules, logging). A JSON body held in memory is checked and kept as text
@@ -14,6 +16,12 @@ public struct RequestResult: Sendable {
     init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder,
          dataTransfer: DefaultDataTransferService) {
         attempts = outcome.attempts
+        var decoder = decoder
+        if type(of: decoder) == AutoResponseDecoder.self, case .success(let response) = outcome.result,
+           let choice = AutoResponseDecoder.choice(for: response) {
+            decoderChoice = choice
+            decoder = AutoResponseDecoder.decoder(for: choice)
+        }
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
         if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {
             let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(

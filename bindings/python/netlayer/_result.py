@@ -20,7 +20,9 @@ class Response:
     """A successful result document.
 
     ``value`` is the decoded body (JSON value, text, base64 text or None, per the
-    endpoint's ``response.decoder``, narrowed by ``keyPath``); ``headers`` has
+    endpoint's ``response.decoder``, narrowed by ``keyPath``); ``decoder`` is what the
+    default decoder, ``auto``, chose from the response's Content-Type (``json``,
+    ``text``, ``base64`` or ``none``), None when the endpoint named one; ``headers`` has
     lower-case names; ``timing`` holds ``totalMs`` and friends; ``events`` is the
     number of body events of a streamed request (None otherwise).
     """
@@ -33,6 +35,7 @@ class Response:
     timing: Dict[str, float] = field(default_factory=dict)
     events: Optional[int] = None
     latin1_headers: Tuple[str, ...] = ()
+    decoder: Optional[str] = None
 
     def header_bytes(self, name: str) -> Optional[bytes]:
         """The exact bytes of header ``name`` (any case) as the server sent them, or None.
@@ -59,6 +62,7 @@ class Response:
             timing=dict(doc.get("timing") or {}),
             events=doc.get("events"),
             latin1_headers=tuple(doc.get("latin1Headers") or ()),
+            decoder=doc.get("decoder"),
         )
 
 

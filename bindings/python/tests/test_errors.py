@@ -55,7 +55,7 @@ def test_unknown_endpoint_key_is_invalid_request_naming_the_key(client: netlayer
     with pytest.raises(netlayer.InvalidRequestError, match="bogusKey"):
         client.request({"path": "json", "bogusKey": 1})
     with pytest.raises(netlayer.InvalidRequestError, match="method"):
-        client.request({"path": "json", "method": "FETCH"})
+        client.request({"path": "json", "method": "FE TCH"})
     assert client.get("json").status == 200
 
 
@@ -95,9 +95,10 @@ def test_missing_key_path_is_parsing_error_naming_it(client: netlayer.Client) ->
         client.get("json", response={"keyPath": "data.nothere"})
 
 
-def test_empty_body_is_no_response(client: netlayer.Client) -> None:
+def test_empty_body_is_no_response_where_json_was_asked_for(client: netlayer.Client) -> None:
     with pytest.raises(netlayer.NoResponseError):
-        client.get("empty")
+        client.get("empty", response={"decoder": "json"})
+    assert client.get("empty").value is None  # the default decoder: an empty body is null
     assert client.get("status/204").value is None
 
 

@@ -195,3 +195,15 @@ def test_any_method_token_is_sent_as_written(client: netlayer.Client) -> None:
         assert client.request(path="echo", method=method).value["method"] == method
     with pytest.raises(netlayer.InvalidRequestError, match="'method'"):
         client.request(path="echo", method="GET X")
+
+
+def test_the_default_decoder_follows_the_content_type(client: netlayer.Client) -> None:
+    text = client.get("text")
+    assert (text.value, text.decoder) == ("hello, world", "text")
+    raw = client.get("bytes/3")
+    assert (raw.value, raw.decoder) == ("AAEC", "base64")
+    assert client.get("json").decoder == "json"
+    explicit = client.get("json", response={"decoder": "text"})
+    assert isinstance(explicit.value, str) and explicit.decoder is None
+    with pytest.raises(netlayer.ParsingError):
+        client.get("text", response={"decoder": "json"})
