@@ -83,7 +83,7 @@ struct EndpointDocument {
                 }
             } else {
                 guard let e = BodyEncoding(rawValue: encoding) else {
-                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escapedForMessage)' is not one of json, form, text, xml, multipart")
+                    throw .invalidRequest("\(context) key 'bodyEncoding': '\(encoding.escapedForMessage)' is not one of json, form, text, xml, base64, multipart")
                 }
                 endpoint.bodyEncoding = e
             }

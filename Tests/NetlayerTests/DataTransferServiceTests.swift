@@ -40,6 +40,14 @@ private struct Echo: Decodable, Sendable {
         #expect(AutoResponseDecoder.choice(contentType: "application/pdf", body: []) == AutoResponseDecoder.Choice.none)
     }
 
+    @Test func sendsBodyDataAsItIs() async throws {
+        let (service, _) = try server.service()
+        var endpoint = Endpoint<String>(path: "reflect", method: .post, responseDecoder: Base64ResponseDecoder())
+        endpoint.bodyData = Data([0, 1, 255, 128])
+        let echoed: String = try await service.request(with: endpoint)
+        #expect(echoed == "AAH/gA==")
+    }
+
     @Test func keepsStatusHeadersAndTimingInTheResponse() async throws {
         let (service, _) = try server.service()
         let response: DataResponse<JSON> = try await service.response(with: Endpoint<JSON>(path: "json"))

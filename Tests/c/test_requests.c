@@ -183,6 +183,34 @@ static void test_form_body_is_url_encoded(void)
     nl_client_free(c);
 }
 
+/* Binary bodies from memory: base64 in the document, sent as the bytes it encodes. */
+static void test_base64_bodies_are_sent_as_their_bytes(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"reflect\", \"method\": \"POST\", \"bodyEncoding\": \"base64\","
+                                " \"body\": \"AAH/gA==\", \"response\": {\"decoder\": \"base64\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value"), "AAH/gA==");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"PUT\", \"bodyEncoding\": \"base64\", \"body\": \"/4D+\"}");
+    CHECK_STR_EQ(jpath_str(r, "value.headers.content-type"), "application/octet-stream");
+    CHECK_INT_EQ(jpath_num(r, "value.bodyLength", -1), 3);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"bodyEncoding\": \"base64\", \"body\": \"aGk=\","
+                        " \"headers\": {\"Content-Type\": \"application/x-protobuf\"}}");
+    CHECK_STR_EQ(jpath_str(r, "value.headers.content-type"), "application/x-protobuf");
+    CHECK_STR_EQ(jpath_str(r, "value.body"), "hi");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"bodyEncoding\": \"base64\", \"body\": \"a*b\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK(strstr(error_message(r), "base64") != NULL && strstr(error_message(r), "body") != NULL);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"bodyEncoding\": \"base64\", \"body\": [1]}");
+    CHECK_KIND(r, "invalid_request");
+    json_decref(r);
+    nl_client_free(c);
+}
+
 static void test_text_body_is_sent_verbatim_as_text_plain(void)
 {
     nl_client *c = client_for(NULL);
@@ -811,6 +839,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_named_endpoint_call_fills_path_params),
         NLT_TEST(test_failure_documents_carry_at_most_64_kib_of_the_body),
         NLT_TEST(test_numbers_keep_their_exact_text_both_ways),
+        NLT_TEST(test_base64_bodies_are_sent_as_their_bytes),
         NLT_TEST(test_the_default_decoder_follows_the_content_type),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));

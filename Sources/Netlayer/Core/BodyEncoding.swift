@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// How an endpoint's body parameters become bytes.
 public enum BodyEncoding: String, Sendable, CaseIterable {
     /// `application/json`; the default.
@@ -8,6 +10,10 @@ public enum BodyEncoding: String, Sendable, CaseIterable {
     case text
     /// `application/xml`: the body rendered as XML elements under a root element.
     case xml
+    /// The body is base64 text (RFC 4648) of bytes sent as they are (protobuf, images),
+    /// as `application/octet-stream` unless the headers name a type: binary bodies
+    /// held in memory, through a JSON document.
+    case base64
 
     /// The seeds' name for `form`.
     public static let stringEncodingAscii = BodyEncoding.form
@@ -30,6 +36,14 @@ public enum BodyEncoding: String, Sendable, CaseIterable {
             return (Array(text.utf8), "text/plain; charset=utf-8")
         case .xml:
             return (try XMLBodyWriter.render(body, root: xmlRoot), "application/xml; charset=utf-8")
+        case .base64:
+            guard case .string(let text) = body else {
+                throw .invalidRequest("body must be a base64 string for bodyEncoding 'base64', not \(body.typeName)")
+            }
+            guard let bytes = Data(base64Encoded: text) else {
+                throw .invalidRequest("body is not valid base64 (bodyEncoding 'base64')")
+            }
+            return ([UInt8](bytes), "application/octet-stream")
         }
     }
 }

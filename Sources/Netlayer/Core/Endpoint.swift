@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// A request description with its expected response type: the seeds' `Endpoint<R>`.
 ///
 /// ```swift
@@ -18,6 +20,9 @@ public struct Endpoint<R>: ResponseRequestable {
     public var bodyParametersEncodable: (any Encodable & Sendable)?
     public var bodyParameters: JSON?
     public var bodyEncoding: BodyEncoding
+    /// Bytes sent as the body as they are (`application/octet-stream` unless the
+    /// headers name a type); when set, `bodyParameters` and `bodyEncoding` are unused.
+    public var bodyData: Data?
     public var xmlRoot = "request"
     public var responseDecoder: any ResponseDecoder
     public var timeout: Double?

@@ -41,7 +41,10 @@ enum RequestBuilder {
         try headers.validateOnce()  // nothing to do when both sides were checked already
 
         var body: [UInt8]?
-        if let encodable = endpoint.bodyParametersEncodable {
+        if let data = endpoint.bodyData {
+            body = [UInt8](data)
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", "application/octet-stream") }
+        } else if let encodable = endpoint.bodyParametersEncodable {
             let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
             body = bytes
             if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }

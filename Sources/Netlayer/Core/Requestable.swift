@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Everything needed to build one request, relative to a `NetworkConfigurable`
 /// (the seeds' `Requestable`).
 public protocol Requestable: Sendable {
@@ -15,6 +17,8 @@ public protocol Requestable: Sendable {
     var bodyParametersEncodable: (any Encodable & Sendable)? { get }
     var bodyParameters: JSON? { get }
     var bodyEncoding: BodyEncoding { get }
+    /// Bytes sent as the body as they are; wins over the body parameters.
+    var bodyData: Data? { get }
     /// The root element of an XML body.
     var xmlRoot: String { get }
     /// Overrides the config's per-attempt timeout, in seconds.
@@ -34,6 +38,7 @@ extension Requestable {
     public var configureOptions: (@Sendable (inout RequestOptions) -> Void)? { nil }
     public var transfer: TransferOptions { TransferOptions() }
     public var xmlRoot: String { "request" }
+    public var bodyData: Data? { nil }
 
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
         try RequestBuilder.build(self, defaults: try RequestDefaults(config))

@@ -6,51 +6,76 @@ optional extra (``pip install "netlayer[fast]"``).
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Callable, Union
 
-__all__ = ["dumps", "loads", "BACKEND"]
+__all__ = ["dumps", "loads", "dumps_fast", "loads_fast", "BIG_INTEGERS_MARK", "BACKEND"]
 
-dumps: Callable[[Any], bytes]
-loads: Callable[[Union[bytes, str]], Any]
+#: In a result document that holds an integer beyond 64 bits (the library writes it
+#: after ``value``); the bytes cannot occur inside a JSON string.
+BIG_INTEGERS_MARK = b'"bigIntegers":true'
+
+dumps_fast: Callable[[Any], bytes]
+loads_fast: Callable[[Union[bytes, str]], Any]
+
+import json as _json
+
+_encoder = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_exact_loads = _json.loads
+
+
+def _encode_exactly(obj: Any) -> bytes:
+    return _encoder.encode(obj).encode("utf-8")
+
 
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    import json as _json
-
     BACKEND = "json"
-    _encoder = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-    def dumps(obj: Any) -> bytes:
-        """Encodes a document as compact UTF-8 JSON."""
-        return _encoder.encode(obj).encode("utf-8")
-
-    loads = _json.loads
+    dumps_fast = _encode_exactly
+    loads_fast = _exact_loads
 else:
-    import json as _json
-
     BACKEND = "orjson"
-    _encoder = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    _orjson_dumps = _orjson.dumps
-    _orjson_loads = _orjson.loads
-    _exact_loads = _json.loads
+    # Bound directly: no extra frame on the hot paths, which fall back to dumps/loads.
     # orjson stops at 64-bit integers: it refuses larger ones when writing and rounds
-    # them to floats when reading. The library marks a document that holds one
-    # ("bigIntegers": true; the bytes cannot occur inside a JSON string), and such
-    # documents, like such arguments, go through the standard module, which is exact.
-    _MARK = b'"bigIntegers":true'
+    # them to floats when reading, so those documents go through the json module.
+    dumps_fast = _orjson.dumps
+    loads_fast = _orjson.loads
 
-    def dumps(obj: Any) -> bytes:
-        """Encodes a document as compact UTF-8 JSON."""
-        try:
-            return _orjson_dumps(obj)
-        except TypeError as error:
-            if "64-bit" not in str(error):
-                raise
-            return _encoder.encode(obj).encode("utf-8")
 
-    def loads(raw: Union[bytes, str]) -> Any:
-        """Decodes a document; integers beyond 64 bits stay exact."""
-        if isinstance(raw, bytes) and _MARK in raw:
-            return _exact_loads(raw)
-        return _orjson_loads(raw)
+def dumps(obj: Any) -> bytes:
+    """Encodes a document (or a list of them) as compact UTF-8 JSON. A ``bytes`` body
+    is sent as it is (``bodyEncoding`` ``base64``); integers beyond 64 bits stay exact."""
+    try:
+        return dumps_fast(obj)
+    except TypeError:
+        pass
+    obj = _binary_bodies(obj)
+    try:
+        return dumps_fast(obj)
+    except TypeError:
+        return _encode_exactly(obj)  # big integers; anything else raises here
+
+
+def loads(raw: Union[bytes, str]) -> Any:
+    """Decodes a document; integers beyond 64 bits stay exact."""
+    if isinstance(raw, bytes) and BIG_INTEGERS_MARK in raw:
+        return _exact_loads(raw)
+    return loads_fast(raw)
+
+
+_BINARY = (bytes, bytearray, memoryview)
+
+
+def _binary_bodies(obj: Any) -> Any:
+    """``obj`` with each endpoint document's bytes ``body`` as base64 text."""
+    if isinstance(obj, list):
+        return [_binary_bodies(item) for item in obj]
+    if isinstance(obj, dict) and isinstance(obj.get("body"), _BINARY):
+        encoding = obj.get("bodyEncoding")
+        if encoding not in (None, "base64"):
+            raise TypeError(f"netlayer: a bytes body is sent as it is; bodyEncoding {encoding!r} does not apply")
+        obj = dict(obj)
+        obj["body"] = base64.b64encode(obj["body"]).decode("ascii")
+        obj["bodyEncoding"] = "base64"
+    return obj

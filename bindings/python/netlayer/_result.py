@@ -13,6 +13,8 @@ __all__ = ["Response", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
 _loads = _json.loads
+_loads_fast = _json.loads_fast
+_BIG = _json.BIG_INTEGERS_MARK
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def outcome(doc: Any, request_id: Optional[int] = None) -> Union[Response, Error
 
 def response_or_raise(raw: bytes) -> Response:
     """The Response of a result document, or raises the Error subclass of its failure."""
-    doc = _loads(raw)
+    doc = _loads_fast(raw) if _BIG not in raw else _loads(raw)
     if type(doc) is dict and doc.get("ok") is True:
         return _response(doc)
     return document_or_raise(doc)

@@ -23,6 +23,7 @@ from ._result import Response, outcome as _outcome, response_or_raise as _respon
 __all__ = ["SyncMixin"]
 
 _dumps = _json.dumps
+_dumps_fast = _json.dumps_fast
 
 
 class SyncMixin(ClientBase):
@@ -60,7 +61,7 @@ class SyncMixin(ClientBase):
     def get(self, path: str, **endpoint_keys: Any) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys:
-            return self._perform(_dumps({"path": path, "method": "GET"}))
+            return self._perform(_dumps_fast({"path": path, "method": "GET"}))
         return self._send("GET", path, endpoint_keys)
 
     def post(self, path: str, **endpoint_keys: Any) -> Response:
@@ -89,7 +90,11 @@ class SyncMixin(ClientBase):
         document = _method(method, path, endpoint_keys)
         if "on_progress" in document:
             return self._perform_started(document, None)
-        return self._perform(_dumps(document))
+        try:
+            payload = _dumps_fast(document)
+        except TypeError:  # a bytes body, an integer beyond 64 bits
+            payload = _dumps(document)
+        return self._perform(payload)
 
     def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and

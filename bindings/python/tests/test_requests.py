@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 import netlayer
@@ -207,3 +209,16 @@ def test_the_default_decoder_follows_the_content_type(client: netlayer.Client) -
     assert isinstance(explicit.value, str) and explicit.decoder is None
     with pytest.raises(netlayer.ParsingError):
         client.get("text", response={"decoder": "json"})
+
+
+def test_bytes_bodies_are_sent_as_they_are(client: netlayer.Client) -> None:
+    payload = bytes(range(256))
+    for body in (payload, bytearray(payload), memoryview(payload)):
+        echoed = client.post("reflect", body=body, response={"decoder": "base64"}).value
+        assert base64.b64decode(echoed) == payload
+    echo = client.put("echo", body=b"\x08\x96\x01", headers={"Content-Type": "application/x-protobuf"}).value
+    assert echo["headers"]["content-type"] == "application/x-protobuf" and echo["bodyLength"] == 3
+    batch = client.batch([{"path": "reflect", "method": "POST", "body": b"\xff", "response": {"decoder": "base64"}}])
+    assert batch[0].value == "/w=="
+    with pytest.raises(TypeError, match="bytes body"):
+        client.post("echo", body=b"x", body_encoding="json")
