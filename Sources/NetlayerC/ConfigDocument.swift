@@ -47,10 +47,14 @@ struct ConfigDocument {
         }
         if let proxy = try doc.string("proxy") { options.proxy = proxy }
         if let tls = try doc.reader("tls") {
-            try tls.checkKeys(known: ["verify", "caFile", "pinnedPublicKey"])
+            try tls.checkKeys(known: ["verify", "caFile", "pinnedPublicKey", "certFile", "keyFile", "keyPassword"])
             if let v = try tls.bool("verify") { options.tls.verify = v }
             if let f = try tls.string("caFile") { options.tls.caFile = f }
             if let p = try tls.string("pinnedPublicKey") { options.tls.pinnedPublicKey = p }
+            if let c = try tls.string("certFile") { options.tls.certFile = c }
+            if let k = try tls.string("keyFile") { options.tls.keyFile = k }
+            if let p = try tls.string("keyPassword") { options.tls.keyPassword = p }
+            try options.tls.validate()
         }
         if let retry = try doc.retry("retry", over: options.retry) { options.retry = retry }
         if let d = try doc.seconds("deadline") { options.deadline = d }

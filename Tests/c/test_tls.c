@@ -18,6 +18,7 @@ static char g_dir[64] = "";
 static fh_server g_ca_signed = { -1, -1, 0, "" };
 static fh_server g_self_signed = { -1, -1, 0, "" };
 static fh_server g_wrong_host = { -1, -1, 0, "" };
+static fh_server g_mutual = { -1, -1, 0, "" };  /* asks for a client certificate the CA signed */
 static int g_ready = 0;
 
 static char *cert_path(const char *name)
@@ -46,6 +47,21 @@ static void setup(void)
     start_tls_server(&g_ca_signed, "server.pem", "server.key");
     start_tls_server(&g_self_signed, "self.pem", "self.key");
     start_tls_server(&g_wrong_host, "wronghost.pem", "wronghost.key");
+    REQUIRE_MSG(fh_sh("cd '%s' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+                      " -keyout client.key -out client.csr -subj '/CN=netlayer-client'"
+                      " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2"
+                      " -out client.pem"
+                      " && openssl pkey -in client.key -aes256 -passout pass:open-s3same -out client-enc.key", g_dir),
+                "openssl could not make the client certificate in %s", g_dir);
+    {
+        char *c = cert_path("server.pem"), *k = cert_path("server.key"), *ca = cert_path("ca.pem");
+        const char *extra[] = { "--cert", c, "--key", k, "--client-ca", ca, NULL };
+        int ok = fh_server_start(&g_mutual, "tls_server.py", extra);
+        free(c);
+        free(k);
+        free(ca);
+        REQUIRE_MSG(ok, "cannot start tls_server.py with --client-ca");
+    }
     g_ready = 1;
 }
 
@@ -54,6 +70,7 @@ static void teardown(void)
     fh_server_stop(&g_ca_signed);
     fh_server_stop(&g_self_signed);
     fh_server_stop(&g_wrong_host);
+    fh_server_stop(&g_mutual);
     if (g_dir[0] != '\0')
         fh_rm_dir(g_dir);
 }
@@ -286,6 +303,103 @@ static void test_verify_false_is_ok_against_self_signed_and_logs_a_warning(void)
     pthread_mutex_destroy(&sink.m);
 }
 
+/* ---- client certificates (mutual TLS) -------------------------------------------------- */
+
+static char *mutual_tls(const char *cert, const char *key, const char *password)
+{
+    char *ca = cert_path("ca.pem"), *c = cert ? cert_path(cert) : NULL, *k = key ? cert_path(key) : NULL;
+    char *tls = nlt_format("{\"caFile\": \"%s\"%s%s%s%s%s%s%s%s%s}", ca,
+                           c ? ", \"certFile\": \"" : "", c ? c : "", c ? "\"" : "",
+                           k ? ", \"keyFile\": \"" : "", k ? k : "", k ? "\"" : "",
+                           password ? ", \"keyPassword\": \"" : "", password ? password : "", password ? "\"" : "");
+    free(ca);
+    free(c);
+    free(k);
+    return tls;
+}
+
+static void test_client_certificates_open_a_server_that_asks_for_one(void)
+{
+    static const char *const secret = "open-s3same";
+    log_sink sink;
+    nl_client *c;
+    json_t *r, *e;
+    char *tls, *text;
+    size_t i;
+    setup();
+
+    /* No certificate: under TLS 1.3 the server refuses after the handshake, so the
+     * alert (kind tls) races the server's close (a send error): either way a failure. */
+    tls = mutual_tls(NULL, NULL, NULL);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_mutual.port);
+    CHECK(!result_ok(r));
+    json_decref(r);
+    nl_client_free(c);
+    free(tls);
+
+    tls = mutual_tls("client.pem", "client.key", NULL);
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_mutual.port);
+    check_ok_over_tls(r);
+    CHECK_STR_EQ(jpath_str(r, "value.clientCN"), "netlayer-client");
+    json_decref(r);
+    nl_client_free(c);
+    free(tls);
+
+    pthread_mutex_init(&sink.m, NULL);
+    sink.events = json_array();
+    tls = mutual_tls("client.pem", "client-enc.key", secret);  /* an encrypted key and its password */
+    c = tls_client(tls, "\"log\": {\"level\": \"debug\"}");
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, &sink) == 0);
+    r = get_https(c, "127.0.0.1", g_mutual.port);
+    check_ok_over_tls(r);
+    CHECK_STR_EQ(jpath_str(r, "value.clientCN"), "netlayer-client");
+    json_decref(r);
+    nl_client_free(c);
+    free(tls);
+    json_array_foreach(sink.events, i, e) {
+        text = json_dumps(e, JSON_COMPACT);
+        CHECK_MSG(text != NULL && strstr(text, secret) == NULL, "the key password is in a log event: %s", text);
+        free(text);
+    }
+    CHECK(json_array_size(sink.events) > 0);
+    json_decref(sink.events);
+    pthread_mutex_destroy(&sink.m);
+
+    tls = mutual_tls("client.pem", "client-enc.key", "wrong");  /* a wrong password fails the request, not the client */
+    c = tls_client(tls, NULL);
+    r = get_https(c, "127.0.0.1", g_mutual.port);
+    CHECK_KIND(r, "tls");
+    CHECK(strstr(error_message(r) ? error_message(r) : "", "wrong") == NULL);
+    json_decref(r);
+    nl_client_free(c);
+    free(tls);
+}
+
+static void test_unreadable_client_certificate_files_are_refused_naming_the_key(void)
+{
+    static const struct { const char *tls, *key; } cases[] = {
+        {"{\"certFile\": \"/nonexistent/client.pem\"}", "certFile"},
+        {"{\"certFile\": \"/dev/null\", \"keyFile\": \"/nonexistent/k.pem\"}", "keyFile"},
+        {"{\"keyFile\": \"/dev/null\"}", "keyFile"},
+        {"{\"keyPassword\": \"x\"}", "keyPassword"},
+        {"{\"certFile\": 7}", "certFile"},
+    };
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        char *config = nlt_format("{\"baseURL\": \"%s\", \"tls\": %s}", base_url(), cases[i].tls);
+        char *error = NULL;
+        nl_client *c = nl_client_new(config, &error);
+        CHECK_MSG(c == NULL, "%s was accepted", config);
+        CHECK_MSG(error != NULL && strstr(error, "invalid_request") != NULL && strstr(error, cases[i].key) != NULL,
+                  "%s: %s", config, error ? error : "(no error)");
+        if (c) nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -296,6 +410,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_pinned_public_key_matching_is_ok_and_wrong_pin_is_tls),
         NLT_TEST(test_pin_is_enforced_with_verify_off),
         NLT_TEST(test_verify_false_is_ok_against_self_signed_and_logs_a_warning),
+        NLT_TEST(test_client_certificates_open_a_server_that_asks_for_one),
+        NLT_TEST(test_unreadable_client_certificate_files_are_refused_naming_the_key),
     };
     int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
     teardown();

@@ -3,6 +3,10 @@
 
 Usage: python3 tls_server.py --cert PEM --key PEM [--port 0] [--host 127.0.0.1]
                              [--port-file PATH] [--exit-on-stdin-eof]
+                             [--client-ca PEM]
+
+With --client-ca, a TLS client must present a certificate that CA signed (mutual
+TLS); the handshake fails otherwise.
 
 Serves HTTPS with the given certificate and key. The same port also answers plain
 HTTP: a connection whose first byte is not a TLS handshake record (0x16) is served
@@ -10,7 +14,8 @@ without TLS, so http://host:P and https://host:P differ only in their scheme
 (used to test redirects that change the scheme alone).
 
 Endpoints (any method):
-  /json                      {"tls": true|false, "hello": "world"}
+  /json                      {"tls": true|false, "hello": "world", "clientCN": CN
+                              of the client's certificate or null}
   /echo[/...]                {"method", "path", "query", "headers", "body",
                               "bodyLength", "tls"}
   /redirect-to?url=U&status=302
@@ -56,7 +61,9 @@ class Handler(BaseHTTPRequestHandler):
         path = parts.path
         args = parse_qs(parts.query, keep_blank_values=True)
         if path == "/json":
-            return self._send_json(200, {"tls": is_tls, "hello": "world"})
+            peer = self.connection.getpeercert() if is_tls else None
+            subject = dict(item for rdn in (peer or {}).get("subject", ()) for item in rdn)
+            return self._send_json(200, {"tls": is_tls, "hello": "world", "clientCN": subject.get("commonName")})
         if path == "/echo" or path.startswith("/echo/"):
             headers = {}
             for name, value in self.headers.items():
@@ -135,6 +142,7 @@ def main(argv=None):
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port-file", default=None)
     ap.add_argument("--exit-on-stdin-eof", action="store_true")
+    ap.add_argument("--client-ca", default=None)
     args = ap.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.stderr.write("tls_server.py: loopback only\n")
@@ -142,6 +150,9 @@ def main(argv=None):
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
+    if args.client_ca:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(args.client_ca)
     httpd = Server((args.host, args.port), Handler)
     httpd.context = context
     port = httpd.server_address[1]

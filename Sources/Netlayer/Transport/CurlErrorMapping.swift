@@ -15,6 +15,10 @@ enum CurlErrorMapping {
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
              CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
             return .tls(text)
+        case CURLE_RECV_ERROR where isTLSAlert(detail), CURLE_SEND_ERROR where isTLSAlert(detail):
+            // TLS 1.3 refuses a missing or unknown client certificate after the
+            // handshake: the alert arrives as the first read fails.
+            return .tls(text)
         case CURLE_WRITE_ERROR where exceededLimit, CURLE_FILESIZE_EXCEEDED:
             return .tooLarge("the response body is larger than maxResponseBytes (\(limit))")
         case CURLE_URL_MALFORMAT:
@@ -28,5 +32,10 @@ enum CurlErrorMapping {
         default:
             return .generic(text, curlCode: raw)
         }
+    }
+
+    /// libcurl's message for a TLS alert from the peer ("OpenSSL SSL_read: ... alert ...").
+    private static func isTLSAlert(_ detail: String) -> Bool {
+        detail.hasPrefix("OpenSSL SSL_") && detail.contains(" alert ")
     }
 }

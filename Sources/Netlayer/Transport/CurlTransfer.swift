@@ -217,6 +217,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.tls.verify ? 2 : 0))
         if let caFile = options.tls.caFile { check(nl_curl_setopt_str(easy, CURLOPT_CAINFO, caFile)) }
         if let pin = options.tls.pinnedPublicKey { check(nl_curl_setopt_str(easy, CURLOPT_PINNEDPUBLICKEY, pin)) }
+        if let cert = options.tls.certFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLCERT, cert)) }
+        if let key = options.tls.keyFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLKEY, key)) }
+        if let password = options.tls.keyPassword { check(nl_curl_setopt_str(easy, CURLOPT_KEYPASSWD, password)) }
 
         switch request.method {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
