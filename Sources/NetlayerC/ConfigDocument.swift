@@ -17,7 +17,7 @@ struct ConfigDocument {
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
-        "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "endpoints",
+        "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
     ]
     static let unsupportedKeys: Set<String> = []
@@ -56,6 +56,7 @@ struct ConfigDocument {
             if let p = try tls.string("keyPassword") { options.tls.keyPassword = p }
             try options.tls.validate()
         }
+        options.auth = try doc.authentication("auth")
         if let retry = try doc.retry("retry", over: options.retry) { options.retry = retry }
         if let d = try doc.seconds("deadline") { options.deadline = d }
         network.requestOptions = options

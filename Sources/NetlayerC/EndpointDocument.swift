@@ -20,6 +20,7 @@ struct EndpointDocument {
         static let downloadTo = Keys(rawValue: 1 << 14), xmlRoot = Keys(rawValue: 1 << 15)
         static let progress = Keys(rawValue: 1 << 16), stream = Keys(rawValue: 1 << 17)
         static let useCache = Keys(rawValue: 1 << 18), params = Keys(rawValue: 1 << 19)
+        static let auth = Keys(rawValue: 1 << 20)
 
         init(rawValue: UInt32) { self.rawValue = rawValue }
 
@@ -45,6 +46,7 @@ struct EndpointDocument {
             case "stream": self = .stream
             case "useCache": self = .useCache
             case "params": self = .params
+            case "auth": self = .auth
             default: return nil
             }
         }
@@ -121,10 +123,13 @@ struct EndpointDocument {
         // Retry keys apply over the config's policy, key by key, when the request is built.
         let retry = keys.contains(.retry) ? try doc.retryOverrides("retry") : nil
         let deadline = keys.contains(.deadline) ? try doc.seconds("deadline") : nil
-        if retry != nil || deadline != nil {
+        // `{}` turns the config's authentication off for this endpoint.
+        let auth: Authentication?? = keys.contains(.auth) ? .some(try doc.authentication("auth")) : .none
+        if retry != nil || deadline != nil || auth != nil {
             endpoint.configureOptions = { options in
                 retry?.apply(to: &options.retry)
                 if let deadline { options.deadline = deadline }
+                if let auth { options.auth = auth }
             }
         }
     }

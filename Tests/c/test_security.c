@@ -938,6 +938,109 @@ static int canary_child_main(const char *portb)
     return canary_scenario(b, atoi(portb), NULL, NULL) > 0 ? 0 : 3;
 }
 
+/* The auth key (config and endpoint): basic, bearer, digest and .netrc reach the
+ * server; an endpoint's {} turns the config's off; the secrets are never in a log
+ * event at debug, and none crosses to another origin on a redirect. */
+static void test_auth_helpers_authenticate_and_keep_their_secrets(void)
+{
+    /* The server is given hashes of the password (its URL is logged): sha256 of it, and
+     * for digest MD5("dan:netlayer:" password), both computed with python3 -c. */
+    static const char *const password = "Pa55-" CANARY;
+    static const char *const password_sha256 = "8e77baec58dd3e6044a817bb07c12be19fbf0d131a302ac4f2f59df5ba18be51";
+    static const char *const dan_ha1 = "bc978aecdb85d809a3b0a79c887b0260";
+    leak_log log = { PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL };
+    char dir[] = "/tmp/netlayer-netrc-XXXXXX";
+    char *cfg, *netrc, *doc, *target;  /* client_with_config takes cfg */
+    nl_client *c;
+    json_t *r;
+    FILE *f;
+
+    cfg = nlt_format("{\"baseURL\": \"%s\", \"timeout\": 5, \"log\": {\"level\": \"debug\"},"
+                     " \"auth\": {\"basic\": {\"user\": \"ann\", \"password\": \"%s\"}}}", base_url(), password);
+    c = client_with_config(cfg);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, leak_log_hook, &log) == 0);
+    doc = nlt_format("{\"path\": \"basic-auth/ann/sha256:%s\"}", password_sha256);
+    r = request_doc(c, doc);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.user"), "ann");
+    json_decref(r);
+    free(doc);
+    r = request_json(c, "{\"path\": \"echo\", \"auth\": {}}");  /* turned off for this endpoint */
+    CHECK_OK(r);
+    CHECK(jpath_str(r, "value.headers.authorization") == NULL);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"auth\": {\"bearer\": \"tok-%s\"}}", CANARY);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.headers.authorization"), "Bearer tok-" CANARY);
+    json_decref(r);
+    doc = nlt_format("{\"path\": \"digest-auth/dan/ha1:%s\", \"auth\": {\"digest\": {\"user\": \"dan\", \"password\": \"%s\"}}}",
+                     dan_ha1, password);
+    r = request_doc(c, doc);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.user"), "dan");
+    json_decref(r);
+    free(doc);
+    doc = nlt_format("{\"path\": \"digest-auth/dan/ha1:%s\", \"auth\": {\"digest\": {\"user\": \"dan\", \"password\": \"no\"}}}",
+                     dan_ha1);
+    r = request_doc(c, doc);
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ(jpath_num(r, "status", 0), 401);
+    json_decref(r);
+    free(doc);
+
+    /* Across origins: neither the config's basic nor an endpoint's digest follows. */
+    target = nlt_format("http://127.0.0.1:%d/echo", port_b());
+    r = request_json(c, "{\"path\": \"redirect-to\", \"query\": {\"url\": \"%s\", \"status\": 307}}", target);
+    CHECK_OK(r);
+    CHECK(jpath_str(r, "value.headers.authorization") == NULL);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"redirect-to\", \"query\": {\"url\": \"%s\"},"
+                        " \"auth\": {\"digest\": {\"user\": \"dan\", \"password\": \"x\"}}}", target);
+    CHECK_OK(r);
+    CHECK(jpath_str(r, "value.headers.authorization") == NULL);
+    json_decref(r);
+    free(target);
+    nl_client_free(c);
+    CHECK_MSG(log.events > 0 && log.leaks == 0, "%d log events, %d with a secret", log.events, log.leaks);
+
+    /* .netrc: credentials for this host from the file. */
+    REQUIRE(mkdtemp(dir) != NULL);
+    netrc = nlt_format("%s/netrc", dir);
+    f = fopen(netrc, "w");
+    REQUIRE(f != NULL);
+    fprintf(f, "machine 127.0.0.1\nlogin nel\npassword %s\n", password);
+    fclose(f);
+    cfg = nlt_format("{\"baseURL\": \"%s\", \"auth\": {\"netrc\": \"%s\"}}", base_url(), netrc);
+    c = client_with_config(cfg);
+    doc = nlt_format("{\"path\": \"basic-auth/nel/sha256:%s\"}", password_sha256);
+    r = request_doc(c, doc);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.user"), "nel");
+    json_decref(r);
+    free(doc);
+    nl_client_free(c);
+    free(netrc);
+    fh_rm_dir(dir);
+}
+
+static void test_malformed_auth_is_refused_naming_the_key(void)
+{
+    static const char *const cases[] = {
+        "{\"basic\": {\"user\": \"a:b\", \"password\": \"p\"}}", "{\"bearer\": \"two words\"}",
+        "{\"bearer\": \"\"}", "{\"basic\": {\"password\": \"p\"}}", "{\"digest\": {\"user\": \"u\", \"pw\": \"p\"}}",
+        "{\"netrc\": 1}", "{\"basic\": {\"user\": \"u\"}, \"bearer\": \"t\"}", "{\"token\": \"t\"}", "\"Bearer t\"",
+    };
+    nl_client *c = client_for(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        json_t *r = request_json(c, "{\"path\": \"echo\", \"auth\": %s}", cases[i]);
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(strstr(error_message(r) ? error_message(r) : "", "auth") != NULL, "%s: %s", cases[i], error_message(r));
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -954,6 +1057,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_dot_segments_and_params_never_leave_the_base_path),
         NLT_TEST(test_canary_secret_never_in_log_events_or_error_messages),
         NLT_TEST(test_canary_secret_never_on_stderr_at_debug),
+        NLT_TEST(test_auth_helpers_authenticate_and_keep_their_secrets),
+        NLT_TEST(test_malformed_auth_is_refused_naming_the_key),
     };
     int rc;
     g_argv0 = argv[0];

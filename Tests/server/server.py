@@ -17,6 +17,9 @@ Endpoints (any method unless noted):
        /redirect/<n>         302 chain down to /redirect/0 -> /json
        /redirect-to?url=U&status=302
        /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
+       /basic-auth/<user>/<password>, /digest-auth/<user>/<password>
+                             200 {"user": user} for those credentials (Basic; Digest
+                             MD5 with qop=auth), else 401 with the challenge
        /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent)
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
                              X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
@@ -38,6 +41,7 @@ Endpoints (any method unless noted):
 """
 
 import argparse
+import base64
 import gzip
 import hashlib
 import json
@@ -413,6 +417,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/notjson":
             return self._send(200, b"this is not json", "application/json")
 
+        if len(segs) == 3 and segs[0] in ("basic-auth", "digest-auth"):
+            return self._auth(segs[0], segs[1], segs[2])
+
         if path == "/typed":
             args = parse_qs(parts.query, keep_blank_values=True)
             content_type = args["type"][0] if "type" in args else None
@@ -593,6 +600,36 @@ class Handler(BaseHTTPRequestHandler):
                 remaining -= len(data)
         return self._send_json(200, {"bytes": total, "sha256": digest.hexdigest(),
                                      "contentType": self.headers.get("Content-Type")})
+
+    def _auth(self, scheme, user, password):
+        # The password segment may be "sha256:HEX" (basic) or "ha1:HEX" (digest, the MD5
+        # of user:netlayer:password), so that a test's URL does not hold the secret.
+        given = self.headers.get("Authorization") or ""
+        if scheme == "basic-auth":
+            if given.startswith("Basic "):
+                name, _, secret = base64.b64decode(given[6:]).decode("utf-8", "replace").partition(":")
+                if password.startswith("sha256:"):
+                    good = hashlib.sha256(secret.encode()).hexdigest() == password[7:]
+                else:
+                    good = secret == password
+                if name == user and good:
+                    return self._send_json(200, {"user": user})
+            return self._send_json(401, {"error": {"message": "bad credentials"}},
+                                   headers=[("WWW-Authenticate", 'Basic realm="netlayer"')])
+        nonce = "n0nce"
+        if given.startswith("Digest "):
+            fields = {}
+            for part in given[7:].split(","):
+                name, _, value = part.strip().partition("=")
+                fields[name] = value.strip('"')
+            md5 = lambda text: hashlib.md5(text.encode()).hexdigest()
+            ha1 = password[4:] if password.startswith("ha1:") else md5(f"{user}:netlayer:{password}")
+            ha2 = md5(f"{self.command}:{fields.get('uri', '')}")
+            expected = md5(f"{ha1}:{nonce}:{fields.get('nc')}:{fields.get('cnonce')}:auth:{ha2}")
+            if fields.get("username") == user and fields.get("response") == expected:
+                return self._send_json(200, {"user": user})
+        return self._send_json(401, {"error": {"message": "bad credentials"}}, headers=[
+            ("WWW-Authenticate", f'Digest realm="netlayer", nonce="{nonce}", qop="auth", algorithm=MD5')])
 
     def _echo(self, parts, body):
         headers = {}

@@ -41,6 +41,7 @@ enum RedirectPolicy {
         if let origin = origin(of: request.url), origin != target.origin {
             for name in credentialHeaders { next.headers[name] = nil }
             for name in request.options.secretHeaders { next.headers[name] = nil }
+            if case .digest? = request.options.auth { next.options.auth = nil }
         }
         let becomesGet = response.statusCode == 303 && request.method != .head
             || (response.statusCode == 301 || response.statusCode == 302) && request.method == .post

@@ -67,6 +67,7 @@ enum RequestBuilder {
             endpoint.configureOptions?(&options)
             try validate(options)
         }
+        if let value = options.auth?.headerValue { headers.setChecked("Authorization", value) }
         return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,
                            transfer: transfer)
     }
@@ -98,6 +99,7 @@ enum RequestBuilder {
         if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
         if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
         if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
+        try options.auth?.validate()
         if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
     }
 

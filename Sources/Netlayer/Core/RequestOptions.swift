@@ -24,6 +24,8 @@ public struct RequestOptions: Sendable, Hashable {
     /// carry secrets (a config's `log.redact`, lower case): like those, they are not
     /// sent on to another origin when a redirect is followed.
     public var secretHeaders: Set<String> = []
+    /// How requests authenticate; basic and bearer become the `Authorization` header.
+    public var auth: Authentication?
 
     public init() {}
 

@@ -139,6 +139,7 @@ public final class ResponseCache: ResponseCaching {
         for name in credentialNames {
             if let value = request.headers[name] { found[name] = value }
         }
+        if let identity = request.options.auth?.cacheIdentity, !identity.isEmpty { found[" auth"] = identity }
         return found
     }
 

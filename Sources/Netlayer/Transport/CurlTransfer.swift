@@ -220,6 +220,17 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if let cert = options.tls.certFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLCERT, cert)) }
         if let key = options.tls.keyFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLKEY, key)) }
         if let password = options.tls.keyPassword { check(nl_curl_setopt_str(easy, CURLOPT_KEYPASSWD, password)) }
+        switch options.auth {
+        case .digest(let user, let password)?:
+            check(nl_curl_setopt_long(easy, CURLOPT_HTTPAUTH, 1 << 1))  // CURLAUTH_DIGEST, a macro Swift cannot import
+            check(nl_curl_setopt_str(easy, CURLOPT_USERNAME, user))
+            check(nl_curl_setopt_str(easy, CURLOPT_PASSWORD, password))
+        case .netrc(let file)?:
+            check(nl_curl_setopt_long(easy, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
+            if let file { check(nl_curl_setopt_str(easy, CURLOPT_NETRC_FILE, file)) }
+        default:
+            break
+        }
 
         switch request.method {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))

@@ -86,6 +86,7 @@ struct EasyProfile: Equatable {
     let userAgent: String?
     let proxy: String?
     let tls: TLSOptions
+    let auth: Authentication?
 
     /// Whether `request` has a profile: no body, upload, multipart form or progress
     /// handler (those options are set afresh each time).
@@ -110,7 +111,7 @@ struct EasyProfile: Equatable {
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
             && connectTimeout == options.connectTimeout && maxResponseBytes == options.maxResponseBytes
             && compression == options.compression && userAgent == options.userAgent && proxy == options.proxy
-            && tls == options.tls
+            && tls == options.tls && auth == options.auth
     }
 
     /// The profile of `request`, or nil when it is not plain (`isPlain`).
@@ -127,5 +128,6 @@ struct EasyProfile: Equatable {
         userAgent = options.userAgent
         proxy = options.proxy
         tls = options.tls
+        auth = options.auth
     }
 }

@@ -222,3 +222,15 @@ def test_bytes_bodies_are_sent_as_they_are(client: netlayer.Client) -> None:
     assert batch[0].value == "/w=="
     with pytest.raises(TypeError, match="bytes body"):
         client.post("echo", body=b"x", body_encoding="json")
+
+
+def test_auth_from_the_config_and_per_endpoint(base_url: str) -> None:
+    basic = {"basic": {"user": "ann", "password": "pw"}}
+    with netlayer.Client({"baseURL": base_url, "auth": basic}, timeout=10) as client:
+        assert client.get("basic-auth/ann/pw").value == {"user": "ann"}
+        assert "authorization" not in client.get("echo", auth={}).value["headers"]
+        digest = {"digest": {"user": "dan", "password": "pw2"}}
+        assert client.get("digest-auth/dan/pw2", auth=digest).value == {"user": "dan"}
+        assert client.get("echo", auth={"bearer": "t0k"}).value["headers"]["authorization"] == "Bearer t0k"
+        with pytest.raises(netlayer.InvalidRequestError, match="auth"):
+            client.get("echo", auth={"bearer": "two words"})
