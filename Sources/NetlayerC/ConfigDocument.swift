@@ -19,6 +19,7 @@ struct ConfigDocument {
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
+        "maxStreamItemBytes",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -40,6 +41,7 @@ struct ConfigDocument {
         if let f = try doc.bool("followRedirects") { options.followRedirects = f }
         if let m = try doc.integer("maxRedirects", in: 0...1000) { options.maxRedirects = m }
         if let m = try doc.integer("maxResponseBytes", in: 0...Int(Int64.max)) { options.maxResponseBytes = m }
+        if let m = try doc.integer("maxStreamItemBytes", in: 1...Int(Int64.max)) { options.maxStreamItemBytes = m }
         if let c = try doc.bool("compression") { options.compression = c }
         if let ua = try doc.string("userAgent") {
             try HTTPHeaders.validate(name: "User-Agent", value: ua)

@@ -21,6 +21,7 @@ struct EndpointDocument {
         static let progress = Keys(rawValue: 1 << 16), stream = Keys(rawValue: 1 << 17)
         static let useCache = Keys(rawValue: 1 << 18), params = Keys(rawValue: 1 << 19)
         static let auth = Keys(rawValue: 1 << 20)
+        static let maxStreamItemBytes = Keys(rawValue: 1 << 24)
 
         init(rawValue: UInt32) { self.rawValue = rawValue }
 
@@ -47,6 +48,7 @@ struct EndpointDocument {
             case "useCache": self = .useCache
             case "params": self = .params
             case "auth": self = .auth
+            case "maxStreamItemBytes": self = .maxStreamItemBytes
             default: return nil
             }
         }
@@ -125,11 +127,14 @@ struct EndpointDocument {
         let deadline = keys.contains(.deadline) ? try doc.seconds("deadline") : nil
         // `{}` turns the config's authentication off for this endpoint.
         let auth: Authentication?? = keys.contains(.auth) ? .some(try doc.authentication("auth")) : .none
-        if retry != nil || deadline != nil || auth != nil {
+        let itemLimit = keys.contains(.maxStreamItemBytes)
+            ? try doc.integer("maxStreamItemBytes", in: 1...Int(Int64.max)) : nil
+        if retry != nil || deadline != nil || auth != nil || itemLimit != nil {
             endpoint.configureOptions = { options in
                 retry?.apply(to: &options.retry)
                 if let deadline { options.deadline = deadline }
                 if let auth { options.auth = auth }
+                if let itemLimit { options.maxStreamItemBytes = itemLimit }
             }
         }
     }

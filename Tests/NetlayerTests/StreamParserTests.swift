@@ -91,4 +91,22 @@ import Testing
         [UInt8(ascii: "\n")].withUnsafeBytes { seen += parser.feed($0).count }
         #expect(seen == 1)
     }
+
+    @Test func aLineOrEventPastTheLimitStopsTheParser() {
+        func feed(_ text: String, _ mode: StreamMode, limit: Int) -> (Seen, Bool) {
+            var parser = StreamParser(mode: mode, maxItemBytes: limit)
+            var out: [StreamEvent] = []
+            for byte in Array(text.utf8) { [byte].withUnsafeBytes { out += parser.feed($0) } }
+            out += parser.finish()
+            return (out.map { "\($0)" }, parser.tooLarge)
+        }
+        #expect(feed("abcd\nabcde\n", .lines, limit: 4).1 == true)
+        #expect(feed("abcd\nabcde\n", .lines, limit: 4).0 == ["line(\"abcd\")"])
+        #expect(feed("abcd\nabcd", .lines, limit: 4).1 == false)
+        #expect(feed("abcdefgh", .lines, limit: 4).1 == true)  // never ended: bounded all the same
+        // Lines of 11 bytes; the data "abcde\nfghij" holds 11, with "\nk" 13.
+        #expect(feed("data: abcde\ndata: fghij\n\ndata: k\n\n", .sse, limit: 12).1 == false)
+        #expect(feed("data: abcde\ndata: fghij\ndata: k\n\n", .sse, limit: 12).1 == true)
+        #expect(feed(": a long comment\n", .sse, limit: 12).1 == true)
+    }
 }

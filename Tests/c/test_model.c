@@ -4,7 +4,7 @@
  * the loopback test server (run through Tests/server/with_server.py).
  *
  * Server endpoints used: /echo, /cache/<key>, /hits/<key>, /compressed/<enc>,
- * /sse, /lines, /bytes/<n>, /stream-bytes/<n>.
+ * /sse, /lines, /bytes/<n>, /stream-bytes/<n>, /long-line, /json.
  */
 #define _POSIX_C_SOURCE 200809L
 #define NLT_TEST_TIMEOUT 90
@@ -922,6 +922,177 @@ static void test_stream_without_hook_still_counts_events(void)
     nl_client_free(c);
 }
 
+/* ---- stream limits and timeouts ------------------------------------------------------- */
+
+/* One asynchronous request's result, and when it came. */
+typedef struct async_result {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    json_t *result;
+    double done_ms;
+} async_result;
+
+static void async_done(uint64_t id, const char *result_json, void *user_data)
+{
+    async_result *a = (async_result *)user_data;
+    json_t *r = nlt_parse(result_json, "async result");
+    (void)id;
+    pthread_mutex_lock(&a->m);
+    a->result = r;
+    a->done_ms = now_ms();
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->m);
+}
+
+static void async_start(async_result *a, nl_client *c, const char *endpoint)
+{
+    memset(a, 0, sizeof *a);
+    pthread_mutex_init(&a->m, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    CHECK(nl_request_async(c, endpoint, async_done, a) != 0);
+}
+
+static int async_finished(async_result *a)
+{
+    int done;
+    pthread_mutex_lock(&a->m);
+    done = a->result != NULL;
+    pthread_mutex_unlock(&a->m);
+    return done;
+}
+
+/* Waits for the result (the test's watchdog bounds the wait), returns it (caller
+ * json_decref()s) and frees the rest. */
+static json_t *async_wait(async_result *a)
+{
+    json_t *r;
+    pthread_mutex_lock(&a->m);
+    while (a->result == NULL)
+        pthread_cond_wait(&a->cv, &a->m);
+    r = a->result;
+    pthread_mutex_unlock(&a->m);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->m);
+    return r;
+}
+
+/* Resident bytes now, after resetting the peak (VmHWM) to them; -1 when it cannot. */
+static long long reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    int ok = f != NULL && fputs("5", f) >= 0;
+    long long now = -1;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (ok) {
+        char line[128];
+        f = fopen("/proc/self/status", "r");
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            if (strncmp(line, "VmRSS:", 6) == 0)
+                now = atoll(line + 6) * 1024;
+        if (f != NULL)
+            fclose(f);
+    }
+    return now;
+}
+
+static long long peak_rss_since_reset(void)
+{
+    char line[128];
+    long long peak = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            peak = atoll(line + 6) * 1024;
+    if (f != NULL)
+        fclose(f);
+    return peak;
+}
+
+static void test_a_huge_line_is_too_large_quickly_while_the_clients_other_requests_stay_fast(void)
+{
+    /* 32 MiB in one line against the default limit of 8 MiB (1 MiB under valgrind) */
+    int slow = slow_mode();
+    nl_client *c = client_for(slow ? "\"maxStreamItemBytes\": 1048576" : NULL);
+    async_result stream;
+    json_t *r;
+    double t0, worst = 0, took;
+    int fast = 0;
+    long long rss0 = slow ? -1 : reset_peak_rss(), grew;
+    t0 = now_ms();
+    async_start(&stream, c, "{\"path\": \"long-line\", \"query\": {\"bytes\": 33554432}, \"stream\": \"lines\"}");
+    /* the same client's loop answers other requests while the stream is read */
+    do {
+        async_result quick;
+        double t = now_ms();
+        async_start(&quick, c, "{\"path\": \"json\"}");
+        r = async_wait(&quick);
+        CHECK_OK(r);
+        json_decref(r);
+        if (now_ms() - t > worst)
+            worst = now_ms() - t;
+        fast++;
+    } while (!async_finished(&stream));
+    r = async_wait(&stream);
+    took = stream.done_ms - t0;
+    CHECK_KIND(r, "too_large");
+    CHECK_MSG(error_message(r) != NULL && strstr(error_message(r), "maxStreamItemBytes") != NULL,
+              "the message names the key: %s", error_message(r) ? error_message(r) : "(none)");
+    CHECK_MSG(took < (slow ? 60000 : 5000), "the stream ended after %.0f ms", took);
+    CHECK_MSG(worst < (slow ? 3000 : 250), "a request to /json took %.0f ms while the stream ran", worst);
+    if (rss0 >= 0) {
+        grew = peak_rss_since_reset() - rss0;
+        CHECK_MSG(grew < 48LL * 1024 * 1024, "the peak resident size grew by %lld MB", grew >> 20);
+        nlt_note("the stream ended after %.0f ms; %d requests to /json meanwhile, the slowest %.1f ms; peak +%lld MB",
+                 took, fast, worst, grew >> 20);
+    }
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_max_stream_item_bytes_bounds_a_line_or_an_event_and_is_validated(void)
+{
+    static const char *bad[] = {"0", "-1", "1.5", "\"8\"", "true"};
+    nl_client *c = client_for(NULL);
+    json_t *r;
+    size_t i;
+    /* /lines: "first line" (10 bytes), then "second line" (11) */
+    r = request_json(c, "{\"path\": \"lines\", \"stream\": \"lines\", \"maxStreamItemBytes\": 10}");
+    CHECK_KIND(r, "too_large");
+    CHECK_MSG(error_message(r) && strstr(error_message(r), "maxStreamItemBytes (10 bytes)"), "message: %s",
+              error_message(r) ? error_message(r) : "(none)");
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"lines\", \"stream\": \"lines\", \"maxStreamItemBytes\": 20}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "events", -1), 5);
+    json_decref(r);
+    /* /sse: its longest line, "data: unterminated at the end", holds 29 bytes */
+    r = request_json(c, "{\"path\": \"sse\", \"stream\": \"sse\", \"maxStreamItemBytes\": 29}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "events", -1), 3);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"sse\", \"stream\": \"sse\", \"maxStreamItemBytes\": 28}");
+    CHECK_KIND(r, "too_large");
+    json_decref(r);
+    for (i = 0; i < NLT_COUNT(bad); i++) {
+        char *err = NULL;
+        char *config = nlt_format("{\"baseURL\": \"%s\", \"maxStreamItemBytes\": %s}", base_url(), bad[i]);
+        nl_client *other = nl_client_new(config, &err);
+        CHECK_MSG(other == NULL && err && strstr(err, "invalid_request") && strstr(err, "maxStreamItemBytes"),
+                  "config maxStreamItemBytes %s: %s", bad[i], err ? err : "(accepted)");
+        if (other)
+            nl_client_free(other);
+        nl_free(err);
+        free(config);
+        r = request_json(c, "{\"path\": \"lines\", \"stream\": \"lines\", \"maxStreamItemBytes\": %s}", bad[i]);
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(error_message(r) && strstr(error_message(r), "maxStreamItemBytes"), "endpoint %s: %s", bad[i],
+                  error_message(r) ? error_message(r) : "(none)");
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -955,6 +1126,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_chunks_stream_concatenates_to_the_body),
         NLT_TEST(test_stream_hook_cancel_stops_with_cancelled),
         NLT_TEST(test_stream_without_hook_still_counts_events),
+        NLT_TEST(test_a_huge_line_is_too_large_quickly_while_the_clients_other_requests_stay_fast),
+        NLT_TEST(test_max_stream_item_bytes_bounds_a_line_or_an_event_and_is_validated),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

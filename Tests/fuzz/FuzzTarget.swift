@@ -71,10 +71,12 @@ private func fuzzPathTemplate(_ input: UnsafeBufferPointer<UInt8>) {
     }
 }
 
-/// Server-sent events, lines and chunks, fed in two pieces.
+/// Server-sent events, lines and chunks, fed in two pieces, without a bound on a line
+/// or event and with a small one.
 private func fuzzStream(_ input: UnsafeBufferPointer<UInt8>) {
-    for mode in StreamMode.allCases {
-        var parser = StreamParser(mode: mode)
+    let bounds: [(StreamMode, Int)] = StreamMode.allCases.map { ($0, .max) } + [(.sse, 16), (.lines, 16)]
+    for (mode, bound) in bounds {
+        var parser = StreamParser(mode: mode, maxItemBytes: bound)
         let half = input.count / 2
         let raw = UnsafeRawBufferPointer(input)
         _ = parser.feed(UnsafeRawBufferPointer(rebasing: raw[..<half]))

@@ -511,7 +511,39 @@ class Handler(BaseHTTPRequestHandler):
             message = (args.get("message") or ["error %d" % code])[0]
             return self._send_json(code, {"error": {"message": message}})
 
+        if path in ("/long-line", "/sse-slow"):
+            return self._slow_stream(path, parse_qs(query, keep_blank_values=True))
+
         return self._send_json(404, {"error": {"message": "no route for %s" % path}})
+
+    def _slow_stream(self, path, args):
+        """/long-line?bytes=N: one line of N bytes, written 64 KiB at a time.
+        /sse-slow?count=C&interval_ms=I: C events, the first at once, then one every I ms."""
+        try:
+            n = min(int((args.get("bytes") or ["0"])[0]), MAX_BYTES)
+            count = int((args.get("count") or ["1"])[0])
+            interval = max(0.0, min(float((args.get("interval_ms") or ["0"])[0]), MAX_DELAY_MS)) / 1000.0
+        except ValueError:
+            return self._send_json(400, {"error": {"message": "bad bytes, count or interval_ms"}})
+        if path == "/long-line":  # one block, written again and again
+            block = b"x" * 65536
+            pieces = [block] * (n // 65536) + [block[:n % 65536], b"\n"]
+            kind, pause = "text/plain", 0.0
+        else:
+            pieces = [b"data: tick %d\n\n" % i for i in range(count)]
+            kind, pause = "text/event-stream", interval
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(sum(len(p) for p in pieces)))
+        self.end_headers()
+        try:
+            for i, piece in enumerate(pieces):
+                if i and pause:
+                    time.sleep(pause)
+                self.wfile.write(piece)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _flaky(self, key, query):
         args = parse_qs(query, keep_blank_values=True)

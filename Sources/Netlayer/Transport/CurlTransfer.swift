@@ -121,7 +121,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
 
         do {
-            sink = try ResponseSink(transfer: request.transfer, limit: options.maxResponseBytes)
+            sink = try ResponseSink(transfer: request.transfer, limit: options.maxResponseBytes,
+                                    streamItemLimit: options.maxStreamItemBytes)
         } catch {
             return error
         }

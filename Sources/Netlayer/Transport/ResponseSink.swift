@@ -24,11 +24,11 @@ final class ResponseSink {
     private var temporaryPath: String?
     private var parser: StreamParser?
 
-    init(transfer: TransferOptions, limit: Int) throws(NetworkError) {
+    init(transfer: TransferOptions, limit: Int, streamItemLimit: Int) throws(NetworkError) {
         self.transfer = transfer
         self.limit = limit
         if let path = transfer.downloadTo { try createTemporaryFile(for: path) }
-        if let mode = transfer.stream { parser = StreamParser(mode: mode) }
+        if let mode = transfer.stream { parser = StreamParser(mode: mode, maxItemBytes: streamItemLimit) }
     }
 
     deinit { discard() }
@@ -62,8 +62,15 @@ final class ResponseSink {
                 offset += n
             }
         case .stream:
-            // A stream is not kept, so it is not bounded by maxResponseBytes.
-            return deliver(parser!.feed(data))
+            // A stream is not kept, so it is not bounded by maxResponseBytes; only the
+            // line or event being assembled is, by maxStreamItemBytes.
+            guard deliver(parser!.feed(data)) else { return false }
+            if let parser, parser.tooLarge {
+                let item = parser.mode == .sse ? "a server-sent event or one of its lines" : "a line"
+                failure = .tooLarge("\(item) of the stream is larger than maxStreamItemBytes (\(parser.maxItemBytes) bytes)")
+                return false
+            }
+            return true
         }
         bytes += Int64(data.count)
         return true

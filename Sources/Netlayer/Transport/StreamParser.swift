@@ -2,21 +2,33 @@
 /// events format (WHATWG HTML, "Parsing an event stream") for `.sse`.
 struct StreamParser {
     let mode: StreamMode
+    /// The most bytes one line, or the data of one server-sent event, may hold: what
+    /// a server can make the parser keep (`RequestOptions.maxStreamItemBytes`).
+    let maxItemBytes: Int
+    /// A line or an event passed `maxItemBytes`: nothing more is parsed.
+    private(set) var tooLarge = false
     private var pending: [UInt8] = []
     // Server-sent event fields being assembled.
     private var eventType = ""
     private var data: [String] = []
     private var lastEventId = ""
     private var retry: Int?
+    /// Bytes of the data of the event being assembled, newlines between its lines included.
+    private var dataBytes = 0
     private var sawBOM = false
     /// How many bytes of `pending` hold no line end (a long line arriving in pieces).
     private var scanned = 0
 
-    init(mode: StreamMode) { self.mode = mode }
+    init(mode: StreamMode, maxItemBytes: Int = .max) {
+        self.mode = mode
+        self.maxItemBytes = maxItemBytes
+    }
 
-    /// The events completed by `bytes`.
+    /// The events completed by `bytes`, up to a line or event that passes
+    /// `maxItemBytes` (then `tooLarge` is set).
     mutating func feed(_ bytes: UnsafeRawBufferPointer) -> [StreamEvent] {
         if mode == .chunks { return bytes.isEmpty ? [] : [.chunk(Array(bytes))] }
+        if tooLarge { return [] }
         pending.append(contentsOf: bytes)
         var events: [StreamEvent] = []
         var start = 0
@@ -31,9 +43,17 @@ struct StreamParser {
                 i += 1
                 start = i
                 if let event = take(line: line) { events.append(event) }
+                if tooLarge { break }
                 continue
             }
             i += 1
+        }
+        // The unfinished line is pending[start..<i] (a CR that may start a CRLF aside).
+        if tooLarge || i - start > maxItemBytes {
+            tooLarge = true
+            pending = []
+            scanned = 0
+            return events
         }
         pending.removeFirst(start)
         scanned = i - start
@@ -45,6 +65,7 @@ struct StreamParser {
     /// pending data at the end of the stream, so an event not ended by a blank line is
     /// not dispatched.
     mutating func finish() -> [StreamEvent] {
+        if tooLarge { return [] }
         defer {
             pending = []
             scanned = 0
@@ -56,6 +77,10 @@ struct StreamParser {
     }
 
     private mutating func take(line: [UInt8]) -> StreamEvent? {
+        if line.count > maxItemBytes {
+            tooLarge = true
+            return nil
+        }
         var line = line[...]
         if !sawBOM {
             sawBOM = true
@@ -81,7 +106,13 @@ struct StreamParser {
         }
         switch String(decoding: field, as: UTF8.self) {
         case "event": eventType = String(decoding: value, as: UTF8.self)
-        case "data": data.append(String(decoding: value, as: UTF8.self))
+        case "data":
+            dataBytes += value.count + (data.isEmpty ? 0 : 1)
+            if dataBytes > maxItemBytes {
+                tooLarge = true
+                return nil
+            }
+            data.append(String(decoding: value, as: UTF8.self))
         case "id" where !value.contains(0): lastEventId = String(decoding: value, as: UTF8.self)
         case "retry":
             // Only ASCII digits count: "+5", "-0" and " 5" are ignored.
@@ -99,6 +130,7 @@ struct StreamParser {
         defer {
             eventType = ""
             data = []
+            dataBytes = 0
         }
         guard !data.isEmpty else { return nil }
         return .serverSent(event: eventType.isEmpty ? "message" : eventType, data: data.joined(separator: "\n"),

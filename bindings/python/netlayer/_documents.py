@@ -16,6 +16,7 @@ CONFIG_ALIASES = {
     "follow_redirects": "followRedirects",
     "max_redirects": "maxRedirects",
     "max_response_bytes": "maxResponseBytes",
+    "max_stream_item_bytes": "maxStreamItemBytes",
     "max_concurrent": "maxConcurrent",
     "user_agent": "userAgent",
 }
@@ -23,6 +24,7 @@ ENDPOINT_ALIASES = {
     "is_full_path": "isFullPath",
     "body_encoding": "bodyEncoding",
     "acceptable_status": "acceptableStatus",
+    "max_stream_item_bytes": "maxStreamItemBytes",
 }
 
 

@@ -123,7 +123,7 @@ class ResolvedError(Error):
 
 
 class TooLargeError(Error):
-    """The body passed maxResponseBytes."""
+    """The body passed maxResponseBytes, or a streamed line or event maxStreamItemBytes."""
 
     kind = "too_large"
 

@@ -154,3 +154,16 @@ def test_closing_the_client_ends_a_stream_with_cancelled(base_url: str) -> None:
     with pytest.raises(netlayer.CancelledError):
         for _ in stream:
             pass
+
+
+def test_a_line_past_max_stream_item_bytes_raises_too_large(client: netlayer.Client) -> None:
+    huge = {"path": "long-line", "query": {"bytes": 32 << 20}, "stream": "lines"}
+    started = time.monotonic()
+    with pytest.raises(netlayer.TooLargeError, match="maxStreamItemBytes"):  # 8 MiB by default
+        list(client.stream(huge))
+    assert time.monotonic() - started < 5.0
+    with pytest.raises(netlayer.TooLargeError, match=r"maxStreamItemBytes \(10 bytes\)"):
+        list(client.stream("lines", stream="lines", max_stream_item_bytes=10))  # "second line" has 11
+    assert [e["line"] for e in client.stream("lines", stream="lines", max_stream_item_bytes=20)] == LINES
+    assert client.get("json").status == 200
+
