@@ -4,7 +4,7 @@
  * the loopback test server (run through Tests/server/with_server.py).
  *
  * Server endpoints used: /echo, /cache/<key>, /hits/<key>, /compressed/<enc>,
- * /sse, /lines, /bytes/<n>, /stream-bytes/<n>, /long-line, /json.
+ * /sse, /lines, /bytes/<n>, /stream-bytes/<n>, /long-line, /sse-slow, /json.
  */
 #define _POSIX_C_SOURCE 200809L
 #define NLT_TEST_TIMEOUT 90
@@ -1093,6 +1093,77 @@ static void test_max_stream_item_bytes_bounds_a_line_or_an_event_and_is_validate
     nl_client_free(c);
 }
 
+/* Each streamed request runs blocking (nl_request) and on the loop (nl_request_async). */
+static json_t *stream_both_ways(nl_client *c, const char *endpoint, int async, double *ms)
+{
+    double t0 = now_ms();
+    json_t *r;
+    if (async) {
+        async_result a;
+        async_start(&a, c, endpoint);
+        r = async_wait(&a);
+        *ms = a.done_ms - t0;
+    } else {
+        r = request_doc(c, endpoint);
+        *ms = now_ms() - t0;
+    }
+    return r;
+}
+
+static void test_a_stream_outlives_its_timeout_while_bytes_keep_coming(void)
+{
+    /* 16 events 200 ms apart: 3 s, against a timeout of 1 s */
+    nl_client *c = client_for("\"timeout\": 1");
+    int async;
+    for (async = 0; async < 2; async++) {
+        double ms;
+        json_t *r = stream_both_ways(c, "{\"path\": \"sse-slow\", \"query\": {\"count\": 16, \"interval_ms\": 200},"
+                                        " \"stream\": \"sse\"}", async, &ms);
+        CHECK_OK(r);
+        CHECK_INT_EQ(jpath_num(r, "events", -1), 16);
+        CHECK_MSG(ms > 2900, "%s: over after %.0f ms", async ? "async" : "blocking", ms);
+        nlt_note("%s: %s after %.0f ms", async ? "async" : "blocking", result_ok(r) ? "ok" : error_kind(r), ms);
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
+static void test_a_silent_stream_times_out_after_its_timeout(void)
+{
+    /* one event, then 3 s of silence, against a timeout of 1 s */
+    nl_client *c = client_for("\"timeout\": 1");
+    int async;
+    for (async = 0; async < 2; async++) {
+        double ms;
+        json_t *r = stream_both_ways(c, "{\"path\": \"sse-slow\", \"query\": {\"count\": 2, \"interval_ms\": 3000},"
+                                        " \"stream\": \"sse\"}", async, &ms);
+        CHECK_KIND(r, "timeout");
+        CHECK_MSG(error_message(r) && strstr(error_message(r), "1.0 s") && strstr(error_message(r), "silence"),
+                  "message: %s", error_message(r) ? error_message(r) : "(none)");
+        /* a blocking transfer's silence is checked at least once a second, the loop's to the millisecond */
+        CHECK_MSG(ms > 950 && ms < (async ? 1600 : 2600), "%s: timeout after %.0f ms", async ? "async" : "blocking", ms);
+        nlt_note("%s: %s after %.0f ms", async ? "async" : "blocking", result_ok(r) ? "ok" : error_kind(r), ms);
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
+static void test_a_deadline_ends_a_stream_that_keeps_talking(void)
+{
+    nl_client *c = client_for("\"timeout\": 1");
+    int async;
+    for (async = 0; async < 2; async++) {
+        double ms;
+        json_t *r = stream_both_ways(c, "{\"path\": \"sse-slow\", \"query\": {\"count\": 16, \"interval_ms\": 200},"
+                                        " \"stream\": \"sse\", \"deadline\": 1.6}", async, &ms);
+        CHECK_KIND(r, "timeout");
+        CHECK_MSG(ms > 1500 && ms < 2500, "%s: deadline of 1.6 s hit after %.0f ms", async ? "async" : "blocking", ms);
+        nlt_note("%s: %s after %.0f ms", async ? "async" : "blocking", result_ok(r) ? "ok" : error_kind(r), ms);
+        json_decref(r);
+    }
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -1128,6 +1199,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_stream_without_hook_still_counts_events),
         NLT_TEST(test_a_huge_line_is_too_large_quickly_while_the_clients_other_requests_stay_fast),
         NLT_TEST(test_max_stream_item_bytes_bounds_a_line_or_an_event_and_is_validated),
+        NLT_TEST(test_a_stream_outlives_its_timeout_while_bytes_keep_coming),
+        NLT_TEST(test_a_silent_stream_times_out_after_its_timeout),
+        NLT_TEST(test_a_deadline_ends_a_stream_that_keeps_talking),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

@@ -191,7 +191,8 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     }
 
     /// The request for the next attempt, with the per-attempt timeout clipped to what
-    /// is left of the deadline; fails when the deadline has passed or the adapter refuses.
+    /// is left of the deadline and the deadline set to what is left; fails when the
+    /// deadline has passed or the adapter refuses.
     private func prepareAttempt(lastError: NetworkError?) -> Result<HTTPRequest, NetworkError> {
         if state.withLock({ $0.cancelled }) { return .failure(.cancelled) }
         attempt += 1
@@ -202,6 +203,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 return .failure(lastError ?? .timedOut("the deadline of \(deadline) s passed"))
             }
             request.options.timeout = min(request.options.timeout ?? remaining, remaining)
+            request.options.deadline = remaining  // bounds a stream, whose timeout bounds only its silences
         }
         if let revalidation {
             for field in revalidation.validators where request.headers[field.name] == nil {

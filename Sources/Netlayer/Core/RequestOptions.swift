@@ -1,7 +1,9 @@
 /// Per-request transport options. A config sets the defaults
 /// (`NetworkConfigurable.requestOptions`); an endpoint may override some of them.
 public struct RequestOptions: Sendable, Hashable {
-    /// Seconds one attempt may take, connect included; nil means no limit.
+    /// Seconds one attempt may take, connect included; nil means no limit. For a
+    /// streamed request (`TransferOptions.stream`), the longest silence between received
+    /// bytes instead: a stream may live as long as it keeps talking, up to `deadline`.
     public var timeout: Double? = 30
     /// Seconds the TCP/TLS connect may take.
     public var connectTimeout: Double? = 10
@@ -21,7 +23,8 @@ public struct RequestOptions: Sendable, Hashable {
     public var tls = TLSOptions()
     /// When and how failed attempts are tried again.
     public var retry = RetryPolicy()
-    /// Seconds the whole operation may take, every attempt and back-off included.
+    /// Seconds the whole operation may take, every attempt and back-off included. In the
+    /// request of one attempt, what is left of it (which bounds a streamed transfer).
     public var deadline: Double?
     /// Request headers, besides Authorization, Cookie and Proxy-Authorization, that
     /// carry secrets (a config's `log.redact`, lower case): like those, they are not

@@ -40,7 +40,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
     fileprivate var timerDeadline: UInt64?
-    /// Delayed tasks (retry back-off), earliest first.
+    /// Delayed tasks (retry back-off, silence checks of streams), earliest first.
     private var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
     private var readyFDs = [Int32](repeating: 0, count: 256)
     private var readyFlags = [Int32](repeating: 0, count: 256)
@@ -184,10 +184,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 return taken
             }
             for task in work.tasks { task() }
-            for timer in work.timers {
-                let at = timers.firstIndex { $0.deadline > timer.deadline } ?? timers.endIndex
-                timers.insert(timer, at: at)
-            }
+            for timer in work.timers { addTimer(at: timer.deadline, timer.task) }
             for transfer in work.starts { enqueue(transfer) }
             for transfer in work.cancels { cancel(transfer) }
             if work.stopping {
@@ -222,6 +219,24 @@ final class CurlEventLoop: @unchecked Sendable {
         let now = Self.now()
         if deadline <= now { return 0 }
         return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
+    }
+
+    private func addTimer(at deadline: UInt64, _ task: @escaping @Sendable () -> Void) {
+        let at = timers.firstIndex { $0.deadline > deadline } ?? timers.endIndex
+        timers.insert((deadline, task), at: at)
+    }
+
+    /// Ends a running stream that has been silent longer than its timeout with kind
+    /// `timeout`, or looks again when it next could be.
+    private func checkSilence(of transfer: CurlTransfer) {
+        guard let easy = transfer.easy, running[easy] === transfer, let silence = transfer.silence else { return }
+        if let error = silence.failure(at: Self.now()) {
+            running.removeValue(forKey: easy)
+            finish(transfer)
+            transfer.deliver(.failure(error))
+        } else {
+            addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
+        }
     }
 
     private func runDueTasks() {
@@ -308,6 +323,9 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         running[easy] = transfer
         active += 1
+        if let silence = transfer.silence {
+            addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
+        }
     }
 
     private func readCompletions() {

@@ -37,6 +37,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var lastProgress: (at: UInt64, upload: Int64, download: Int64) = (0, -1, -1)
     var cancelledByHandler = false
     var uploadFailure: NetworkError?
+    /// For a streamed request with a timeout: how long it has been silent.
+    private(set) var silence: SilenceWatch?
+    /// The silence of a blocking stream lasted too long (its progress callback noticed).
+    private var silenceFailure: NetworkError?
 
     init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
          completion: @escaping NetworkSessionManager.CompletionHandler) {
@@ -126,13 +130,14 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         } catch {
             return error
         }
+        silence = SilenceWatch(for: request, now: MonotonicClock.now())
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
         check(request.url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) })  // no copy of a native string
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
-        if request.transfer.progress != nil {
+        if callsProgress {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
         } else if loop == nil {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, state))  // read by nl_progress_stop_on_cancel
@@ -178,7 +183,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
         check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
-        if request.transfer.progress != nil {
+        if callsProgress {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
         } else if loop == nil {
@@ -196,7 +201,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))
         check(nl_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader))
 
-        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        // A stream's timeout bounds its silences (`silence`); only what is left of the
+        // deadline bounds the whole of it.
+        let total = request.transfer.stream == nil ? options.timeout : options.deadline
+        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, total.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
                                   options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         // Redirects are followed by RedirectPolicy, one transfer per hop.
@@ -246,6 +254,21 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return nil
     }
 
+    /// Whether libcurl calls `curlProgress`: for a progress handler, and for a blocking
+    /// stream's silence (a loop transfer's is watched by its loop, to the millisecond;
+    /// libcurl calls a blocking transfer's callback at least once a second).
+    private var callsProgress: Bool {
+        request.transfer.progress != nil || (loop == nil && silence != nil)
+    }
+
+    /// Whether the stream has been silent too long (asked by libcurl's progress
+    /// callback); then the transfer ends with that error.
+    fileprivate func silenceEnded() -> Bool {
+        guard let failure = silence?.failure(at: MonotonicClock.now()) else { return false }
+        silenceFailure = failure
+        return true
+    }
+
     private func rejected(_ rc: CURLcode) -> NetworkError {
         .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
     }
@@ -273,6 +296,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
         }
         if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
+        if code == CURLE_ABORTED_BY_CALLBACK, let silenceFailure { return .failure(silenceFailure) }
         if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
            isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
@@ -313,6 +337,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let sink, let easy else { return false }
+        silence?.heard(at: MonotonicClock.now())
         return sink.write(bytes) {
             var status = 0
             nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
@@ -333,6 +358,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     }
 
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        silence?.heard(at: MonotonicClock.now())
         guard let violation = headers.append(line: bytes) else { return true }
         headerViolation = violation
         return false
@@ -343,6 +369,7 @@ private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_o
                           _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    if transfer.silenceEnded() { return 1 }
     return transfer.progress(downloaded: Int64(dlnow), ofDownload: Int64(dltotal), uploaded: Int64(ulnow),
                              ofUpload: Int64(ultotal)) ? 0 : 1
 }

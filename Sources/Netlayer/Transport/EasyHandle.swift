@@ -88,11 +88,12 @@ struct EasyProfile: Equatable {
     let tls: TLSOptions
     let auth: Authentication?
 
-    /// Whether `request` has a profile: no body, upload, multipart form or progress
-    /// handler (those options are set afresh each time).
+    /// Whether `request` has a profile: no body, upload, multipart form, progress
+    /// handler or stream (those options are set afresh each time; a stream's timeout
+    /// means something else).
     static func isPlain(_ request: HTTPRequest) -> Bool {
         request.body == nil && request.method != .post && request.transfer.multipart == nil
-            && request.transfer.uploadFrom == nil && request.transfer.progress == nil
+            && request.transfer.uploadFrom == nil && request.transfer.progress == nil && request.transfer.stream == nil
     }
 
     /// Whether `request` would have exactly this profile: `self == EasyProfile(request,

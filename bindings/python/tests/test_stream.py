@@ -167,3 +167,18 @@ def test_a_line_past_max_stream_item_bytes_raises_too_large(client: netlayer.Cli
     assert [e["line"] for e in client.stream("lines", stream="lines", max_stream_item_bytes=20)] == LINES
     assert client.get("json").status == 200
 
+
+def test_a_stream_lives_past_its_timeout_while_it_talks_and_ends_when_silent(base_url: str) -> None:
+    talking = {"path": "sse-slow", "query": {"count": 16, "interval_ms": 200}}  # 3 s
+    silent = {"path": "sse-slow", "query": {"count": 2, "interval_ms": 3000}}
+    with netlayer.Client({"baseURL": base_url}, timeout=1) as c:
+        assert [e["data"] for e in c.stream(talking)] == [f"tick {i}" for i in range(16)]
+        started = time.monotonic()
+        seen: List[Dict[str, Any]] = []
+        with pytest.raises(netlayer.TimeoutError, match="silence"):
+            for event in c.stream(silent):
+                seen.append(event)
+        assert [e["data"] for e in seen] == ["tick 0"]
+        assert 0.9 < time.monotonic() - started < 1.8
+        with pytest.raises(netlayer.TimeoutError):
+            list(c.stream(talking, deadline=1.5))
