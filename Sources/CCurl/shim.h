@@ -25,7 +25,7 @@ static inline CURLMcode nl_curl_multi_setopt_timerfn(CURLM *m, curl_multi_timer_
 /* CURLMsg's payload is a union; these read it without Swift's union import. */
 static inline CURLcode nl_curl_msg_result(const CURLMsg *m) { return m->data.result; }
 
-/* A share handle whose DNS cache and TLS sessions are used from several threads
+/* A share handle whose DNS cache, TLS sessions and cookies are used from several threads
  * (the event loop and callers of blocking requests), so it carries one mutex per
  * kind of shared data. The connection cache is not shared: libcurl 7.88 frees a
  * shared connection under another thread's feet (seen under valgrind with eight
@@ -58,6 +58,7 @@ static inline CURLSH *nl_share_create(void **locks_out) {
     curl_share_setopt(sh, CURLSHOPT_USERDATA, (void *)locks);
     curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);  /* the client's cookie jar */
     *locks_out = locks;
     return sh;
 }

@@ -17,6 +17,7 @@ final class ClientHandle: Sendable, ForkParticipant {
         redactedQuery = config.redactedQuery
         var parts = NetlayerClient.Parts(config: config.network)
         parts.maxConcurrent = config.maxConcurrent
+        parts.cookies = config.cookies
         parts.interceptor = HookInterceptor(hooks: hooks)
         parts.errorResolver = HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules))
         parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders,

@@ -4,6 +4,7 @@ import Netlayer
 struct ConfigDocument {
     var network = NetworkConfig()
     var maxConcurrent = 64
+    var cookies = CookieJar()
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     var endpoints = JSONObject()
     var errorRules: [RuleBasedErrorResolver.Rule] = []
@@ -17,7 +18,7 @@ struct ConfigDocument {
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
-        "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "endpoints",
+        "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
         "maxStreamItemBytes",
     ]
@@ -63,6 +64,19 @@ struct ConfigDocument {
         if let d = try doc.seconds("deadline") { options.deadline = d }
         network.requestOptions = options
         if let m = try doc.integer("maxConcurrent", in: 1...100_000) { maxConcurrent = m }
+        switch doc.value("cookies") {
+        case nil: break
+        case .bool(let on)?: cookies.enabled = on
+        case .object?:
+            let jar = try doc.reader("cookies")!
+            try jar.checkKeys(known: ["enabled", "file", "save"])
+            cookies.enabled = try jar.bool("enabled") ?? true
+            cookies.file = try jar.string("file")
+            cookies.save = try jar.bool("save") ?? true
+            if cookies.file?.isEmpty == true { throw .invalidRequest("config key 'cookies': file must be a path") }
+        case let other?:
+            throw .invalidRequest("config key 'cookies' must be true, false or an object, not \(other.typeName)")
+        }
         if let cache = try doc.reader("cache") {
             try cache.checkKeys(known: ["enabled", "maxEntries"])
             let entries = try cache.integer("maxEntries", in: 1...1_000_000) ?? 256

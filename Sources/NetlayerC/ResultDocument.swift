@@ -117,7 +117,9 @@ enum ResultDocument {
         w.raw("{")
         var first = true
         var latin1: [String] = []
+        var sawSetCookie = false
         headers.withEachFieldUTF8 { name, value in
+            if name.count == 10, name.elementsEqual("set-cookie".utf8) { sawSetCookie = true }
             if !w.write(member: name, value: value, first: first) {
                 let field = String(decoding: name, as: UTF8.self)
                 if !first { w.raw(",") }
@@ -129,6 +131,12 @@ enum ResultDocument {
             first = false
         }
         w.raw("}")
+        if sawSetCookie {
+            // Each cookie on its own: joined with ", " (the rule for `headers`) they
+            // cannot be told apart, since an Expires date holds a comma.
+            w.raw(",\"setCookies\":")
+            w.write(.array(headers.values(named: "set-cookie").map(JSON.string)))
+        }
         if !latin1.isEmpty {
             w.raw(",\"latin1Headers\":")
             w.write(.array(latin1.map(JSON.string)))

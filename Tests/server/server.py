@@ -20,6 +20,7 @@ Endpoints (any method unless noted):
        /basic-auth/<user>/<password>, /digest-auth/<user>/<password>
                              200 {"user": user} for those credentials (Basic; Digest
                              MD5 with qop=auth), else 401 with the challenge
+       /set-cookie?c=V[&c=V...]  one Set-Cookie: V header per c, {"set": n}
        /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent)
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
                              X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
@@ -419,6 +420,10 @@ class Handler(BaseHTTPRequestHandler):
 
         if len(segs) == 3 and segs[0] in ("basic-auth", "digest-auth"):
             return self._auth(segs[0], segs[1], segs[2])
+
+        if path == "/set-cookie":
+            values = parse_qs(parts.query, keep_blank_values=True).get("c", [])
+            return self._send_json(200, {"set": len(values)}, headers=[("Set-Cookie", v) for v in values])
 
         if path == "/typed":
             args = parse_qs(parts.query, keep_blank_values=True)

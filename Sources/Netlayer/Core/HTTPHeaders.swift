@@ -54,6 +54,18 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         }
     }
 
+    /// Each value of `name` (any case) on its own, in order, where `self[name]` joins
+    /// them: what Set-Cookie needs, whose values hold commas (RFC 6265 section 3).
+    public func values(named name: String) -> [String] {
+        guard !received.isEmpty else { return list.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value) }
+        var found: [String] = []
+        let wanted = name.lowercased()
+        received.forEachRecord { recordName, value in
+            if recordName.elementsEqual(wanted.utf8) { found.append(Self.text(ofValue: value).text) }
+        }
+        return found
+    }
+
     /// Adds a field without replacing others of the same name (repeated response headers).
     public mutating func add(name: String, value: String) {
         materialize()

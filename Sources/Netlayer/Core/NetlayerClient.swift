@@ -14,6 +14,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var config: any NetworkConfigurable
         /// Asynchronous transfers in flight at once; the rest queue in order.
         public var maxConcurrent = 64
+        /// The client's cookie jar.
+        public var cookies = CookieJar()
         /// Adapts every attempt and decides retries before the policy.
         public var interceptor: (any RequestInterceptor)?
         public var errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
@@ -37,7 +39,7 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
 
         init(_ parts: Parts) throws(NetworkError) {
             generation = ProcessFork.generation
-            session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent)
+            session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
             network = DefaultNetworkService(config: parts.config, sessionManager: session, interceptor: parts.interceptor,
                                             logger: parts.logger, cache: parts.makeCache?())
             dataTransfer = DefaultDataTransferService(with: network, errorResolver: parts.errorResolver,

@@ -23,8 +23,11 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
     ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
-    public init(maxConcurrent: Int = 64) throws(NetworkError) {
-        share = try CurlShare()
+    /// - Parameter cookies: the cookie jar of its requests; its file is read now and
+    ///   written at `shutdown()`.
+    public init(maxConcurrent: Int = 64, cookies: CookieJar = CookieJar()) throws(NetworkError) {
+        share = try CurlShare(cookies: cookies)
+        try share.loadCookiesIfAsked()
         loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
     }
 
@@ -101,13 +104,14 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// waits for blocking requests to return. Does nothing on the loop thread.
     public func shutdown() {
         if loop.isCurrentThread { return }
-        let running = blocking.withLock { state -> [CurlTransfer] in
-            state.shutDown = true
-            return state.inFlight
+        let (running, first) = blocking.withLock { state -> ([CurlTransfer], Bool) in
+            defer { state.shutDown = true }
+            return (state.inFlight, !state.shutDown)
         }
         for transfer in running { transfer.cancel() }
         loop.shutdown()
         // Blocking transfers notice the cancel in their progress callback.
         while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }
+        if first { share.saveCookiesIfAsked() }
     }
 }

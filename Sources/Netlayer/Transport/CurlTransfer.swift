@@ -183,6 +183,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
         check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
+        if share.cookiesEnabled, !handle.cookieEngineOn {  // the engine, over the share's jar
+            check(nl_curl_setopt_str(easy, CURLOPT_COOKIEFILE, ""))
+            handle.cookieEngineOn = true
+        }
         if callsProgress {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))

@@ -21,6 +21,9 @@ final class EasyHandle {
     /// `profile != nil`, without copying the profile's strings to find out.
     private var hasProfile = false
     private var needsReset = false
+    /// `CURLOPT_COOKIEFILE` is set (the cookie engine is on): `reset()` clears it first,
+    /// since libcurl 7.88's `curl_easy_reset` loses that list without freeing it.
+    var cookieEngineOn = false
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
@@ -59,16 +62,24 @@ final class EasyHandle {
 
     /// Before a full configuration: back to libcurl's defaults if anything was set.
     func resetIfUsed() {
-        if needsReset { curl_easy_reset(pointer) }
+        if needsReset { reset() }
         needsReset = true
         profile = nil
+    }
+
+    private func reset() {
+        if cookieEngineOn {
+            _ = nl_curl_setopt_str(pointer, CURLOPT_COOKIEFILE, nil)
+            cookieEngineOn = false
+        }
+        curl_easy_reset(pointer)
     }
 
     /// After a transfer: a handle whose options are not a known profile is reset
     /// now, so it holds no pointer to the finished transfer's MIME parts or files.
     func finishedTransfer() {
         guard !hasProfile, needsReset else { return }
-        curl_easy_reset(pointer)
+        reset()
         needsReset = false
     }
 }

@@ -38,6 +38,7 @@ class Response:
     events: Optional[int] = None
     latin1_headers: Tuple[str, ...] = ()
     decoder: Optional[str] = None
+    set_cookies: Tuple[str, ...] = ()
 
     def header_bytes(self, name: str) -> Optional[bytes]:
         """The exact bytes of header ``name`` (any case) as the server sent them, or None.
@@ -65,6 +66,7 @@ class Response:
             events=doc.get("events"),
             latin1_headers=tuple(doc.get("latin1Headers") or ()),
             decoder=doc.get("decoder"),
+            set_cookies=tuple(doc.get("setCookies") or ()),
         )
 
 
@@ -88,6 +90,8 @@ def _response(doc: Dict[str, Any]) -> Response:
         doc["latin1_headers"] = tuple(doc.pop("latin1Headers"))
     if "bigIntegers" in doc:
         del doc["bigIntegers"]
+    if "setCookies" in doc:
+        doc["set_cookies"] = tuple(doc.pop("setCookies"))
     response = _new(Response)
     _set(response, "__dict__", doc)
     return response

@@ -234,3 +234,14 @@ def test_auth_from_the_config_and_per_endpoint(base_url: str) -> None:
         assert client.get("echo", auth={"bearer": "t0k"}).value["headers"]["authorization"] == "Bearer t0k"
         with pytest.raises(netlayer.InvalidRequestError, match="auth"):
             client.get("echo", auth={"bearer": "two words"})
+
+
+def test_cookies_are_kept_by_the_client_unless_turned_off(base_url: str) -> None:
+    expires = "k=v; Path=/; Expires=Wed, 21 Oct 2037 07:28:00 GMT"
+    with netlayer.Client({"baseURL": base_url}, timeout=10) as client:
+        response = client.get("set-cookie", query={"c": ["a=1; Path=/", expires]})
+        assert response.set_cookies == ("a=1; Path=/", expires)
+        assert sorted(client.get("echo").value["headers"]["cookie"].split("; ")) == ["a=1", "k=v"]
+    with netlayer.Client({"baseURL": base_url, "cookies": False}, timeout=10) as client:
+        client.get("set-cookie", query={"c": "a=1; Path=/"})
+        assert "cookie" not in client.get("echo").value["headers"]
