@@ -163,20 +163,56 @@ static inline int nl_fd_readable(int fd, int timeout_ms) {
     struct pollfd p = { fd, POLLIN, 0 };
     return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
 }
+/* Whether `fd` is ready for `events` (POLLIN or POLLOUT) now; a hang-up or an error
+ * counts as ready, since the next read or write then reports it. */
+static inline int nl_fd_ready(int fd, int events) {
+    struct pollfd p = { fd, (short)events, 0 };
+    return poll(&p, 1, 0) > 0 && (p.revents & (events | POLLHUP | POLLERR));
+}
+/* What a paused transfer waits for (`NL_WAIT_*` in wait[0], the descriptor in wait[1]). */
+#define NL_WAIT_NONE 0
+#define NL_WAIT_READABLE 1
+#define NL_WAIT_WRITABLE 2
+#define NL_WAIT_DELAY 3
+static const int nl_wait_delay_ms = 20;
+static const long nl_readfunc_pause = CURL_READFUNC_PAUSE;
+static const size_t nl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
+static const int nl_pause_cont = CURLPAUSE_CONT;
 /* Runs the one transfer of `easy` on the private multi handle `m` until it ends
  * (0, with libcurl's result in *result) or until
- * `interrupt_fd` becomes readable (1; the transfer is abandoned). -1 when the
- * multi interface fails, with *result set to a libcurl code. */
-static inline int nl_multi_perform_interruptible(CURLM *m, CURL *easy, int interrupt_fd, CURLcode *result) {
+ * `interrupt_fd` (when >= 0) becomes readable (1; the transfer is abandoned). -1 when
+ * the multi interface fails, with *result set to a libcurl code. `wait` (may be NULL)
+ * is where the transfer's callbacks note what they paused it for (a file descriptor
+ * not ready yet): the transfer goes on when that is over. */
+static inline int nl_multi_perform_interruptible(CURLM *m, CURL *easy, int interrupt_fd, int *wait,
+                                                 CURLcode *result) {
     int running = 1, interrupted = 0, failed = 0;
     *result = CURLE_OK;
     if (curl_multi_add_handle(m, easy) != CURLM_OK) { *result = CURLE_FAILED_INIT; return -1; }
     for (;;) {
         if (curl_multi_perform(m, &running) != CURLM_OK) { failed = 1; break; }
         if (!running) break;
-        struct curl_waitfd w = { interrupt_fd, CURL_WAIT_POLLIN, 0 };
-        if (curl_multi_poll(m, &w, 1, 1000, NULL) != CURLM_OK) { failed = 1; break; }
-        if (w.revents) { interrupted = 1; break; }
+        struct curl_waitfd w[2];
+        unsigned n = 0;
+        int kind = wait ? wait[0] : NL_WAIT_NONE, timeout = 1000;
+        if (interrupt_fd >= 0) { w[n].fd = interrupt_fd; w[n].events = CURL_WAIT_POLLIN; w[n].revents = 0; n++; }
+        if (kind == NL_WAIT_READABLE || kind == NL_WAIT_WRITABLE) {
+            w[n].fd = wait[1];
+            w[n].events = kind == NL_WAIT_READABLE ? CURL_WAIT_POLLIN : CURL_WAIT_POLLOUT;
+            w[n].revents = 0;
+            n++;
+        } else if (kind == NL_WAIT_DELAY) {
+            timeout = nl_wait_delay_ms;
+        }
+        if (curl_multi_poll(m, w, n, timeout, NULL) != CURLM_OK) { failed = 1; break; }
+        if (interrupt_fd >= 0 && w[0].revents) { interrupted = 1; break; }
+        /* curl_multi_poll does not report a hang-up alone: ask poll() itself */
+        if (kind == NL_WAIT_DELAY
+            || ((kind == NL_WAIT_READABLE || kind == NL_WAIT_WRITABLE)
+                && nl_fd_ready(wait[1], kind == NL_WAIT_READABLE ? POLLIN : POLLOUT))) {
+            wait[0] = NL_WAIT_NONE;
+            curl_easy_pause(easy, CURLPAUSE_CONT);
+        }
     }
     if (!interrupted && !failed) {
         int queued; CURLMsg *msg;
@@ -190,6 +226,28 @@ static inline int nl_multi_perform_interruptible(CURLM *m, CURL *easy, int inter
 /* Keeps the calling thread (a library thread) from receiving process signals, so
  * that they reach the application's own threads. */
 #include <signal.h>
+#include <time.h>
+/* write() that reports a pipe without reader as EPIPE instead of raising SIGPIPE,
+ * which would end an application that keeps the default disposition: the signal is
+ * blocked for the call and a SIGPIPE it raised is taken back. */
+static inline ssize_t nl_write_nosigpipe(int fd, const void *buffer, size_t count) {
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    ssize_t n = write(fd, buffer, count);
+    int saved = errno;
+    if (n < 0 && saved == EPIPE && !was_pending) {
+        struct timespec zero = { 0, 0 };
+        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return n;
+}
 static inline void nl_block_signals(void) {
     sigset_t all;
     sigfillset(&all);

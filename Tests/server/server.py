@@ -635,6 +635,8 @@ class Handler(BaseHTTPRequestHandler):
                 digest.update(data)
                 total += len(data)
                 remaining -= len(data)
+        elif "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            total = self._discard_chunked(digest)
         return self._send_json(200, {"bytes": total, "sha256": digest.hexdigest(),
                                      "contentType": self.headers.get("Content-Type")})
 
@@ -667,6 +669,26 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send_json(200, {"user": user})
         return self._send_json(401, {"error": {"message": "bad credentials"}}, headers=[
             ("WWW-Authenticate", f'Digest realm="netlayer", nonce="{nonce}", qop="auth", algorithm=MD5')])
+    def _discard_chunked(self, digest):
+        """Reads a chunked body of any length, keeping only its digest; returns its size."""
+        total = 0
+        while True:
+            line = self.rfile.readline(65537)
+            if not line:
+                return total
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(65537) not in (b"", b"\r\n", b"\n"):
+                    pass
+                return total
+            while size > 0:
+                data = self.rfile.read(min(size, 1 << 20))
+                if not data:
+                    return total
+                digest.update(data)
+                total += len(data)
+                size -= len(data)
+            self.rfile.readline(65537)
 
     def _echo(self, parts, body):
         headers = {}

@@ -19,7 +19,7 @@ public enum NetworkError: Error, Sendable {
     case urlGeneration(String)
     /// The request description itself is malformed (bad header, method, option).
     case invalidRequest(String)
-    /// The body passed `maxResponseBytes` (or the headers their bound).
+    /// The body passed `maxResponseBytes` or `maxDownloadBytes` (or the headers their bound).
     case tooLarge(String)
     /// The server broke HTTP: bad status line, truncated body, bad chunking.
     case protocolViolation(String, curlCode: Int)

@@ -98,6 +98,7 @@ enum RequestBuilder {
         if options.maxRedirects < 0 { throw .invalidRequest("maxRedirects must not be negative") }
         if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
         if options.maxStreamItemBytes < 1 { throw .invalidRequest("maxStreamItemBytes must be at least 1") }
+        if let m = options.maxDownloadBytes, m < 0 { throw .invalidRequest("maxDownloadBytes must not be negative") }
         if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
         if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
         try options.auth?.validate()

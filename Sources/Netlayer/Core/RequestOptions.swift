@@ -10,11 +10,14 @@ public struct RequestOptions: Sendable, Hashable {
     public var acceptableStatus: AcceptableStatus = .successful
     public var followRedirects = true
     public var maxRedirects = 10
-    /// Decoded body bytes beyond which the transfer fails with `tooLarge`.
+    /// Decoded bytes of a body held in memory beyond which the transfer fails with `tooLarge`.
     public var maxResponseBytes = 100 * 1024 * 1024
     /// Bytes one line of a `lines` or `sse` stream, or the data of one server-sent
     /// event, may hold; beyond them the transfer fails with `tooLarge`.
     public var maxStreamItemBytes = 8 * 1024 * 1024
+    /// Bytes of a body written to a file (`TransferOptions.downloadTo`) beyond which the
+    /// transfer fails with `tooLarge`; nil means no limit.
+    public var maxDownloadBytes: Int?
     /// Offer gzip, deflate, br and zstd and decode them transparently.
     public var compression = true
     public var userAgent: String? = RequestOptions.defaultUserAgent

@@ -2,7 +2,8 @@ import CCurl
 
 /// The one mapping from libcurl result codes to `NetworkError`.
 enum CurlErrorMapping {
-    static func error(for code: CURLcode, detail: String, exceededLimit: Bool, limit: Int) -> NetworkError {
+    /// `limit` names the body limit that applies ("maxResponseBytes (104857600)").
+    static func error(for code: CURLcode, detail: String, exceededLimit: Bool, limit: String) -> NetworkError {
         let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         let raw = Int(code.rawValue)
         switch code {
@@ -20,7 +21,7 @@ enum CurlErrorMapping {
             // handshake: the alert arrives as the first read fails.
             return .tls(text)
         case CURLE_WRITE_ERROR where exceededLimit, CURLE_FILESIZE_EXCEEDED:
-            return .tooLarge("the response body is larger than maxResponseBytes (\(limit))")
+            return .tooLarge("the response body is larger than \(limit)")
         case CURLE_URL_MALFORMAT:
             return .urlGeneration(text)
         case CURLE_OUT_OF_MEMORY:

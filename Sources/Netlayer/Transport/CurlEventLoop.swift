@@ -43,6 +43,8 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Delayed tasks (retry back-off, silence checks of streams), earliest first.
     private var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
     private var readyFDs = [Int32](repeating: 0, count: 256)
+    /// Transfers paused until a local file is ready.
+    private let paused: PausedTransfers
     private var readyFlags = [Int32](repeating: 0, count: 256)
 
     init(maxConcurrent: Int, share: CurlShare) throws(NetworkError) {
@@ -60,6 +62,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.multi = multi
         self.epoll = epoll
         self.wakeFD = wakeFD
+        paused = PausedTransfers(epoll: epoll)
         self.maxConcurrent = max(1, maxConcurrent)
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, self.maxConcurrent))
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -199,13 +202,22 @@ final class CurlEventLoop: @unchecked Sendable {
             for i in 0..<max(0, count) {
                 if readyFDs[i] == wakeFD {
                     nl_eventfd_drain(wakeFD)
+                } else if !paused.isEmpty, paused.resume(descriptor: readyFDs[i]) {
+                    continue
                 } else {
                     curl_multi_socket_action(multi, readyFDs[i], readyFlags[i], &stillRunning)
                 }
             }
+            if !paused.isEmpty { paused.resumeDue(now: Self.now()) }
             runTimerIfDue()
             readCompletions()
         }
+    }
+
+    /// Called by the callback of `transfer` that paused it (loop thread): it goes on
+    /// when `wait` is over.
+    func resume(_ transfer: CurlTransfer, after wait: TransferWait) {
+        paused.add(transfer, until: wait, now: Self.now())
     }
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
@@ -214,7 +226,7 @@ final class CurlEventLoop: @unchecked Sendable {
             queuedFromLoop = false
             return 0
         }
-        let deadline = [timerDeadline, timers.first?.deadline].compactMap { $0 }.min()
+        let deadline = [timerDeadline, timers.first?.deadline, paused.nextDeadline].compactMap { $0 }.min()
         guard let deadline else { return 1000 }
         let now = Self.now()
         if deadline <= now { return 0 }
@@ -350,6 +362,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func finish(_ transfer: CurlTransfer) {
         guard let handle = transfer.handle else { return }
+        paused.remove(transfer)
         curl_multi_remove_handle(multi, handle.pointer)
         active -= 1
         recycle(handle)

@@ -72,12 +72,15 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         }
         let code: CURLcode
         if let interrupt = ThreadInterrupt.armed() {
-            guard let finished = pooled.perform(interruptedBy: interrupt) else {
+            guard let finished = pooled.perform(interruptedBy: interrupt, wait: transfer.blockingWait) else {
                 ThreadInterrupt.discard(interrupt)
                 transfer.finishBlocking()
                 return .failure(ThreadInterrupt.error)
             }
             code = finished
+        } else if transfer.mayPause {
+            // curl_easy_perform would never resume a transfer paused on a local file.
+            code = pooled.perform(interruptedBy: nil, wait: transfer.blockingWait) ?? CURLE_ABORTED_BY_CALLBACK
         } else {
             code = curl_easy_perform(pooled.pointer)
         }

@@ -33,23 +33,24 @@ extension CurlTransfer {
             }
             check(nl_curl_setopt_ptr(easy, CURLOPT_MIMEPOST, UnsafeRawPointer(mime)))
         } else if let path = request.transfer.uploadFrom {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            var info = stat()
-            guard fd >= 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                let reason = String(cString: strerror(fd >= 0 ? EISDIR : errno))
-                if fd >= 0 { close(fd) }
-                return .io("uploadFrom '\(path)': cannot read it: \(reason)")
+            let source: UploadSource
+            do {
+                source = try UploadSource(path: path)
+            } catch {
+                return error
             }
-            uploadFD = fd
+            upload = source
+            // -1 (unknown): libcurl sends the body chunked as the source gives it.
+            let size = source.size.map { curl_off_t($0) } ?? -1
             let me = Unmanaged.passUnretained(self).toOpaque()
             check(nl_curl_setopt_read(easy, CURLOPT_READFUNCTION, curlReadUpload))
             check(nl_curl_setopt_ptr(easy, CURLOPT_READDATA, me))
             if isPost {
-                check(nl_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size)))
+                check(nl_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, size))
             } else {
                 // UPLOAD means PUT to libcurl; CUSTOMREQUEST (set for the method) wins.
                 check(nl_curl_setopt_long(easy, CURLOPT_UPLOAD, 1))
-                check(nl_curl_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(info.st_size)))
+                check(nl_curl_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, size))
             }
         } else if let payload = request.body ?? (isPost ? [] : nil) {
             check(nl_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)))
@@ -63,11 +64,15 @@ extension CurlTransfer {
     }
 
     fileprivate func readUpload(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
-        while true {
-            let n = read(uploadFD, buffer, count)
-            if n >= 0 { return n }
-            if errno == EINTR { continue }
-            uploadFailure = .io("uploadFrom '\(request.transfer.uploadFrom ?? "")': read failed: \(String(cString: strerror(errno)))")
+        guard let upload else { return Int(CURL_READFUNC_ABORT) }
+        switch upload.read(into: buffer, count: count) {
+        case .bytes(let n): return n
+        case .end: return 0
+        case .wait(let wait):
+            pause(until: wait)
+            return nl_readfunc_pause
+        case .failed(let error):
+            uploadFailure = error
             return Int(CURL_READFUNC_ABORT)
         }
     }

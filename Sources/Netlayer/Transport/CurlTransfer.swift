@@ -12,16 +12,21 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private let completion: NetworkSessionManager.CompletionHandler
     /// The loop that runs this transfer; nil for a blocking transfer on a caller's
     /// thread, which notices a cancel through its progress callback instead.
-    private weak var loop: CurlEventLoop?
+    private(set) weak var loop: CurlEventLoop?
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
-    /// A C cell, so a blocking transfer's progress callback reads it in C.
+    /// A C cell, so a blocking transfer's progress callback reads it in C. The two
+    /// cells after it are `blockingWait`.
     private let state: UnsafeMutablePointer<Int32> = {
-        let cell = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-        cell.initialize(to: Int32(State.pending.rawValue))
-        return cell
+        let cells = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
+        cells.initialize(repeating: 0, count: 3)
+        cells.pointee = Int32(State.pending.rawValue)
+        return cells
     }()
+    /// What a blocking transfer was paused for (`NL_WAIT_*`, then the descriptor), for
+    /// the loop of `nl_multi_perform_interruptible` that runs it.
+    var blockingWait: UnsafeMutablePointer<Int32> { state + 1 }
 
     // Touched only on the loop thread.
     var easy: UnsafeMutableRawPointer?
@@ -29,10 +34,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private(set) var handle: EasyHandle?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// The parsed URL libcurl reads during the transfer, when the client keeps one.
-    private var sink: ResponseSink?
+    private(set) var sink: ResponseSink?
     private var headers = ReceivedHeaders()
     private var delivered = false
-    var uploadFD: Int32 = -1
+    var upload: UploadSource?
+    /// Whether the loop's `PausedTransfers` may hold this transfer (loop thread only).
+    var isPausedOnLoop = false
     var mime: OpaquePointer?
     var lastProgress: (at: UInt64, upload: Int64, download: Int64) = (0, -1, -1)
     var cancelledByHandler = false
@@ -104,8 +111,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         headerList = nil
         sink?.discard()
         sink = nil
-        if uploadFD >= 0 { close(uploadFD) }
-        uploadFD = -1
+        upload?.close()
+        upload = nil
         if let mime { curl_mime_free(mime) }
         mime = nil
     }
@@ -125,8 +132,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
 
         do {
-            sink = try ResponseSink(transfer: request.transfer, limit: options.maxResponseBytes,
-                                    streamItemLimit: options.maxStreamItemBytes)
+            sink = try ResponseSink(transfer: request.transfer, options: options)
         } catch {
             return error
         }
@@ -213,7 +219,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
                                   options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         // Redirects are followed by RedirectPolicy, one transfer per hop.
         check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
-        check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxResponseBytes)))
+        check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(ResponseSink.announcedSizeLimit(for: request))))
         if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
         if let userAgent = options.userAgent, Self.proxyMayApply(options) {
             check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent))  // else a header (above)
@@ -309,7 +315,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if code != CURLE_OK {
             let detail = handle?.errorDetail ?? ""
             return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: sink.exceededLimit,
-                                                   limit: request.options.maxResponseBytes))
+                                                   limit: sink.limitDescription))
         }
         var status = 0
         nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
@@ -339,13 +345,21 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     // MARK: libcurl callbacks (loop thread)
 
-    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let sink, let easy else { return false }
+    /// What libcurl's write callback returns for `bytes`.
+    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let sink, let easy else { return 0 }
         silence?.heard(at: MonotonicClock.now())
-        return sink.write(bytes) {
+        let outcome = sink.write(bytes) {
             var status = 0
             nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return request.options.acceptableStatus.contains(status)
+        }
+        switch outcome {
+        case .proceed: return bytes.count
+        case .stop: return 0
+        case .wait(let wait):
+            pause(until: wait)
+            return nl_writefunc_pause
         }
     }
 
@@ -386,7 +400,7 @@ private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ 
     // The transfer outlives its callbacks: no retain and release per call.
     return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
         $0.appendBody(UnsafeRawBufferPointer(start: data, count: length))
-    } ? length : 0
+    }
 }
 
 private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

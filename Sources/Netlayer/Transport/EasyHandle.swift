@@ -42,12 +42,15 @@ final class EasyHandle {
     }
 
     /// Runs the configured transfer on this thread like `curl_easy_perform`, but ends
-    /// it when `interrupt` becomes readable: then nil.
-    func perform(interruptedBy interrupt: Int32) -> CURLcode? {
+    /// it when `interrupt` becomes readable: then nil. A transfer that its callbacks
+    /// pause until a local file is ready notes what it waits for in `wait` (the cells
+    /// of `CurlTransfer.blockingWait`), and goes on when that is over.
+    func perform(interruptedBy interrupt: Int32?, wait: UnsafeMutablePointer<Int32>) -> CURLcode? {
         if privateMulti == nil { privateMulti = curl_multi_init().map(OpaquePointer.init) }
         guard let multi = privateMulti else { return CURLE_OUT_OF_MEMORY }
         var code = CURLE_OK
-        let outcome = nl_multi_perform_interruptible(UnsafeMutableRawPointer(multi), pointer, interrupt, &code)
+        let outcome = nl_multi_perform_interruptible(UnsafeMutableRawPointer(multi), pointer, interrupt ?? -1, wait,
+                                                     &code)
         return outcome == 1 ? nil : code
     }
 
@@ -92,7 +95,8 @@ struct EasyProfile: Equatable {
     let https: Bool
     let timeout: Double?
     let connectTimeout: Double?
-    let maxResponseBytes: Int
+    /// CURLOPT_MAXFILESIZE_LARGE (`ResponseSink.announcedSizeLimit`).
+    let announcedSizeLimit: Int
     let compression: Bool
     let userAgent: String?
     let proxy: String?
@@ -121,7 +125,7 @@ struct EasyProfile: Equatable {
         guard Self.isPlain(request), method == request.method, self.blocking == blocking else { return false }
         let options = request.options
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
-            && connectTimeout == options.connectTimeout && maxResponseBytes == options.maxResponseBytes
+            && connectTimeout == options.connectTimeout && announcedSizeLimit == ResponseSink.announcedSizeLimit(for: request)
             && compression == options.compression && userAgent == options.userAgent && proxy == options.proxy
             && tls == options.tls && auth == options.auth
     }
@@ -135,7 +139,7 @@ struct EasyProfile: Equatable {
         https = request.url.hasASCIIPrefix("https:")
         timeout = options.timeout
         connectTimeout = options.connectTimeout
-        maxResponseBytes = options.maxResponseBytes
+        announcedSizeLimit = ResponseSink.announcedSizeLimit(for: request)
         compression = options.compression
         userAgent = options.userAgent
         proxy = options.proxy

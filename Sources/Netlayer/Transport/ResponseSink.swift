@@ -2,17 +2,26 @@ import CCurl
 import Glibc
 
 /// Where a response body goes as libcurl hands it over: memory (bounded by
-/// `maxResponseBytes`), a temporary file renamed into place on success, or a stream
-/// parser feeding the caller's handler. An error status always goes to memory, so
-/// its body can be reported and no file or stream sees it. Used on one thread.
+/// `maxResponseBytes`), a `DownloadFile` (bounded by `maxDownloadBytes`, unlimited by
+/// default), or a stream parser feeding the caller's handler. An error status always
+/// goes to memory, so its body can be reported and no file or stream sees it. Used on
+/// one thread.
 final class ResponseSink {
     private enum Target { case undecided, memory, file, stream }
 
+    /// What a write asks of the transfer.
+    enum Outcome {
+        case proceed
+        case stop
+        /// Pause until the download target takes bytes again.
+        case wait(TransferWait)
+    }
+
     private let transfer: TransferOptions
-    private let limit: Int
+    private let memoryLimit: Int
+    private let downloadLimit: Int?
     private var target = Target.undecided
     private(set) var body: [UInt8] = []
-    private(set) var bytes: Int64 = 0
     private(set) var exceededLimit = false
     /// A local failure (a write to the download file, a stream handler's error) that
     /// ended the transfer.
@@ -20,98 +29,98 @@ final class ResponseSink {
     /// The stream handler asked to stop.
     private(set) var cancelledByHandler = false
     private(set) var events = 0
-    private var fd: Int32 = -1
-    private var temporaryPath: String?
+    private var file: DownloadFile?
     private var parser: StreamParser?
 
-    init(transfer: TransferOptions, limit: Int, streamItemLimit: Int) throws(NetworkError) {
+    init(transfer: TransferOptions, options: RequestOptions) throws(NetworkError) {
         self.transfer = transfer
-        self.limit = limit
-        if let path = transfer.downloadTo { try createTemporaryFile(for: path) }
-        if let mode = transfer.stream { parser = StreamParser(mode: mode, maxItemBytes: streamItemLimit) }
+        memoryLimit = options.maxResponseBytes
+        downloadLimit = options.maxDownloadBytes
+        if let path = transfer.downloadTo { file = try DownloadFile(path: path) }
+        if let mode = transfer.stream { parser = StreamParser(mode: mode, maxItemBytes: options.maxStreamItemBytes) }
     }
 
     deinit { discard() }
 
-    /// Takes the next bytes of the body; false stops the transfer.
-    func write(_ data: UnsafeRawBufferPointer, statusIsAcceptable: () -> Bool) -> Bool {
+    /// Body bytes taken so far.
+    var bytes: Int64 { target == .file ? file?.written ?? 0 : Int64(body.count) }
+
+    /// Whether a write may pause the transfer (a download to a device or FIFO).
+    var mayPause: Bool { file?.writesThrough ?? false }
+
+    /// The limit a too large body passed, for the error message.
+    var limitDescription: String {
+        if transfer.downloadTo != nil, target != .memory, let downloadLimit { return "maxDownloadBytes (\(downloadLimit))" }
+        return "maxResponseBytes (\(memoryLimit))"
+    }
+
+    /// CURLOPT_MAXFILESIZE_LARGE for `request` (0: none), which refuses a body whose
+    /// Content-Length passes the limit before it arrives. A download's error status goes
+    /// to memory, so its value is the larger of the two limits.
+    static func announcedSizeLimit(for request: HTTPRequest) -> Int {
+        let options = request.options
+        guard request.transfer.downloadTo != nil else { return options.maxResponseBytes }
+        return options.maxDownloadBytes.map { max($0, options.maxResponseBytes) } ?? 0
+    }
+
+    /// Takes the next bytes of the body.
+    func write(_ data: UnsafeRawBufferPointer, statusIsAcceptable: () -> Bool) -> Outcome {
         if target == .undecided {
             let acceptable = statusIsAcceptable()
-            target = !acceptable ? .memory : fd >= 0 ? .file : parser != nil ? .stream : .memory
+            target = !acceptable ? .memory : file != nil ? .file : parser != nil ? .stream : .memory
         }
         switch target {
         case .undecided, .memory:
-            guard body.count + data.count <= limit else {
+            guard body.count + data.count <= memoryLimit else {
                 exceededLimit = true
-                return false
+                return .stop
             }
             body.append(contentsOf: data)
         case .file:
-            guard bytes + Int64(data.count) <= Int64(limit) else {
+            let file = file!
+            if let downloadLimit, file.written + Int64(file.newBytes(of: data.count)) > Int64(downloadLimit) {
                 exceededLimit = true
-                return false
+                return .stop
             }
-            var offset = 0
-            while offset < data.count {
-                let n = Glibc.write(fd, data.baseAddress! + offset, data.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = .io("downloadTo '\(transfer.downloadTo ?? "")': write failed: \(String(cString: strerror(errno)))")
-                    return false
-                }
-                offset += n
+            switch file.write(data) {
+            case .done: break
+            case .wait(let wait): return .wait(wait)
+            case .failed(let error):
+                failure = error
+                return .stop
             }
         case .stream:
             // A stream is not kept, so it is not bounded by maxResponseBytes; only the
             // line or event being assembled is, by maxStreamItemBytes.
-            guard deliver(parser!.feed(data)) else { return false }
+            guard deliver(parser!.feed(data)) else { return .stop }
             if let parser, parser.tooLarge {
                 let item = parser.mode == .sse ? "a server-sent event or one of its lines" : "a line"
                 failure = .tooLarge("\(item) of the stream is larger than maxStreamItemBytes (\(parser.maxItemBytes) bytes)")
-                return false
+                return .stop
             }
-            return true
+            return .proceed
         }
-        bytes += Int64(data.count)
-        return true
+        return .proceed
     }
 
-    /// Ends a transfer that completed: flushes the stream, or moves the download into
-    /// place when the status is acceptable. Returns the final path of a download.
+    /// Ends a transfer that completed: flushes the stream, or completes the download
+    /// when the status is acceptable. Returns the path of a download.
     func complete(statusIsAcceptable: Bool) throws(NetworkError) -> String? {
         if target == .stream, var parser {
             _ = deliver(parser.finish())
             self.parser = parser
         }
-        guard statusIsAcceptable, target == .file || target == .undecided, fd >= 0,
-              let final = transfer.downloadTo, let temporary = temporaryPath
-        else {
+        guard statusIsAcceptable, target == .file || target == .undecided, let file else {
             discard()
             return nil
         }
-        let failed = fsync(fd) != 0
-        close(fd)
-        fd = -1
-        if failed || rename(temporary, final) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            temporaryPath = nil
-            throw .io("downloadTo '\(final)': could not move the download into place: \(reason)")
-        }
-        temporaryPath = nil
-        return final
+        try file.complete()
+        return file.path
     }
 
     /// Drops a partial download. Safe to call more than once.
     func discard() {
-        if fd >= 0 {
-            close(fd)
-            fd = -1
-        }
-        if let temporaryPath {
-            unlink(temporaryPath)
-            self.temporaryPath = nil
-        }
+        file?.discard()
     }
 
     private func deliver(_ newEvents: [StreamEvent]) -> Bool {
@@ -125,20 +134,5 @@ final class ResponseSink {
             return false
         }
         return true
-    }
-
-    /// A temporary file next to `path` ("dir/.name.part-XXXXXX"), so the final rename
-    /// stays on one file system and is atomic.
-    private func createTemporaryFile(for path: String) throws(NetworkError) {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        var template = Array("\(directory.isEmpty ? "/" : directory)/.\(name).part-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { nl_mkstemp_cloexec($0.baseAddress!) }
-        guard descriptor >= 0 else {
-            throw .io("downloadTo '\(path)': cannot create a file in '\(directory)': \(String(cString: strerror(errno)))")
-        }
-        fd = descriptor
-        temporaryPath = String(cString: template)
     }
 }

@@ -1,0 +1,25 @@
+import CCurl
+
+/// Pausing a transfer whose local file is not ready (an upload's FIFO with nothing to
+/// read yet, a download's full FIFO), so that no thread ever blocks on the file.
+extension CurlTransfer {
+    /// Whether a callback may pause this transfer until a local file is ready: an
+    /// upload streamed as it reads, a download written through a device or FIFO.
+    var mayPause: Bool {
+        (upload != nil && upload?.size == nil) || sink?.mayPause == true
+    }
+
+    /// Arranges for this transfer, which a callback is pausing, to go on when `wait` is
+    /// over: the loop watches for it, or a blocking transfer's own poll does.
+    func pause(until wait: TransferWait) {
+        if let loop {
+            loop.resume(self, after: wait)
+            return
+        }
+        switch wait {
+        case .readable(let fd): blockingWait[0] = NL_WAIT_READABLE; blockingWait[1] = fd
+        case .writable(let fd): blockingWait[0] = NL_WAIT_WRITABLE; blockingWait[1] = fd
+        case .delay: blockingWait[0] = NL_WAIT_DELAY
+        }
+    }
+}
