@@ -20,7 +20,7 @@ struct ConfigDocument {
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
-        "maxStreamItemBytes",
+        "maxStreamItemBytes", "maxDownloadBytes",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -43,6 +43,7 @@ struct ConfigDocument {
         if let m = try doc.integer("maxRedirects", in: 0...1000) { options.maxRedirects = m }
         if let m = try doc.integer("maxResponseBytes", in: 0...Int(Int64.max)) { options.maxResponseBytes = m }
         if let m = try doc.integer("maxStreamItemBytes", in: 1...Int(Int64.max)) { options.maxStreamItemBytes = m }
+        if let m = try doc.integer("maxDownloadBytes", in: 0...Int(Int64.max)) { options.maxDownloadBytes = m }
         if let c = try doc.bool("compression") { options.compression = c }
         if let ua = try doc.string("userAgent") {
             try HTTPHeaders.validate(name: "User-Agent", value: ua)

@@ -22,6 +22,7 @@ struct EndpointDocument {
         static let useCache = Keys(rawValue: 1 << 18), params = Keys(rawValue: 1 << 19)
         static let auth = Keys(rawValue: 1 << 20)
         static let maxStreamItemBytes = Keys(rawValue: 1 << 24)
+        static let maxResponseBytes = Keys(rawValue: 1 << 22), maxDownloadBytes = Keys(rawValue: 1 << 23)
 
         init(rawValue: UInt32) { self.rawValue = rawValue }
 
@@ -49,6 +50,8 @@ struct EndpointDocument {
             case "params": self = .params
             case "auth": self = .auth
             case "maxStreamItemBytes": self = .maxStreamItemBytes
+            case "maxResponseBytes": self = .maxResponseBytes
+            case "maxDownloadBytes": self = .maxDownloadBytes
             default: return nil
             }
         }
@@ -129,12 +132,17 @@ struct EndpointDocument {
         let auth: Authentication?? = keys.contains(.auth) ? .some(try doc.authentication("auth")) : .none
         let itemLimit = keys.contains(.maxStreamItemBytes)
             ? try doc.integer("maxStreamItemBytes", in: 1...Int(Int64.max)) : nil
-        if retry != nil || deadline != nil || auth != nil || itemLimit != nil {
+        let bytes = 0...Int(Int64.max)
+        let maxResponse = keys.contains(.maxResponseBytes) ? try doc.integer("maxResponseBytes", in: bytes) : nil
+        let maxDownload = keys.contains(.maxDownloadBytes) ? try doc.integer("maxDownloadBytes", in: bytes) : nil
+        if retry != nil || deadline != nil || auth != nil || itemLimit != nil || maxResponse != nil || maxDownload != nil {
             endpoint.configureOptions = { options in
                 retry?.apply(to: &options.retry)
                 if let deadline { options.deadline = deadline }
                 if let auth { options.auth = auth }
                 if let itemLimit { options.maxStreamItemBytes = itemLimit }
+                if let maxResponse { options.maxResponseBytes = maxResponse }
+                if let maxDownload { options.maxDownloadBytes = maxDownload }
             }
         }
     }

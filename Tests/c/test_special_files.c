@@ -1,8 +1,8 @@
 /*
  * test_special_files.c — uploadFrom and downloadTo with paths that are not plain
  * regular files (FIFOs, character devices, /proc files, symbolic links, folders), the
- * mode and owner of a downloaded file, against the loopback test server (run
- * through Tests/server/with_server.py).
+ * mode and owner of a downloaded file, and the download size limit, against the
+ * loopback test server (run through Tests/server/with_server.py).
  *
  * Runs as a normal user and as root. As root, a download to a character device is
  * first tried on a private device node (mknod), so a library that would replace the
@@ -783,6 +783,67 @@ static void test_download_to_file_mode_owner_links_and_folders(void)
     free(dir);
 }
 
+/* maxResponseBytes bounds bodies held in memory, maxDownloadBytes bodies written to a
+ * file (unlimited by default); an endpoint may set either. */
+static void test_download_limit_is_separate_from_the_memory_limit(void)
+{
+    char *dir = make_temp_dir();
+    char *dest = nlt_format("%s/limited.bin", dir);
+    nl_client *c = client_for("\"maxResponseBytes\": 1000");
+    json_t *r;
+    char *err = NULL;
+    nl_client *bad;
+
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"downloadTo\": \"%s\"}", dest);
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "value.bytes", -1), 300000);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"response\": {\"decoder\": \"none\"}}");
+    CHECK_KIND(r, "too_large");
+    CHECK_MSG(nlt_stristr(error_message(r), "maxResponseBytes") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"maxResponseBytes\": 1000000, \"response\": {\"decoder\": \"none\"}}");
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+    unlink(dest);
+
+    c = client_for("\"maxDownloadBytes\": 100000");
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"downloadTo\": \"%s\"}", dest);
+    CHECK_KIND(r, "too_large");
+    CHECK_MSG(nlt_stristr(error_message(r), "maxDownloadBytes") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"stream-bytes/300000\", \"query\": {\"chunk\": 16384}, \"downloadTo\": \"%s\"}", dest);
+    CHECK_KIND(r, "too_large");
+    json_decref(r);
+    CHECK_INT_EQ(dir_count(dir), 0);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"downloadTo\": \"%s\", \"maxDownloadBytes\": 300000}", dest);
+    CHECK_OK(r);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"response\": {\"decoder\": \"none\"}}");
+    CHECK_OK(r);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"downloadTo\": \"%s\", \"maxDownloadBytes\": \"big\"}", dest);
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(nlt_stristr(error_message(r), "maxDownloadBytes") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"json\", \"maxResponseBytes\": -5}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(nlt_stristr(error_message(r), "maxResponseBytes") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    nl_client_free(c);
+
+    bad = nl_client_new("{\"maxDownloadBytes\": -1}", &err);
+    CHECK(bad == NULL);
+    CHECK_MSG(err != NULL && strstr(err, "maxDownloadBytes") != NULL, "error: %s", err ? err : "(none)");
+    nl_free(err);
+    nl_client_free(bad);
+
+    remove_dir(dir);
+    free(dest);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -794,6 +855,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_download_to_a_fifo_writes_through_it),
         NLT_TEST(test_download_to_a_fifo_whose_reader_leaves_is_io),
         NLT_TEST(test_download_to_file_mode_owner_links_and_folders),
+        NLT_TEST(test_download_limit_is_separate_from_the_memory_limit),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

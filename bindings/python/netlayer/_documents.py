@@ -17,6 +17,7 @@ CONFIG_ALIASES = {
     "max_redirects": "maxRedirects",
     "max_response_bytes": "maxResponseBytes",
     "max_stream_item_bytes": "maxStreamItemBytes",
+    "max_download_bytes": "maxDownloadBytes",
     "max_concurrent": "maxConcurrent",
     "user_agent": "userAgent",
 }
@@ -25,6 +26,8 @@ ENDPOINT_ALIASES = {
     "body_encoding": "bodyEncoding",
     "acceptable_status": "acceptableStatus",
     "max_stream_item_bytes": "maxStreamItemBytes",
+    "max_response_bytes": "maxResponseBytes",
+    "max_download_bytes": "maxDownloadBytes",
 }
 
 

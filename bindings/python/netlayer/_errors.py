@@ -123,7 +123,8 @@ class ResolvedError(Error):
 
 
 class TooLargeError(Error):
-    """The body passed maxResponseBytes, or a streamed line or event maxStreamItemBytes."""
+    """The body passed maxResponseBytes (or, written to a file, maxDownloadBytes), or a streamed
+    line or event maxStreamItemBytes."""
 
     kind = "too_large"
 

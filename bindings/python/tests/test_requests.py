@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 
@@ -245,3 +246,17 @@ def test_cookies_are_kept_by_the_client_unless_turned_off(base_url: str) -> None
     with netlayer.Client({"baseURL": base_url, "cookies": False}, timeout=10) as client:
         client.get("set-cookie", query={"c": "a=1; Path=/"})
         assert "cookie" not in client.get("echo").value["headers"]
+
+
+def test_download_limit_is_its_own_and_endpoints_set_either(base_url: str, tmp_path: Path) -> None:
+    target = str(tmp_path / "body.bin")
+    with netlayer.Client({"baseURL": base_url}, max_response_bytes=1000) as small_memory:
+        # a body written to a file is not bounded by the memory limit
+        assert small_memory.get("bytes/300000", downloadTo=target).value["bytes"] == 300000
+        with pytest.raises(netlayer.TooLargeError, match="maxResponseBytes"):
+            small_memory.get("bytes/300000", response={"decoder": "none"})
+        assert small_memory.get("bytes/300000", max_response_bytes=300000, response={"decoder": "none"}).status == 200
+    with netlayer.Client({"baseURL": base_url}, max_download_bytes=1000) as small_download:
+        with pytest.raises(netlayer.TooLargeError, match="maxDownloadBytes"):
+            small_download.get("bytes/300000", downloadTo=target)
+        assert small_download.get("bytes/300000", downloadTo=target, max_download_bytes=300000).value["bytes"] == 300000
