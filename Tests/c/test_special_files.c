@@ -667,6 +667,55 @@ static void test_download_to_a_fifo_writes_through_it(void)
     free(dir);
 }
 
+/* A download that times out while paused on a full FIFO leaves nothing behind in the
+ * pooled handle: the next downloads of the client (to a file, then to memory) get
+ * exactly their own bytes. */
+static void test_download_paused_on_a_full_fifo_times_out_and_the_handle_is_clean(void)
+{
+    char *dir = make_temp_dir();
+    char *fifo = nlt_format("%s/full.fifo", dir);
+    char *dest = nlt_format("%s/after.bin", dir);
+    nl_client *c = client_for(NULL);
+    unsigned char *data = NULL;
+    json_t *r;
+    FILE *f;
+    size_t len = 0, i;
+    long long mismatch = -1;
+    int idle_reader;
+    REQUIRE(mkfifo(fifo, 0600) == 0);
+    idle_reader = open(fifo, O_RDONLY | O_NONBLOCK); /* there, but never reads */
+    REQUIRE(idle_reader >= 0);
+    r = request_json(c, "{\"path\": \"stream-bytes/3000000\", \"downloadTo\": \"%s\", \"timeout\": 1}", fifo);
+    CHECK_KIND(r, "timeout");
+    json_decref(r);
+    close(idle_reader);
+    r = request_json(c, "{\"path\": \"bytes/300000\", \"downloadTo\": \"%s\"}", dest);
+    CHECK_OK(r);
+    CHECK_INT_EQ(jpath_num(r, "value.bytes", -1), 300000);
+    json_decref(r);
+    f = fopen(dest, "rb");
+    if (f != NULL) {
+        data = (unsigned char *)malloc(400000);
+        len = data ? fread(data, 1, 400000, f) : 0;
+        fclose(f);
+    }
+    CHECK_INT_EQ(len, 300000);
+    for (i = 0; data && i < len && mismatch < 0; i++)
+        if (data[i] != (unsigned char)(i % 256))
+            mismatch = (long long)i;
+    CHECK_INT_EQ(mismatch, -1);
+    free(data);
+    r = request_json(c, "{\"path\": \"bytes/1000\", \"response\": {\"decoder\": \"base64\"}}");
+    CHECK_OK(r);
+    CHECK_INT_EQ(strlen(jpath_str(r, "value") ? jpath_str(r, "value") : ""), 1336);
+    json_decref(r);
+    nl_client_free(c);
+    remove_dir(dir);
+    free(dest);
+    free(fifo);
+    free(dir);
+}
+
 /* A reader that goes away: kind io (EPIPE), and SIGPIPE does not kill the process,
  * although its disposition is the default here. */
 static void test_download_to_a_fifo_whose_reader_leaves_is_io(void)
@@ -854,6 +903,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_download_to_a_character_device_writes_through_it),
         NLT_TEST(test_download_to_a_fifo_writes_through_it),
         NLT_TEST(test_download_to_a_fifo_whose_reader_leaves_is_io),
+        NLT_TEST(test_download_paused_on_a_full_fifo_times_out_and_the_handle_is_clean),
         NLT_TEST(test_download_to_file_mode_owner_links_and_folders),
         NLT_TEST(test_download_limit_is_separate_from_the_memory_limit),
     };
