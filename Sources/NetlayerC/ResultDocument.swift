@@ -26,9 +26,8 @@ enum ResultDocument {
             w.raw(",\"events\":")
             w.write(int: Int64(events))
         }
-        w.raw(",\"timing\":{\"totalMs\":")
-        w.write(thousandths: response.totalMs)
-        w.raw("}}")
+        writeTiming(total: response.totalMs, response.timing, into: &w)
+        w.raw("}")
         return w.bytes
     }
 
@@ -49,9 +48,7 @@ enum ResultDocument {
         w.raw(",\"attempts\":")
         w.write(int: Int64(attempts))
         if let response {
-            w.raw(",\"timing\":{\"totalMs\":")
-            w.write(thousandths: response.totalMs)
-            w.raw("}")
+            writeTiming(total: response.totalMs, response.timing, into: &w)
         }
         w.raw(",\"error\":{\"kind\":")
         w.write(string: error.kind.rawValue)
@@ -102,6 +99,23 @@ enum ResultDocument {
 
     static func invalid(_ message: String) -> [UInt8] {
         failure(.networkFailure(.invalidRequest(message)))
+    }
+
+    /// `,"timing":{...}`: the total and libcurl's phase marks (`TransferTiming`).
+    private static func writeTiming(total: Double, _ timing: TransferTiming, into w: inout JSONWriter) {
+        w.raw(",\"timing\":{\"totalMs\":")
+        w.write(thousandths: total)
+        w.raw(",\"dnsMs\":")
+        w.write(thousandths: timing.dnsMs)
+        w.raw(",\"connectMs\":")
+        w.write(thousandths: timing.connectMs)
+        w.raw(",\"tlsMs\":")
+        w.write(thousandths: timing.tlsMs)
+        w.raw(",\"firstByteMs\":")
+        w.write(thousandths: timing.firstByteMs)
+        w.raw(",\"redirectMs\":")
+        w.write(thousandths: timing.redirectMs)
+        w.raw("}")
     }
 
     private static func writeHTTPVersion(_ version: String?, into w: inout JSONWriter) {

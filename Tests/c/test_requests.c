@@ -411,6 +411,37 @@ static void test_the_default_decoder_follows_the_content_type(void)
     nl_client_free(c);
 }
 
+/* Timing from libcurl's own marks: DNS, connect, TLS, first byte, total, redirects. */
+static void test_timing_breaks_the_total_down(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"delay/30\"}");
+    double dns, connect, tls, first, total;
+    CHECK_OK(r);
+    dns = jpath_num(r, "timing.dnsMs", -1);
+    connect = jpath_num(r, "timing.connectMs", -1);
+    tls = jpath_num(r, "timing.tlsMs", -1);
+    first = jpath_num(r, "timing.firstByteMs", -1);
+    total = jpath_num(r, "timing.totalMs", -1);
+    CHECK_MSG(dns >= 0 && connect >= dns && tls == 0 && first >= 30 && total >= first,
+              "dns %.3f connect %.3f tls %.3f first %.3f total %.3f", dns, connect, tls, first, total);
+    CHECK(jpath_num(r, "timing.redirectMs", -1) == 0);
+    json_decref(r);
+
+    r = request_json(c, "{\"path\": \"redirect/2\"}");
+    CHECK_OK(r);
+    CHECK_MSG(jpath_num(r, "timing.redirectMs", 0) > 0 &&
+                  jpath_num(r, "timing.totalMs", 0) >= jpath_num(r, "timing.redirectMs", 0),
+              "redirect %.3f total %.3f", jpath_num(r, "timing.redirectMs", 0), jpath_num(r, "timing.totalMs", 0));
+    json_decref(r);
+
+    r = request_json(c, "{\"path\": \"status/404\"}");  /* failures that got a response carry it too */
+    CHECK_KIND(r, "status");
+    CHECK(jpath_num(r, "timing.firstByteMs", -1) >= 0 && json_object_get(json_object_get(r, "timing"), "dnsMs") != NULL);
+    json_decref(r);
+    nl_client_free(c);
+}
+
 static void test_text_decoder_returns_the_body_as_string(void)
 {
     nl_client *c = client_for(NULL);
@@ -839,6 +870,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_named_endpoint_call_fills_path_params),
         NLT_TEST(test_failure_documents_carry_at_most_64_kib_of_the_body),
         NLT_TEST(test_numbers_keep_their_exact_text_both_ways),
+        NLT_TEST(test_timing_breaks_the_total_down),
         NLT_TEST(test_base64_bodies_are_sent_as_their_bytes),
         NLT_TEST(test_the_default_decoder_follows_the_content_type),
     };

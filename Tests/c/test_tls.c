@@ -94,6 +94,11 @@ static void check_ok_over_tls(json_t *r)
 {
     CHECK_OK(r);
     CHECK(json_is_true(jpath(r, "value.tls")));
+    /* a new connection's handshake ends after its connect; a reused one has neither */
+    CHECK_MSG(jpath_num(r, "timing.tlsMs", -1) >= jpath_num(r, "timing.connectMs", 0) &&
+                  jpath_num(r, "timing.firstByteMs", -1) >= jpath_num(r, "timing.tlsMs", 0),
+              "timing: tls %.3f connect %.3f first byte %.3f", jpath_num(r, "timing.tlsMs", -1),
+              jpath_num(r, "timing.connectMs", -1), jpath_num(r, "timing.firstByteMs", -1));
 }
 
 static void check_client_still_works(nl_client *c)
@@ -148,6 +153,7 @@ static void test_ca_file_trusts_the_local_ca(void)
     c = tls_client(tls, NULL);
     r = get_https(c, "127.0.0.1", g_ca_signed.port);
     check_ok_over_tls(r);
+    CHECK(jpath_num(r, "timing.tlsMs", 0) > 0);  /* a new connection: a handshake */
     json_decref(r);
     r = get_https(c, "localhost", g_ca_signed.port);
     check_ok_over_tls(r);

@@ -8,6 +8,8 @@ public struct DataResponse<Value> {
     public var attempts: Int
     /// Milliseconds from the first attempt to the end of the last one.
     public var totalMs: Double
+    /// The phases of the last transfer, and the time its redirects took.
+    public var timing = TransferTiming()
     public var fromCache: Bool
     /// Events delivered, for a streamed body.
     public var streamEvents: Int?

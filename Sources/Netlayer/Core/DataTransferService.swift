@@ -110,6 +110,7 @@ public struct DefaultDataTransferService: DataTransferService {
                                            attempts: outcome.attempts, totalMs: response.totalMs)
                 decoded.streamEvents = response.streamEvents
                 decoded.httpVersion = response.httpVersion
+                decoded.timing = response.timing
                 decoded.fromCache = response.fromCache
                 return .success(decoded)
             } catch {

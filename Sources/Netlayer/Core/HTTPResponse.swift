@@ -4,8 +4,10 @@ public struct HTTPResponse: Sendable {
     public var statusCode: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
-    /// Wall time of the transfer in milliseconds.
+    /// Wall time in milliseconds, the redirects followed to get here included.
     public var totalMs: Double
+    /// The phases of the transfer, and the time its redirects took.
+    public var timing = TransferTiming()
     /// The URL of the last request, after redirects.
     public var effectiveURL: String
     /// Where the body was saved, for a request with `downloadTo`.

@@ -48,20 +48,21 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         case .success(let prepared):
             request = prepared
         }
-        send(request, context: RequestContext(id: id, attempt: attempt), redirects: 0)
+        send(request, context: RequestContext(id: id, attempt: attempt), redirects: 0, redirectMs: 0)
     }
 
-    /// One hop of an attempt: the request, or a redirect of it.
-    private func send(_ request: HTTPRequest, context: RequestContext, redirects: Int) {
+    /// One hop of an attempt: the request, or a redirect of it, after `redirectMs` of
+    /// earlier hops.
+    private func send(_ request: HTTPRequest, context: RequestContext, redirects: Int, redirectMs: Double) {
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects) {
             case .follow(let next):
                 environment.logger.log(request: next, context: context)  // each hop is a request of its own
-                send(next, context: context, redirects: redirects + 1)
+                send(next, context: context, redirects: redirects + 1, redirectMs: redirectMs + Self.spent(result))
             case .fail(let error):
                 conclude(.failure(error), request: request, context: context)
             case .done:
-                conclude(result, request: request, context: context)
+                conclude(Self.adding(redirectMs, to: result), request: request, context: context)
             }
         }
         let cancelNow = state.withLock { s -> Bool in
@@ -130,17 +131,20 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             var hop = request
             var result = environment.sessionManager.requestBlocking(hop)
             var redirects = 0
+            var redirectMs = 0.0
             redirecting: while true {
                 switch RedirectPolicy.next(after: result, request: hop, redirects: redirects) {
                 case .follow(let next):
                     hop = next
                     redirects += 1
+                    redirectMs += Self.spent(result)
                     environment.logger.log(request: hop, context: context)  // each hop is a request of its own
                     result = environment.sessionManager.requestBlocking(hop)
                 case .fail(let error):
                     result = .failure(error)
                     break redirecting
                 case .done:
+                    result = Self.adding(redirectMs, to: result)
                     break redirecting
                 }
             }
@@ -309,5 +313,24 @@ enum MonotonicClock {
 
     static func seconds(since start: UInt64) -> Double {
         Double(now() &- start) / 1e9
+    }
+}
+
+extension RequestAttempts {
+    /// What a redirect hop took.
+    private static func spent(_ result: Result<HTTPResponse, NetworkError>) -> Double {
+        (try? result.get())?.totalMs ?? 0
+    }
+
+    /// `result` with the time of the redirects before it counted in.
+    private static func adding(_ redirectMs: Double, to result: Result<HTTPResponse, NetworkError>)
+        -> Result<HTTPResponse, NetworkError> {
+        guard redirectMs > 0 else { return result }
+        return result.map { response in
+            var response = response
+            response.timing.redirectMs = redirectMs
+            response.totalMs += redirectMs
+            return response
+        }
     }
 }

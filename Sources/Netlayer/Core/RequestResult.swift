@@ -55,6 +55,7 @@ extension DataResponse {
                                            totalMs: totalMs, fromCache: fromCache)
         response.streamEvents = streamEvents
         response.httpVersion = httpVersion
+        response.timing = timing
         return response
     }
 }

@@ -106,6 +106,7 @@ public final class ResponseCache: ResponseCaching {
             response.headers[field.name] = field.value
         }
         response.totalMs = notModified.totalMs
+        response.timing = notModified.timing
         store(response, for: request)
         response.fromCache = true
         return response

@@ -298,6 +298,21 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return same ? known : String(cString: text)
     }
 
+    /// libcurl's phase marks of the finished transfer.
+    private static func timing(_ easy: UnsafeMutableRawPointer) -> TransferTiming {
+        func ms(_ info: CURLINFO) -> Double {
+            var micros: curl_off_t = 0
+            nl_curl_getinfo_off(easy, info, &micros)
+            return Double(micros) / 1000
+        }
+        var timing = TransferTiming()
+        timing.dnsMs = ms(CURLINFO_NAMELOOKUP_TIME_T)
+        timing.connectMs = ms(CURLINFO_CONNECT_TIME_T)
+        timing.tlsMs = ms(CURLINFO_APPCONNECT_TIME_T)
+        timing.firstByteMs = ms(CURLINFO_STARTTRANSFER_TIME_T)
+        return timing
+    }
+
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
@@ -335,6 +350,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: headers), body: sink.body,
                                     totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
         response.downloadedFile = downloaded
+        response.timing = Self.timing(easy)
         var version = 0
         nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         response.httpVersion = Self.versionNames[version]

@@ -260,3 +260,10 @@ def test_download_limit_is_its_own_and_endpoints_set_either(base_url: str, tmp_p
         with pytest.raises(netlayer.TooLargeError, match="maxDownloadBytes"):
             small_download.get("bytes/300000", downloadTo=target)
         assert small_download.get("bytes/300000", downloadTo=target, max_download_bytes=300000).value["bytes"] == 300000
+
+
+def test_timing_breaks_the_total_down(client: netlayer.Client) -> None:
+    timing = client.get("delay/20").timing
+    assert set(timing) == {"totalMs", "dnsMs", "connectMs", "tlsMs", "firstByteMs", "redirectMs"}
+    assert timing["firstByteMs"] >= 20 and timing["totalMs"] >= timing["firstByteMs"]
+    assert client.get("redirect/1").timing["redirectMs"] > 0
