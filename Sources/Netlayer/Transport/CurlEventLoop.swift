@@ -25,7 +25,7 @@ final class CurlEventLoop: @unchecked Sendable {
     let maxConcurrent: Int
     let share: CurlShare
     private let multi: UnsafeMutableRawPointer
-    private let epoll: Int32
+    let epoll: Int32
     private let wakeFD: Int32
     private let inbox = Locked(Inbox())
     private var thread = pthread_t()
@@ -39,7 +39,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Keeps each running transfer alive while libcurl holds its pointer.
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
-    fileprivate var timerDeadline: UInt64?
+    var timerDeadline: UInt64?
     /// Delayed tasks (retry back-off, silence checks of streams), earliest first.
     private var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
     private var readyFDs = [Int32](repeating: 0, count: 256)
@@ -267,29 +267,10 @@ final class CurlEventLoop: @unchecked Sendable {
         readCompletions()
     }
 
-    fileprivate func watch(socket: Int32, what: Int32) {
-        guard socket >= 0 else { return }
-        let index = Int(socket)
-        if index >= registered.count { registered.append(contentsOf: repeatElement(false, count: index + 64 - registered.count)) }
-        if what == CURL_POLL_REMOVE {
-            // libcurl may already have closed it, which unregisters it: ENOENT is fine.
-            if registered[index] { _ = nl_epoll_set(epoll, socket, what, 1) }
-            registered[index] = false
-        } else {
-            _ = nl_epoll_set(epoll, socket, what, registered[index] ? 1 : 0)
-            registered[index] = true
-        }
-    }
-
     /// Which sockets (by descriptor) are in the epoll set now: one epoll_ctl per
     /// change instead of a MOD that fails before each ADD.
-    private var registered: [Bool] = []
+    var registered: [Bool] = []
 
-    fileprivate static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 
     private func enqueue(_ transfer: CurlTransfer) {
         if transfer.isCancelRequested {
@@ -394,18 +375,4 @@ final class CurlEventLoop: @unchecked Sendable {
         timers.removeAll()
         for timer in pending { timer.task() }
     }
-}
-
-private func curlSocketCallback(_ easy: UnsafeMutableRawPointer?, _ socket: curl_socket_t, _ what: Int32,
-                                _ context: UnsafeMutableRawPointer?, _ socketContext: UnsafeMutableRawPointer?) -> Int32 {
-    guard let context else { return -1 }
-    Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().watch(socket: socket, what: what)
-    return 0
-}
-
-private func curlTimerCallback(_ multi: UnsafeMutableRawPointer?, _ timeoutMs: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let context else { return -1 }
-    let loop = Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue()
-    loop.timerDeadline = timeoutMs < 0 ? nil : CurlEventLoop.now() + UInt64(timeoutMs) * 1_000_000
-    return 0
 }
