@@ -20,7 +20,7 @@ struct ConfigDocument {
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
-        "maxStreamItemBytes", "maxDownloadBytes",
+        "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -61,6 +61,26 @@ struct ConfigDocument {
             try options.tls.validate()
         }
         options.auth = try doc.authentication("auth")
+        if let version = try doc.string("httpVersion") {
+            guard let v = TransportChoices.HTTPVersion(rawValue: version) else {
+                throw .invalidRequest("config key 'httpVersion': '\(version.escapedForMessage)' is not one of 1.1, 2, 2-prior-knowledge, 3")
+            }
+            options.transport.httpVersion = v
+        }
+        options.transport.unixSocket = try doc.string("unixSocket")
+        options.transport.interface = try doc.string("interface")
+        if let entries = doc.value("resolve") {
+            guard case .array(let items) = entries, let names = Optional(items.compactMap(\.stringValue)),
+                  names.count == items.count else {
+                throw .invalidRequest("config key 'resolve' must be an array of HOST:PORT:ADDRESS strings")
+            }
+            options.transport.resolve = names
+        }
+        do {
+            try options.transport.validate()
+        } catch {
+            throw .invalidRequest("config key \(DataTransferError.networkFailure(error).message)")
+        }
         if let retry = try doc.retry("retry", over: options.retry) { options.retry = retry }
         if let d = try doc.seconds("deadline") { options.deadline = d }
         network.requestOptions = options

@@ -750,17 +750,35 @@ class Server(ThreadingHTTPServer):
         traceback.print_exc(file=sys.stderr)
 
 
+class UnixServer(Server):
+    """The same server on a Unix domain socket (--unix): for unixSocket tests."""
+    address_family = socket.AF_UNIX
+
+    def server_bind(self):
+        self.socket.bind(self.server_address)
+        self.server_name, self.server_port = "localhost", 0
+
+    def get_request(self):
+        request, _ = self.socket.accept()
+        return request, ("unix", 0)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Netlayer loopback test server")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port-file", default=None)
+    ap.add_argument("--unix", default=None, help="serve on this Unix domain socket path instead (port file: 1)")
     ap.add_argument("--exit-on-stdin-eof", action="store_true",
                     help="stop when stdin closes (the parent test process ended)")
     args = ap.parse_args(argv)
 
-    httpd = Server((args.host, args.port), Handler)
-    port = httpd.server_address[1]
+    if args.unix:
+        httpd = UnixServer(args.unix, type("UnixHandler", (Handler,), {"disable_nagle_algorithm": False}))
+        port = 1  # no port: the port file only says the socket is ready
+    else:
+        httpd = Server((args.host, args.port), Handler)
+        port = httpd.server_address[1]
 
     stop = threading.Event()
 

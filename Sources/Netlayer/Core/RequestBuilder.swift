@@ -102,6 +102,7 @@ enum RequestBuilder {
         if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
         if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
         try options.auth?.validate()
+        try options.transport.validate()
         if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
     }
 

@@ -24,6 +24,8 @@ public struct RequestOptions: Sendable, Hashable {
     /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
     public var proxy: String?
     public var tls = TLSOptions()
+    /// HTTP version, Unix domain socket, DNS overrides and the local interface.
+    public var transport = TransportChoices()
     /// When and how failed attempts are tried again.
     public var retry = RetryPolicy()
     /// Seconds the whole operation may take, every attempt and back-off included. In the

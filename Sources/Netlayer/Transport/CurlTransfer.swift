@@ -33,6 +33,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// The pooled handle `easy` belongs to, from `configure` on.
     private(set) var handle: EasyHandle?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `CURLOPT_RESOLVE`'s entries, read by libcurl when the transfer starts.
+    var resolveList: UnsafeMutablePointer<curl_slist>?
     /// The parsed URL libcurl reads during the transfer, when the client keeps one.
     private(set) var sink: ResponseSink?
     private var headers = ReceivedHeaders()
@@ -109,6 +111,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private func releaseResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        if let resolveList { curl_slist_free_all(resolveList) }
+        resolveList = nil
         sink?.discard()
         sink = nil
         upload?.close()
@@ -233,6 +237,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_str(easy, CURLOPT_NOPROXY, ""))
         }
         configureCredentials(easy, options: options, check: check)
+        configureConnection(easy, options.transport, check: check)
 
         switch request.method {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))

@@ -102,6 +102,7 @@ struct EasyProfile: Equatable {
     let proxy: String?
     let tls: TLSOptions
     let auth: Authentication?
+    let transport: TransportChoices
 
     /// Whether `request` has a profile: no body, upload, multipart form, progress
     /// handler or stream (those options are set afresh each time; a stream's timeout
@@ -109,6 +110,7 @@ struct EasyProfile: Equatable {
     static func isPlain(_ request: HTTPRequest) -> Bool {
         request.body == nil && request.method != .post && request.transfer.multipart == nil
             && request.transfer.uploadFrom == nil && request.transfer.progress == nil && request.transfer.stream == nil
+            && request.options.transport.resolve.isEmpty  // its list is the transfer's, set afresh each time
     }
 
     /// Whether `request` would have exactly this profile: `self == EasyProfile(request,
@@ -127,7 +129,7 @@ struct EasyProfile: Equatable {
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
             && connectTimeout == options.connectTimeout && announcedSizeLimit == ResponseSink.announcedSizeLimit(for: request)
             && compression == options.compression && userAgent == options.userAgent && proxy == options.proxy
-            && tls == options.tls && auth == options.auth
+            && tls == options.tls && auth == options.auth && transport == options.transport
     }
 
     /// The profile of `request`, or nil when it is not plain (`isPlain`).
@@ -145,5 +147,6 @@ struct EasyProfile: Equatable {
         proxy = options.proxy
         tls = options.tls
         auth = options.auth
+        transport = options.transport
     }
 }

@@ -267,3 +267,14 @@ def test_timing_breaks_the_total_down(client: netlayer.Client) -> None:
     assert set(timing) == {"totalMs", "dnsMs", "connectMs", "tlsMs", "firstByteMs", "redirectMs"}
     assert timing["firstByteMs"] >= 20 and timing["totalMs"] >= timing["firstByteMs"]
     assert client.get("redirect/1").timing["redirectMs"] > 0
+
+
+def test_transport_choices_from_the_config(base_url: str) -> None:
+    port = int(base_url.rstrip("/").rsplit(":", 1)[1])
+    config = {"baseURL": f"http://api.example.test:{port}/", "resolve": [f"api.example.test:{port}:127.0.0.1"],
+              "httpVersion": "1.1"}
+    with netlayer.Client(config, timeout=10) as client:
+        response = client.get("echo")
+        assert response.value["headers"]["host"] == f"api.example.test:{port}"
+    with pytest.raises(netlayer.InvalidRequestError, match="httpVersion"):
+        netlayer.Client({"baseURL": base_url, "httpVersion": "2.0"})

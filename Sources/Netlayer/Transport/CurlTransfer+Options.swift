@@ -24,6 +24,26 @@ extension CurlTransfer {
         }
     }
 
+    /// The transport choices: HTTP version, Unix socket, DNS overrides, interface.
+    func configureConnection(_ easy: UnsafeMutableRawPointer, _ choices: TransportChoices, check: (CURLcode) -> Void) {
+        switch choices.httpVersion {
+        case .http1_1?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
+        case .http2?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_0)))
+        case .http2PriorKnowledge?:
+            check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)))
+        case .http3?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_3)))
+        case nil: break
+        }
+        if let path = choices.unixSocket { check(nl_curl_setopt_str(easy, CURLOPT_UNIX_SOCKET_PATH, path)) }
+        if let name = choices.interface { check(nl_curl_setopt_str(easy, CURLOPT_INTERFACE, name)) }
+        if !choices.resolve.isEmpty {
+            var list: UnsafeMutablePointer<curl_slist>?
+            for entry in choices.resolve { list = curl_slist_append(list, entry) }
+            resolveList = list
+            check(nl_curl_setopt_slist(easy, CURLOPT_RESOLVE, list))
+        }
+    }
+
     /// libcurl's phase marks of the finished transfer.
     static func timing(_ easy: UnsafeMutableRawPointer) -> TransferTiming {
         func ms(_ info: CURLINFO) -> Double {

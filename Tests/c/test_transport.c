@@ -1,0 +1,120 @@
+/*
+ * test_transport.c — transport choices of the config: httpVersion, unixSocket (a
+ * server.py on a Unix domain socket started here), resolve (curl's --resolve) and
+ * interface; and what is refused, naming the key.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "fault_helpers.h"
+
+static void test_a_unix_socket_carries_every_request(void)
+{
+    char dir[] = "/tmp/netlayer-unix-XXXXXX";
+    fh_server s = { -1, -1, 0, "" };
+    char *path, *config;
+    const char *extra[3];
+    nl_client *c;
+    json_t *r;
+    REQUIRE(mkdtemp(dir) != NULL);
+    path = nlt_format("%s/http.sock", dir);
+    extra[0] = "--unix";
+    extra[1] = path;
+    extra[2] = NULL;
+    REQUIRE_MSG(fh_server_start(&s, "server.py", extra), "cannot start server.py --unix");
+    /* The URL names a host no DNS knows: only the socket can answer. */
+    config = nlt_format("{\"baseURL\": \"http://docker.invalid/\", \"unixSocket\": \"%s\"}", path);
+    c = client_with_config(config);
+    r = request_json(c, "{\"path\": \"echo/containers\"}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/containers");
+    CHECK_STR_EQ(jpath_str(r, "value.headers.host"), "docker.invalid");
+    json_decref(r);
+    {  /* the event loop too */
+        char *text = nl_request_batch(c, "[{\"path\": \"echo\"}, {\"path\": \"echo\"}]");
+        CHECK(text != NULL && strstr(text, "\"ok\":false") == NULL);
+        nl_free(text);
+    }
+    nl_client_free(c);
+    fh_server_stop(&s);
+    free(path);
+    fh_sh("rm -rf '%s'", dir);
+}
+
+static void test_resolve_entries_answer_for_their_host(void)
+{
+    int port = atoi(strrchr(base_url(), ':') + 1);
+    char *config = nlt_format("{\"baseURL\": \"http://api.example.test:%d/\", \"resolve\": [\"api.example.test:%d:127.0.0.1\"],"
+                              " \"interface\": \"127.0.0.1\"}", port, port);
+    nl_client *c = client_with_config(config);  /* takes config */
+    json_t *r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_OK(r);
+    {
+        char *host = nlt_format("api.example.test:%d", port);
+        CHECK_STR_EQ(jpath_str(r, "value.headers.host"), host);
+        free(host);
+    }
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\"}");  /* again: the entry is the transfer's, set each time */
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_http_version_is_chosen_and_3_is_refused_clearly(void)
+{
+    nl_client *c = client_for("\"httpVersion\": \"1.1\"");
+    json_t *r = request_json(c, "{\"path\": \"json\"}");
+    char *error = NULL;
+    char *config;
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "httpVersion"), "1.1");
+    json_decref(r);
+    nl_client_free(c);
+    /* HTTP/2 without asking, to a server that only speaks HTTP/1.1: a failure, not a hang. */
+    c = client_for("\"httpVersion\": \"2-prior-knowledge\", \"timeout\": 5");
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK(!result_ok(r));
+    json_decref(r);
+    nl_client_free(c);
+    config = nlt_format("{\"baseURL\": \"%s\", \"httpVersion\": \"3\"}", base_url());
+    c = nl_client_new(config, &error);
+    if (c == NULL) {
+        CHECK_MSG(error && strstr(error, "httpVersion") && strstr(error, "HTTP/3"), "%s", error);
+    } else {
+        nlt_note("this libcurl has HTTP/3");
+        nl_client_free(c);
+    }
+    nl_free(error);
+    free(config);
+}
+
+static void test_malformed_transport_choices_are_refused_naming_the_key(void)
+{
+    static const struct { const char *member, *key; } cases[] = {
+        {"\"httpVersion\": \"2.0\"", "httpVersion"}, {"\"httpVersion\": 2", "httpVersion"},
+        {"\"unixSocket\": \"\"", "unixSocket"}, {"\"resolve\": [\"host:80\"]", "resolve"},
+        {"\"resolve\": [\"host:99999:127.0.0.1\"]", "resolve"}, {"\"resolve\": \"h:1:a\"", "resolve"},
+        {"\"resolve\": [1]", "resolve"}, {"\"interface\": \"\"", "interface"}, {"\"interface\": \"a b\"", "interface"},
+    };
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        char *config = nlt_format("{\"baseURL\": \"%s\", %s}", base_url(), cases[i].member);
+        char *error = NULL;
+        nl_client *c = nl_client_new(config, &error);
+        CHECK_MSG(c == NULL && error && strstr(error, cases[i].key), "%s: %s", cases[i].member, error ? error : "(accepted)");
+        if (c) nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_a_unix_socket_carries_every_request),
+        NLT_TEST(test_resolve_entries_answer_for_their_host),
+        NLT_TEST(test_http_version_is_chosen_and_3_is_refused_clearly),
+        NLT_TEST(test_malformed_transport_choices_are_refused_naming_the_key),
+    };
+    return nlt_main(argc, argv, tests, NLT_COUNT(tests));
+}
