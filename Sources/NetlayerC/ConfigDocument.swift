@@ -5,6 +5,7 @@ struct ConfigDocument {
     var network = NetworkConfig()
     var maxConcurrent = 64
     var cookies = CookieJar()
+    var adaptMayChangeOrigin = false
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     var endpoints = JSONObject()
     var errorRules: [RuleBasedErrorResolver.Rule] = []
@@ -20,7 +21,7 @@ struct ConfigDocument {
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
-        "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface",
+        "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -61,6 +62,7 @@ struct ConfigDocument {
             try options.tls.validate()
         }
         options.auth = try doc.authentication("auth")
+        adaptMayChangeOrigin = try doc.bool("adaptMayChangeOrigin") ?? false
         if let version = try doc.string("httpVersion") {
             guard let v = TransportChoices.HTTPVersion(rawValue: version) else {
                 throw .invalidRequest("config key 'httpVersion': '\(version.escapedForMessage)' is not one of 1.1, 2, 2-prior-knowledge, 3")

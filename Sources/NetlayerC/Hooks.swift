@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import Netlayer
 
@@ -135,6 +136,8 @@ extension TransferControl {
 /// ADAPT and RETRY hooks as the core's `RequestInterceptor`.
 struct HookInterceptor: RequestInterceptor {
     let hooks: HookTable
+    /// The config's adaptMayChangeOrigin: a reply's `url` may leave the request's origin.
+    var allowsOtherOrigin = false
 
     func adapt(_ request: HTTPRequest, context: RequestContext) throws(NetworkError) -> HTTPRequest {
         guard hooks.isSet(.adapt) else { return request }  // the event costs more than the request's own setup
@@ -142,6 +145,9 @@ struct HookInterceptor: RequestInterceptor {
             "id": .int(Int64(truncatingIfNeeded: context.id)), "attempt": .int(Int64(context.attempt)),
             "method": .string(request.method.rawValue), "url": .string(request.url),
             "headers": .object(JSONObject(request.headers.map { ($0.name, JSON.string($0.value)) })),
+            // The bytes a signature covers (base64), and their count; null without a body.
+            "body": request.body.map { .string(Data($0).base64EncodedString()) } ?? .null,
+            "bodyBytes": .int(Int64(request.body?.count ?? 0)),
         ])
         switch hooks.call(.adapt, event) {
         case .notSet, .noReply:
@@ -152,11 +158,18 @@ struct HookInterceptor: RequestInterceptor {
             throw error
         case .reply(let reply):
             let doc = try DocumentReader(.object(reply), context: "NL_HOOK_ADAPT reply")
-            try doc.checkKeys(known: ["headers", "cancel"])
+            try doc.checkKeys(known: ["headers", "cancel", "url", "query", "body"])
             if try doc.bool("cancel") == true { throw .cancelled }
-            var adapted = request
-            if let headers = try doc.headers("headers") { adapted.headers = adapted.headers.merging(headers) }
-            return adapted
+            var body: [UInt8]?
+            if let text = try doc.string("body") {
+                guard let bytes = Data(base64Encoded: text) else {
+                    throw .invalidRequest("NL_HOOK_ADAPT reply key 'body' must be base64 text")
+                }
+                body = [UInt8](bytes)
+            }
+            let adaptation = RequestAdaptation(headers: try doc.headers("headers"), url: try doc.string("url"),
+                                               query: try doc.object("query"), body: body)
+            return try adaptation.apply(to: request, allowsOtherOrigin: allowsOtherOrigin, who: "NL_HOOK_ADAPT reply")
         }
     }
 

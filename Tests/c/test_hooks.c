@@ -1292,10 +1292,90 @@ static void test_log_without_hook_writes_redacted_json_lines_to_stderr(void)
     free(out);
 }
 
+/* An ADAPT hook that signs: it reads the body (base64) and the URL from the event and
+ * replies with a signature header, new query items, a new same-origin URL and a new
+ * body; another origin is refused unless the config allows it. */
+typedef struct { char *last_event; char *reply; } signing_hook;
+
+static void signing_fn(const char *event_json, nl_reply *reply, void *user_data)
+{
+    signing_hook *h = (signing_hook *)user_data;
+    free(h->last_event);
+    h->last_event = strdup(event_json);
+    if (h->reply) nl_reply_set(reply, h->reply);
+}
+
+static void test_adapt_hook_can_sign_query_url_and_body(void)
+{
+    signing_hook h = { NULL, NULL };
+    nl_client *c = client_for(NULL);
+    json_t *r, *event;
+    char *other;
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, signing_fn, &h) == 0);
+
+    h.reply = "{\"headers\": {\"X-Signature\": \"sig-1\"}, \"query\": {\"page\": 2, \"sig\": \"a b\"},"
+              " \"body\": \"c2lnbmVk\"}";  /* "signed" */
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"query\": {\"page\": 1}, \"bodyEncoding\": \"text\","
+                        " \"body\": \"payload\"}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.query"), "page=2&sig=a%20b");
+    CHECK_STR_EQ(jpath_str(r, "value.body"), "signed");
+    CHECK_STR_EQ(jpath_str(r, "value.headers.x-signature"), "sig-1");
+    json_decref(r);
+    event = json_loads(h.last_event, 0, NULL);
+    REQUIRE(event != NULL);
+    CHECK_STR_EQ(jpath_str(event, "body"), "cGF5bG9hZA==");  /* "payload": what a signature covers */
+    CHECK_INT_EQ(jpath_num(event, "bodyBytes", -1), 7);
+    json_decref(event);
+
+    {
+        char *reply = nlt_format("{\"url\": \"%secho/signed?x=1\"}", base_url());
+        h.reply = reply;
+        r = request_json(c, "{\"path\": \"echo\"}");
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.path"), "/echo/signed");
+        CHECK_STR_EQ(jpath_str(r, "value.query"), "x=1");
+        json_decref(r);
+        free(reply);
+    }
+
+    other = nlt_format("{\"url\": \"http://localhost:%d/echo\"}", atoi(strrchr(base_url(), ':') + 1));
+    h.reply = other;  /* another origin (another host name) */
+    r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK(strstr(error_message(r), "'url'") != NULL && strstr(error_message(r), "adaptMayChangeOrigin") != NULL);
+    json_decref(r);
+    h.reply = "{\"body\": \"eA==\"}";  /* a GET cannot carry one */
+    r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_KIND(r, "invalid_request");
+    json_decref(r);
+    h.reply = "{\"body\": \"not base64!\"}";
+    r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"body\": {}}");
+    CHECK_KIND(r, "invalid_request");
+    json_decref(r);
+    h.reply = "{\"url\": \"file:///etc/passwd\"}";
+    r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_KIND(r, "invalid_request");
+    json_decref(r);
+    nl_client_free(c);
+
+    c = client_for("\"adaptMayChangeOrigin\": true");
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, signing_fn, &h) == 0);
+    h.reply = other;
+    r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_OK(r);
+    CHECK(strncmp(jpath_str(r, "value.headers.host") ? jpath_str(r, "value.headers.host") : "", "localhost:", 10) == 0);
+    json_decref(r);
+    nl_client_free(c);
+    free(other);
+    free(h.last_event);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_adapt_hook_adds_header_the_server_sees),
+        NLT_TEST(test_adapt_hook_can_sign_query_url_and_body),
         NLT_TEST(test_adapt_hook_runs_before_every_attempt),
         NLT_TEST(test_hooks_never_run_on_the_calling_thread),
         NLT_TEST(test_adapt_cancel_yields_cancelled_and_sends_nothing),

@@ -73,7 +73,8 @@ enum RedirectPolicy {
         return Target(url: url, scheme: scheme, origin: origin(handle) ?? url)
     }
 
-    private static func origin(of url: String) -> String? {
+    /// "scheme://host:port" of `url`, lower case with the default port filled in.
+    static func origin(of url: String) -> String? {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }

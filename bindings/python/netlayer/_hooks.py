@@ -16,6 +16,8 @@ as the error's ``__cause__``.
 
 from __future__ import annotations
 
+import base64
+
 import collections
 import sys
 import threading
@@ -113,7 +115,10 @@ def answer(function: HookFunction, event: Any, reply: Optional[int], who: str
             return None
         if not isinstance(result, Mapping):
             raise TypeError(f"returned {type(result).__name__}; expected a dict or None")
-        payload = _json.dumps(dict(result))
+        document = dict(result)
+        if isinstance(document.get("body"), (bytes, bytearray, memoryview)):  # an ADAPT reply's new body
+            document["body"] = base64.b64encode(document["body"]).decode("ascii")
+        payload = _json.dumps(document)
     except BaseException as exception:  # noqa: B902 - one request fails, not the loop
         message = f"{who} raised {type(exception).__name__}: {exception}"
         reply_fail(reply, message)

@@ -187,3 +187,22 @@ def test_hooks_survive_close(base_url: str) -> None:
     c.on_adapt(None)  # removing after close is a no-op
     del c
     gc.collect()
+
+
+def test_on_adapt_can_sign_the_query_and_the_body(client: netlayer.Client) -> None:
+    import base64
+    import hashlib
+
+    seen = []
+
+    @client.on_adapt
+    def sign(event: dict) -> dict:
+        body = base64.b64decode(event["body"]) if event["body"] else b""
+        seen.append(body)
+        return {"headers": {"X-Body-SHA256": hashlib.sha256(body).hexdigest()}, "query": {"signed": 1},
+                "body": body + b"!"}
+
+    echo = client.post("echo", body="data", body_encoding="text").value
+    assert seen == [b"data"]
+    assert echo["body"] == "data!" and echo["query"] == "signed=1"
+    assert echo["headers"]["x-body-sha256"] == hashlib.sha256(b"data").hexdigest()

@@ -1,0 +1,73 @@
+import CCurl
+
+/// What an adapter (the C ABI's ADAPT hook) may change in a request before an
+/// attempt: what request signing (AWS SigV4, HMAC schemes) needs. Each part is
+/// checked here, so every adapter gets the same rules.
+public struct RequestAdaptation: Sendable {
+    /// Merged over the request's headers.
+    public var headers: HTTPHeaders?
+    /// A new absolute http(s) URL; another origin only with `allowsOtherOrigin`.
+    public var url: String?
+    /// Replaces the URL's query (after `url`), encoded as every query is.
+    public var query: JSONObject?
+    /// Replaces the body's bytes (not for GET or HEAD).
+    public var body: [UInt8]?
+
+    public init(headers: HTTPHeaders? = nil, url: String? = nil, query: JSONObject? = nil, body: [UInt8]? = nil) {
+        self.headers = headers
+        self.url = url
+        self.query = query
+        self.body = body
+    }
+
+    /// `request` with the changes, or `invalidRequest` naming what `who` got wrong.
+    public func apply(to request: HTTPRequest, allowsOtherOrigin: Bool, who: String) throws(NetworkError) -> HTTPRequest {
+        var adapted = request
+        if let url {
+            let scheme = url.prefix(8).lowercased()
+            guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://"), let origin = RedirectPolicy.origin(of: url) else {
+                throw .invalidRequest("\(who) key 'url': '\(url.escapedForMessage)' is not an absolute http or https URL")
+            }
+            if url.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                throw .invalidRequest("\(who) key 'url' contains a control character")
+            }
+            if !allowsOtherOrigin, origin != RedirectPolicy.origin(of: request.url) {
+                throw .invalidRequest("\(who) key 'url' changes the origin to \(origin); the config's adaptMayChangeOrigin allows that")
+            }
+            adapted.url = url
+        }
+        if let query {
+            let pairs = try QueryEncoding.pairs(from: query, context: "\(who) key 'query'")
+            adapted.url = try Self.replacingQuery(of: adapted.url, with: QueryEncoding.encode(pairs), who: who)
+        }
+        if let headers {
+            try headers.validate()
+            adapted.headers = adapted.headers.merging(headers)
+        }
+        if let body {
+            if request.method == .get || request.method == .head {
+                throw .invalidRequest("\(who) key 'body': a \(request.method.rawValue) request cannot carry a body")
+            }
+            if request.transfer.multipart != nil || request.transfer.uploadFrom != nil {
+                throw .invalidRequest("\(who) key 'body': the request sends multipart or uploadFrom, not a body")
+            }
+            adapted.body = body
+        }
+        return adapted
+    }
+
+    /// `url` with its query replaced by `query` (none when empty), by libcurl's URL parser.
+    private static func replacingQuery(of url: String, with query: String, who: String) throws(NetworkError) -> String {
+        guard let handle = curl_url() else { throw .generic("curl_url failed", curlCode: 27) }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_QUERY, query.isEmpty ? nil : query, 0) == CURLUE_OK
+        else { throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'") }
+        var out: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_URL, &out, 0) == CURLUE_OK, let out else {
+            throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'")
+        }
+        defer { curl_free(out) }
+        return String(cString: out)
+    }
+}
