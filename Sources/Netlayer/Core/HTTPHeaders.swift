@@ -3,8 +3,10 @@ import Glibc
 /// An ordered list of HTTP header fields with case-insensitive names.
 ///
 /// This is the one place header names and values are validated: a name must be an
-/// RFC 9110 token and a value must not contain CR, LF or NUL, since libcurl sends
-/// header lines as given and a stray CRLF would let a caller's input forge headers.
+/// RFC 9110 token and a value must not contain a control character other than HTAB
+/// (RFC 9110 section 5.5), since libcurl sends header lines as given and a stray CRLF
+/// would let a caller's input forge headers. Multipart header parameters (a part's
+/// name, filename and type) follow the same rule through `forbiddenValueByte`.
 public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public struct Field: Sendable, Hashable {
         public var name: String
@@ -146,9 +148,38 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         guard !name.isEmpty, name.allUTF8(isTokenByte) else {
             throw .invalidRequest("header name '\(name.escapedForMessage)' is not a valid token")
         }
-        if let bad = value.firstUTF8(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-            throw .invalidRequest("header '\(name)' has a \(bad == 0 ? "NUL" : bad == 0x0D ? "CR" : "LF") character in its value")
+        if let bad = forbiddenValueByte(in: value) {
+            throw .invalidRequest("header '\(name)' has \(describeControl(bad)) in its value, which HTTP does not allow (only HTAB among control characters)")
         }
+    }
+
+    /// The first byte of `value` a field value may not hold: a control character other
+    /// than HTAB (0x00-0x08, 0x0A-0x1F, 0x7F). Everything else, including non-ASCII
+    /// text, is sent as its UTF-8 bytes.
+    package static func forbiddenValueByte(in value: String) -> UInt8? {
+        value.firstUTF8 { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
+    }
+
+    /// "a CR", "a NUL", "the control character U+0001": for messages about a refused byte.
+    package static func describeControl(_ byte: UInt8) -> String {
+        switch byte {
+        case 0x00: return "a NUL"
+        case 0x0A: return "an LF"
+        case 0x0D: return "a CR"
+        default: return "the control character U+\(String(byte, radix: 16, uppercase: true).leftPadded(to: 4))"
+        }
+    }
+
+    /// The value as a header line carries it: a field value excludes leading and trailing
+    /// SP and HTAB (RFC 9110 section 5.5), and libcurl reads a line whose value is only
+    /// whitespace as "remove this header", so trimming first keeps such a header (sent
+    /// empty, as `Name;`).
+    package static func wireValue(_ value: String) -> Substring.UTF8View {
+        let utf8 = value.utf8
+        let isBlank = { (b: UInt8) in b == 0x20 || b == 0x09 }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }),
+              let last = utf8.lastIndex(where: { !isBlank($0) }) else { return utf8[utf8.startIndex..<utf8.startIndex] }
+        return utf8[first...last]
     }
 
     /// RFC 9110 `tchar`.
@@ -183,6 +214,10 @@ extension String {
     func firstUTF8(where test: (UInt8) -> Bool) -> UInt8? {
         var copy = self
         return copy.withUTF8 { $0.first(where: test) }
+    }
+
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 
     /// Whether the string starts with `prefix` (ASCII), comparing bytes in place:

@@ -85,9 +85,18 @@ enum RequestBuilder {
         if let path = transfer.downloadTo, path.isEmpty || path.hasSuffix("/") {
             throw .invalidRequest("downloadTo must be a file path, not '\(path)'")
         }
-        for part in transfer.multipart ?? [] {
-            try HTTPHeaders.validate(name: "Content-Disposition", value: part.name + (part.filename ?? ""))
-            if let type = part.contentType { try HTTPHeaders.validate(name: "Content-Type", value: type) }
+        for (i, part) in (transfer.multipart ?? []).enumerated() {
+            try validate(part, index: i)
+        }
+    }
+
+    /// A part's name, filename and type go into its header lines, where HTTP allows no
+    /// control character but HTAB; libcurl escapes `"` and `\` in the quoted name and
+    /// filename (CurlTransfer+Body), and anything else is sent as its UTF-8 bytes.
+    private static func validate(_ part: MultipartPart, index: Int) throws(NetworkError) {
+        for (key, value) in [("name", part.name), ("filename", part.filename), ("contentType", part.contentType)] {
+            guard let value, let bad = HTTPHeaders.forbiddenValueByte(in: value) else { continue }
+            throw .invalidRequest("multipart part \(index) key '\(key)' has \(HTTPHeaders.describeControl(bad)), which a multipart header cannot carry (only HTAB among control characters)")
         }
     }
 

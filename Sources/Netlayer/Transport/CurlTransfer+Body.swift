@@ -10,12 +10,21 @@ extension CurlTransfer {
         if let parts = request.transfer.multipart {
             guard let mime = curl_mime_init(easy) else { return .generic("curl_mime_init failed", curlCode: 27) }
             self.mime = mime
+            // Names and filenames as RFC 9110 quoted strings (\" and \\), which parsers
+            // following RFC 9110 decode; libcurl's default, the HTML standard's "%22"
+            // with "\" left bare, reaches them as other text. RequestBuilder has refused
+            // the control characters a quoted string cannot carry.
+            check(nl_curl_setopt_long(easy, CURLOPT_MIME_OPTIONS, Int(CURLMIMEOPT_FORMESCAPE)))
             for part in parts {
                 guard let handle = curl_mime_addpart(mime) else { return .generic("curl_mime_addpart failed", curlCode: 27) }
                 check(curl_mime_name(handle, part.name))
                 switch part.content {
-                case .text(let text):
-                    check(text.withCString { curl_mime_data(handle, $0, strlen($0)) })
+                case .text(var text):
+                    // With its length: a NUL is part of the text, not its end.
+                    check(text.withUTF8 { bytes in
+                        guard let base = bytes.baseAddress, !bytes.isEmpty else { return curl_mime_data(handle, "", 0) }
+                        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { curl_mime_data(handle, $0, bytes.count) }
+                    })
                 case .data(let bytes):
                     check(bytes.withUnsafeBufferPointer { buffer in
                         buffer.withMemoryRebound(to: CChar.self) { curl_mime_data(handle, $0.baseAddress, $0.count) }

@@ -155,15 +155,17 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         var list: UnsafeMutablePointer<curl_slist>?
         var line: [UInt8] = []
         for field in request.headers {
-            // "Name;" is libcurl's way to send a header with an empty value.
+            // "Name;" is libcurl's way to send a header with an empty value; "Name:" with
+            // only whitespace would remove the header instead.
             line.removeAll(keepingCapacity: true)
             line.append(contentsOf: field.name.utf8)
-            if field.value.isEmpty {
+            let value = HTTPHeaders.wireValue(field.value)
+            if value.isEmpty {
                 line.append(UInt8(ascii: ";"))
             } else {
                 line.append(UInt8(ascii: ":"))
                 line.append(UInt8(ascii: " "))
-                line.append(contentsOf: field.value.utf8)
+                line.append(contentsOf: value)
             }
             line.append(0)
             list = line.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { curl_slist_append(list, $0.baseAddress) } }
