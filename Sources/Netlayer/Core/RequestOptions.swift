@@ -1,5 +1,9 @@
 /// Per-request transport options. A config sets the defaults
 /// (`NetworkConfigurable.requestOptions`); an endpoint may override some of them.
+///
+/// Every request copies its options several times on its way, so the parts that hold
+/// strings, sets and arrays live in one copy-on-write box: a copy retains one object
+/// instead of a dozen, and two requests of one client share the box until one changes.
 public struct RequestOptions: Sendable, Hashable {
     /// Seconds one attempt may take, connect included; nil means no limit. For a
     /// streamed request (`TransferOptions.stream`), the longest silence between received
@@ -7,7 +11,6 @@ public struct RequestOptions: Sendable, Hashable {
     public var timeout: Double? = 30
     /// Seconds the TCP/TLS connect may take.
     public var connectTimeout: Double? = 10
-    public var acceptableStatus: AcceptableStatus = .successful
     public var followRedirects = true
     public var maxRedirects = 10
     /// Decoded bytes of a body held in memory beyond which the transfer fails with `tooLarge`.
@@ -20,26 +23,112 @@ public struct RequestOptions: Sendable, Hashable {
     public var maxDownloadBytes: Int?
     /// Offer gzip, deflate, br and zstd and decode them transparently.
     public var compression = true
-    public var userAgent: String? = RequestOptions.defaultUserAgent
-    /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
-    public var proxy: String?
-    public var tls = TLSOptions()
-    /// HTTP version, Unix domain socket, DNS overrides and the local interface.
-    public var transport = TransportChoices()
-    /// When and how failed attempts are tried again.
-    public var retry = RetryPolicy()
     /// Seconds the whole operation may take, every attempt and back-off included. In the
     /// request of one attempt, what is left of it (which bounds a streamed transfer).
     public var deadline: Double?
-    /// Request headers, besides Authorization, Cookie and Proxy-Authorization, that
-    /// carry secrets (a config's `log.redact`, lower case): like those, they are not
-    /// sent on to another origin when a redirect is followed.
-    public var secretHeaders: Set<String> = []
-    /// How requests authenticate; basic and bearer become the `Authorization` header.
-    public var auth: Authentication?
+
+    private var box = Box()
 
     public init() {}
 
+    public var acceptableStatus: AcceptableStatus {
+        get { box.acceptableStatus }
+        set { uniqueBox().acceptableStatus = newValue }
+    }
+    public var userAgent: String? {
+        get { box.userAgent }
+        set { uniqueBox().userAgent = newValue }
+    }
+    /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
+    public var proxy: String? {
+        get { box.proxy }
+        set { uniqueBox().proxy = newValue }
+    }
+    public var tls: TLSOptions {
+        get { box.tls }
+        set { uniqueBox().tls = newValue }
+    }
+    /// HTTP version, Unix domain socket, DNS overrides and the local interface.
+    public var transport: TransportChoices {
+        get { box.transport }
+        set { uniqueBox().transport = newValue }
+    }
+    /// When and how failed attempts are tried again.
+    public var retry: RetryPolicy {
+        get { box.retry }
+        set { uniqueBox().retry = newValue }
+    }
+    /// Request headers, besides Authorization, Cookie and Proxy-Authorization, that
+    /// carry secrets (a config's `log.redact`, lower case): like those, they are not
+    /// sent on to another origin when a redirect is followed.
+    public var secretHeaders: Set<String> {
+        get { box.secretHeaders }
+        set { uniqueBox().secretHeaders = newValue }
+    }
+    /// How requests authenticate; basic and bearer become the `Authorization` header.
+    public var auth: Authentication? {
+        get { box.auth }
+        set { uniqueBox().auth = newValue }
+    }
+
     /// `netlayer/` and the library's version.
     public static let defaultUserAgent = "netlayer/\(Netlayer.version)"
+
+    /// Whether the boxed options (user agent, proxy, TLS, transport, auth and the rest)
+    /// equal `other`'s: at once when both share one box, as a client's requests do.
+    func sameBoxedOptions(as other: RequestOptions) -> Bool {
+        box === other.box || box.isEqual(to: other.box)
+    }
+
+    public static func == (lhs: RequestOptions, rhs: RequestOptions) -> Bool {
+        lhs.timeout == rhs.timeout && lhs.connectTimeout == rhs.connectTimeout
+            && lhs.followRedirects == rhs.followRedirects && lhs.maxRedirects == rhs.maxRedirects
+            && lhs.maxResponseBytes == rhs.maxResponseBytes && lhs.maxStreamItemBytes == rhs.maxStreamItemBytes
+            && lhs.maxDownloadBytes == rhs.maxDownloadBytes && lhs.compression == rhs.compression
+            && lhs.deadline == rhs.deadline && lhs.sameBoxedOptions(as: rhs)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(timeout)
+        hasher.combine(maxResponseBytes)
+        hasher.combine(deadline)
+        hasher.combine(userAgent)
+        hasher.combine(tls)
+    }
+
+    private mutating func uniqueBox() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(copying: box) }
+        return box
+    }
+
+    /// Written only through `uniqueBox()`, so a box shared by copies never changes.
+    private final class Box: @unchecked Sendable {
+        var acceptableStatus: AcceptableStatus = .successful
+        var userAgent: String? = RequestOptions.defaultUserAgent
+        var proxy: String?
+        var tls = TLSOptions()
+        var transport = TransportChoices()
+        var retry = RetryPolicy()
+        var secretHeaders: Set<String> = []
+        var auth: Authentication?
+
+        init() {}
+
+        init(copying other: Box) {
+            acceptableStatus = other.acceptableStatus
+            userAgent = other.userAgent
+            proxy = other.proxy
+            tls = other.tls
+            transport = other.transport
+            retry = other.retry
+            secretHeaders = other.secretHeaders
+            auth = other.auth
+        }
+
+        func isEqual(to other: Box) -> Bool {
+            acceptableStatus == other.acceptableStatus && userAgent == other.userAgent && proxy == other.proxy
+                && tls == other.tls && transport == other.transport && retry == other.retry
+                && secretHeaders == other.secretHeaders && auth == other.auth
+        }
+    }
 }

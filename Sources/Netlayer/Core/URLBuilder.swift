@@ -79,30 +79,35 @@ package enum URLBuilder {
     /// servers decode) lead above where it starts: libcurl and servers resolve them, so
     /// "users/../../admin" under "/api/v1/" would be "/admin".
     private static func climbsOut(_ path: String) -> Bool {
-        var depth = 0
-        for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            switch dotCount(segment) {
-            case 1: continue
-            case 2:
-                depth -= 1
-                if depth < 0 { return true }
-            default: depth += 1
+        var path = path
+        return path.withUTF8 { bytes in
+            var depth = 0
+            var start = 0
+            for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+                defer { start = i + 1 }
+                guard i > start else { continue }  // empty segments ("//") do not count
+                switch dotCount(UnsafeBufferPointer(rebasing: bytes[start..<i])) {
+                case 1: continue
+                case 2:
+                    depth -= 1
+                    if depth < 0 { return true }
+                default: depth += 1
+                }
             }
+            return false
         }
-        return false
     }
 
     /// 1 for a "." segment, 2 for "..", each dot also as "%2E" or "%2e"; else 0.
-    private static func dotCount(_ segment: Substring.UTF8View.SubSequence) -> Int {
+    private static func dotCount(_ segment: UnsafeBufferPointer<UInt8>) -> Int {
         var dots = 0
-        var i = segment.startIndex
-        while i < segment.endIndex {
+        var i = 0
+        while i < segment.count {
             if segment[i] == UInt8(ascii: ".") {
-                i = segment.index(after: i)
-            } else if segment[i] == UInt8(ascii: "%"), segment.distance(from: i, to: segment.endIndex) >= 3,
-                      segment[segment.index(i, offsetBy: 1)] == UInt8(ascii: "2"),
-                      segment[segment.index(i, offsetBy: 2)] | 0x20 == UInt8(ascii: "e") {
-                i = segment.index(i, offsetBy: 3)
+                i += 1
+            } else if segment[i] == UInt8(ascii: "%"), segment.count - i >= 3, segment[i + 1] == UInt8(ascii: "2"),
+                      segment[i + 2] | 0x20 == UInt8(ascii: "e") {
+                i += 3
             } else {
                 return 0
             }

@@ -98,11 +98,16 @@ struct EasyProfile: Equatable {
     /// CURLOPT_MAXFILESIZE_LARGE (`ResponseSink.announcedSizeLimit`).
     let announcedSizeLimit: Int
     let compression: Bool
-    let userAgent: String?
-    let proxy: String?
-    let tls: TLSOptions
-    let auth: Authentication?
-    let transport: TransportChoices
+    /// The request's options: the boxed ones (user agent, proxy, TLS, auth, transport)
+    /// compare at once when the next request shares their box, as a client's do.
+    let options: RequestOptions
+
+    static func == (lhs: EasyProfile, rhs: EasyProfile) -> Bool {
+        lhs.method == rhs.method && lhs.blocking == rhs.blocking && lhs.https == rhs.https
+            && lhs.timeout == rhs.timeout && lhs.connectTimeout == rhs.connectTimeout
+            && lhs.announcedSizeLimit == rhs.announcedSizeLimit && lhs.compression == rhs.compression
+            && lhs.options.sameBoxedOptions(as: rhs.options)
+    }
 
     /// Whether `request` has a profile: no body, upload, multipart form, progress
     /// handler or stream (those options are set afresh each time; a stream's timeout
@@ -128,8 +133,7 @@ struct EasyProfile: Equatable {
         let options = request.options
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
             && connectTimeout == options.connectTimeout && announcedSizeLimit == ResponseSink.announcedSizeLimit(for: request)
-            && compression == options.compression && userAgent == options.userAgent && proxy == options.proxy
-            && tls == options.tls && auth == options.auth && transport == options.transport
+            && compression == options.compression && self.options.sameBoxedOptions(as: options)
     }
 
     /// The profile of `request`, or nil when it is not plain (`isPlain`).
@@ -143,10 +147,6 @@ struct EasyProfile: Equatable {
         connectTimeout = options.connectTimeout
         announcedSizeLimit = ResponseSink.announcedSizeLimit(for: request)
         compression = options.compression
-        userAgent = options.userAgent
-        proxy = options.proxy
-        tls = options.tls
-        auth = options.auth
-        transport = options.transport
+        self.options = options
     }
 }
