@@ -308,13 +308,16 @@ static void *fifo_reader_main(void *p)
     return NULL;
 }
 
-static void fifo_reader_start(fifo_reader *r, const char *path, long initial_delay_ms)
+/* stop_after: bytes after which the reader leaves (0: read to the end). Set before the
+ * thread starts, which reads it. */
+static void fifo_reader_start(fifo_reader *r, const char *path, long initial_delay_ms, long stop_after)
 {
     r->fd = open(path, O_RDONLY | O_NONBLOCK);
     REQUIRE_MSG(r->fd >= 0, "open %s: %s", path, strerror(errno));
     r->bytes = 0;
     r->mismatch_at = -1;
     r->initial_delay_ms = initial_delay_ms;
+    r->stop_after = stop_after;
     r->give_up_s = 20.0;
     REQUIRE(pthread_create(&r->thread, NULL, fifo_reader_main, r) == 0);
 }
@@ -627,8 +630,7 @@ static void test_download_to_a_fifo_writes_through_it(void)
     REQUIRE(mkfifo(fifo, 0600) == 0);
 
     /* the reader is there but reads only after half a second: the pipe fills up */
-    fifo_reader_start(&reader, fifo, 500);
-    reader.stop_after = 0;
+    fifo_reader_start(&reader, fifo, 500, 0);
     doc = nlt_format("{\"path\": \"stream-bytes/%lld\", \"downloadTo\": \"%%s\", \"timeout\": 30}", n);
     start_async(c, &a, doc, fifo);
     sleep_ms(100);
@@ -651,8 +653,7 @@ static void test_download_to_a_fifo_writes_through_it(void)
     dt = other_request_seconds(c, 3.0 * quick());
     CHECK_MSG(dt < quick(), "another request took %.2f s while the FIFO had no reader", dt);
     CHECK_MSG(!async_one_done(&a), "the download ended before the FIFO had a reader");
-    fifo_reader_start(&reader, fifo, 0);
-    reader.stop_after = 0;
+    fifo_reader_start(&reader, fifo, 0, 0);
     CHECK(async_one_wait(&a, 10.0));
     CHECK_OK(a.result);
     fifo_reader_join(&reader);
@@ -727,8 +728,7 @@ static void test_download_to_a_fifo_whose_reader_leaves_is_io(void)
     json_t *r;
     REQUIRE(mkfifo(fifo, 0600) == 0);
     signal(SIGPIPE, SIG_DFL);
-    fifo_reader_start(&reader, fifo, 0);
-    reader.stop_after = 1000;
+    fifo_reader_start(&reader, fifo, 0, 1000);
     r = request_json(c, "{\"path\": \"stream-bytes/20000000\", \"query\": {\"chunk\": 16384, \"delay_ms\": 1},"
                         " \"downloadTo\": \"%s\", \"timeout\": 30}", fifo);
     fifo_reader_join(&reader);
