@@ -18,6 +18,7 @@ final class ClientHandle: Sendable, ForkParticipant {
         var parts = NetlayerClient.Parts(config: config.network)
         parts.maxConcurrent = config.maxConcurrent
         parts.cookies = config.cookies
+        parts.stubRules = config.stubRules
         parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
         parts.errorResolver = HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules))
         parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders,

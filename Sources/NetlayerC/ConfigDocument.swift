@@ -6,6 +6,7 @@ struct ConfigDocument {
     var maxConcurrent = 64
     var cookies = CookieJar()
     var adaptMayChangeOrigin = false
+    var stubRules: [StubSessionManager.Rule]?
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     var endpoints = JSONObject()
     var errorRules: [RuleBasedErrorResolver.Rule] = []
@@ -21,7 +22,7 @@ struct ConfigDocument {
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
-        "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin",
+        "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin", "stub",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -63,6 +64,7 @@ struct ConfigDocument {
         }
         options.auth = try doc.authentication("auth")
         adaptMayChangeOrigin = try doc.bool("adaptMayChangeOrigin") ?? false
+        if let stub = doc.value("stub") { stubRules = try StubDocument.rules(stub) }
         if let version = try doc.string("httpVersion") {
             guard let v = TransportChoices.HTTPVersion(rawValue: version) else {
                 throw .invalidRequest("config key 'httpVersion': '\(version.escapedForMessage)' is not one of 1.1, 2, 2-prior-knowledge, 3")

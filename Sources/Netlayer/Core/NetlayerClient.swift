@@ -16,6 +16,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var maxConcurrent = 64
         /// The client's cookie jar.
         public var cookies = CookieJar()
+        /// Rules a stub transport answers from, instead of the network (nil: the network).
+        public var stubRules: [StubSessionManager.Rule]?
         /// Adapts every attempt and decides retries before the policy.
         public var interceptor: (any RequestInterceptor)?
         public var errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
@@ -39,8 +41,12 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
 
         init(_ parts: Parts) throws(NetworkError) {
             generation = ProcessFork.generation
-            session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
-            network = DefaultNetworkService(config: parts.config, sessionManager: session, interceptor: parts.interceptor,
+            let session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
+            self.session = session
+            // A stub answers in place of libcurl; the session still gives it its thread.
+            let transport: any NetworkSessionManager = parts.stubRules.map { StubSessionManager(rules: $0, loop: session) }
+                ?? session
+            network = DefaultNetworkService(config: parts.config, sessionManager: transport, interceptor: parts.interceptor,
                                             logger: parts.logger, cache: parts.makeCache?())
             dataTransfer = DefaultDataTransferService(with: network, errorResolver: parts.errorResolver,
                                                       errorLogger: parts.logger)

@@ -278,3 +278,14 @@ def test_transport_choices_from_the_config(base_url: str) -> None:
         assert response.value["headers"]["host"] == f"api.example.test:{port}"
     with pytest.raises(netlayer.InvalidRequestError, match="httpVersion"):
         netlayer.Client({"baseURL": base_url, "httpVersion": "2.0"})
+
+
+def test_a_stubbed_client_answers_from_its_rules() -> None:
+    rules = [{"method": "GET", "path": "movies/*", "body": {"id": 7}},
+             {"path": "down", "error": {"kind": "timeout", "message": "stubbed"}}]
+    with netlayer.Client({"baseURL": "http://203.0.113.9:9/", "stub": rules}) as client:
+        assert client.get("movies/7").value == {"id": 7}
+        with pytest.raises(netlayer.TimeoutError, match="stubbed"):
+            client.get("down")
+        with pytest.raises(netlayer.NotConnectedError, match="DELETE"):
+            client.delete("movies/7")

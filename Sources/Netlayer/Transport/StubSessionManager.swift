@@ -1,0 +1,155 @@
+import Glibc
+
+/// A transport that answers from rules and never touches the network: what a user's
+/// own tests plug in instead of a server (the seeds' injectable `Session`), from
+/// every language through the config's `stub` key.
+///
+/// Completions and back-off run on `loop`'s thread, as a real transport's would, so
+/// hooks, retries and batches behave as they do against a server.
+public final class StubSessionManager: NetworkSessionManager, @unchecked Sendable {
+    /// One canned answer.
+    public struct Rule: Sendable {
+        /// Upper-case method, or nil for any.
+        public var method: HTTPMethod?
+        /// A URL path pattern: `*` matches within one segment, `**` across segments. A
+        /// pattern without a leading `/` matches the end of the path at a segment
+        /// boundary (`movies/*` matches `/api/v1/movies/7`).
+        public var path: String
+        public var status = 200
+        public var headers = HTTPHeaders()
+        public var body: [UInt8] = []
+        /// Seconds before the answer.
+        public var delay: Double = 0
+        /// Fail with this error instead of answering.
+        public var error: NetworkError?
+
+        public init(method: HTTPMethod? = nil, path: String) {
+            self.method = method
+            self.path = path
+        }
+    }
+
+    private let rules: [Rule]
+    private let loop: CurlSessionManager
+
+    /// - Parameter loop: the client's transport, used only for its thread.
+    public init(rules: [Rule], loop: CurlSessionManager) {
+        self.rules = rules
+        self.loop = loop
+    }
+
+    public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        let (delay, answer) = timed(request)
+        let pending = StubAnswer(completion)
+        if delay > 0 {
+            loop.schedule(after: delay) { pending.deliver(answer) }
+        } else {
+            loop.execute { pending.deliver(answer) }
+        }
+        return pending
+    }
+
+    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        let (delay, answer) = timed(request)
+        if delay > 0 { usleep(useconds_t(min(delay, 3600) * 1e6)) }
+        return answer
+    }
+
+    /// The answer and when it comes: after the rule's delay, unless the request's
+    /// timeout (or what is left of its deadline) ends it first, as `timedOut`.
+    private func timed(_ request: HTTPRequest) -> (Double, Result<HTTPResponse, NetworkError>) {
+        let delay = rule(for: request)?.delay ?? 0
+        let limit = min(request.options.timeout ?? .infinity, request.options.deadline ?? .infinity)
+        if delay > limit {
+            return (limit, .failure(.timedOut("stub: the answer takes \(delay) s, longer than the \(limit) s allowed")))
+        }
+        return (delay, answer(to: request))
+    }
+
+    public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
+        loop.schedule(after: delay, task)
+    }
+
+    /// The first rule that matches, or nil.
+    private func rule(for request: HTTPRequest) -> Rule? {
+        let path = Self.path(of: request.url)
+        return rules.first { rule in
+            (rule.method == nil || rule.method == request.method) && Self.matches(Array(rule.path.utf8), Array(path.utf8))
+        }
+    }
+
+    private func answer(to request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        guard let rule = rule(for: request) else {
+            return .failure(.notConnected("stub: no rule answers \(request.method.rawValue) \(Redaction.url(in: request.url, queryNames: []))"))
+        }
+        if let error = rule.error { return .failure(error) }
+        var response = HTTPResponse(statusCode: rule.status, headers: rule.headers, body: rule.body, totalMs: 0,
+                                    effectiveURL: request.url)
+        response.bodyBytes = Int64(rule.body.count)
+        response.httpVersion = "1.1"
+        return .success(response)
+    }
+
+    /// The path of an absolute URL, without query or fragment ("/" when empty).
+    static func path(of url: String) -> String {
+        let bytes = Array(url.utf8)
+        var i = 0
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+           bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
+            i = colon + 3
+        }
+        while i < bytes.count, bytes[i] != UInt8(ascii: "/") { i += 1 }
+        var end = i
+        while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        return i < end ? String(decoding: bytes[i..<end], as: UTF8.self) : "/"
+    }
+
+    /// Glob match of `pattern` against `path`; a relative pattern matches a suffix of
+    /// the path that starts a segment.
+    static func matches(_ pattern: [UInt8], _ path: [UInt8]) -> Bool {
+        if pattern.first == UInt8(ascii: "/") { return glob(pattern[...], path[...]) }
+        var start = 0
+        while start < path.count {
+            if path[start] == UInt8(ascii: "/"), glob(pattern[...], path[(start + 1)...]) { return true }
+            start += 1
+        }
+        return false
+    }
+
+    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
+        guard let p = pattern.first else { return text.isEmpty }
+        if p == UInt8(ascii: "*") {
+            let crossesSegments = pattern.dropFirst().first == UInt8(ascii: "*")
+            let rest = crossesSegments ? pattern.dropFirst(2) : pattern.dropFirst()
+            var i = text.startIndex
+            while true {
+                if glob(rest, text[i...]) { return true }
+                guard i < text.endIndex, crossesSegments || text[i] != UInt8(ascii: "/") else { return false }
+                i += 1
+            }
+        }
+        guard let t = text.first, t == p else { return false }
+        return glob(pattern.dropFirst(), text.dropFirst())
+    }
+}
+
+/// An answer on its way: delivered once, as the answer or, when cancelled first, as
+/// `cancelled`.
+private final class StubAnswer: NetworkCancellable, @unchecked Sendable {
+    private let completion: Locked<NetworkSessionManager.CompletionHandler?>
+
+    init(_ completion: @escaping NetworkSessionManager.CompletionHandler) {
+        self.completion = Locked(completion)
+    }
+
+    func deliver(_ result: Result<HTTPResponse, NetworkError>) {
+        completion.withLock { handler in defer { handler = nil }; return handler }?(result)
+    }
+
+    @discardableResult
+    func cancel() -> Bool {
+        guard let handler = completion.withLock({ handler in defer { handler = nil }; return handler }) else { return false }
+        handler(.failure(.cancelled))
+        return true
+    }
+}
