@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define NLT_TEST_TIMEOUT 180
 #include "harness.h"
+#include "async_one.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -194,64 +195,6 @@ static unsigned char *read_all(const char *path, size_t *len)
     fclose(f);
     *len = n;
     return buf;
-}
-
-/* One asynchronous request's result. */
-typedef struct async_one {
-    pthread_mutex_t m;
-    pthread_cond_t cv;
-    int calls;
-    json_t *result;
-} async_one;
-
-static void async_one_init(async_one *a)
-{
-    pthread_mutex_init(&a->m, NULL);
-    pthread_cond_init(&a->cv, NULL);
-    a->calls = 0;
-    a->result = NULL;
-}
-
-static void async_one_destroy(async_one *a)
-{
-    json_decref(a->result);
-    pthread_cond_destroy(&a->cv);
-    pthread_mutex_destroy(&a->m);
-}
-
-static void async_one_cb(uint64_t id, const char *result_json, void *user_data)
-{
-    async_one *a = (async_one *)user_data;
-    json_t *j = nlt_parse(result_json, "async callback");
-    (void)id;
-    pthread_mutex_lock(&a->m);
-    a->calls++;
-    if (a->result == NULL)
-        a->result = j;
-    else
-        json_decref(j);
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->m);
-}
-
-static int async_one_wait(async_one *a, double seconds)
-{
-    double end = mono_s() + seconds;
-    int done;
-    pthread_mutex_lock(&a->m);
-    while (a->calls == 0 && mono_s() < end) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&a->cv, &a->m, &ts);
-    }
-    done = a->calls > 0;
-    pthread_mutex_unlock(&a->m);
-    return done;
 }
 
 /* Records PROGRESS events with their arrival time; optionally cancels. */

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #define NLT_TEST_TIMEOUT 180
 #include "harness.h"
+#include "async_one.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -120,76 +121,12 @@ static mode_t file_type(const char *path)
     return lstat(path, &st) == 0 ? (st.st_mode & S_IFMT) : 0;
 }
 
-/* One asynchronous request's result. */
-typedef struct async_one {
-    pthread_mutex_t m;
-    pthread_cond_t cv;
-    int calls;
-    json_t *result;
-} async_one;
-
-static void async_one_init(async_one *a)
+/* async_one_destroy after waiting for the callback: a request that did not end in
+ * time still calls back later. */
+static void async_one_end(async_one *a)
 {
-    pthread_mutex_init(&a->m, NULL);
-    pthread_cond_init(&a->cv, NULL);
-    a->calls = 0;
-    a->result = NULL;
-}
-
-static int async_one_wait(async_one *a, double seconds);
-
-static void async_one_destroy(async_one *a)
-{
-    /* a request that did not end in time still calls back later */
     REQUIRE(async_one_wait(a, 60.0));
-    json_decref(a->result);
-    pthread_cond_destroy(&a->cv);
-    pthread_mutex_destroy(&a->m);
-}
-
-static void async_one_cb(uint64_t id, const char *result_json, void *user_data)
-{
-    async_one *a = (async_one *)user_data;
-    json_t *j = nlt_parse(result_json, "async callback");
-    (void)id;
-    pthread_mutex_lock(&a->m);
-    a->calls++;
-    if (a->result == NULL)
-        a->result = j;
-    else
-        json_decref(j);
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->m);
-}
-
-static int async_one_wait(async_one *a, double seconds)
-{
-    double end = mono_s() + seconds;
-    int done;
-    pthread_mutex_lock(&a->m);
-    while (a->calls == 0 && mono_s() < end) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&a->cv, &a->m, &ts);
-    }
-    done = a->calls > 0;
-    pthread_mutex_unlock(&a->m);
-    return done;
-}
-
-/* Whether the callback came (without waiting). */
-static int async_one_done(async_one *a)
-{
-    int done;
-    pthread_mutex_lock(&a->m);
-    done = a->calls > 0;
-    pthread_mutex_unlock(&a->m);
-    return done;
+    async_one_destroy(a);
 }
 
 static uint64_t start_async(nl_client *c, async_one *a, const char *fmt, const char *path)
@@ -223,7 +160,7 @@ static double other_request_seconds(nl_client *c, double limit)
     }
     if (other.result != NULL)
         CHECK_OK(other.result);
-    async_one_destroy(&other);
+    async_one_end(&other);
     return dt;
 }
 
@@ -367,7 +304,7 @@ static void test_fifo_upload_waits_for_a_writer_without_stalling_the_client(void
     CHECK_STR_EQ(jpath_str(up.result, "value.body"), "first line\nsecond line");
     CHECK_STR_EQ(jpath_str(up.result, "value.headers.transfer-encoding"), "chunked");
     fifo_rescue_stop(&rescue);
-    async_one_destroy(&up);
+    async_one_end(&up);
     nl_client_free(c);
     remove_dir(dir);
     free(fifo);
@@ -417,14 +354,14 @@ static void test_fifo_upload_without_writer_ends_on_cancel_timeout_and_free(void
     CHECK_MSG(async_one_wait(&a, limit), "the cancelled upload did not end within %.1f s", limit);
     CHECK_KIND(a.result, "cancelled");
     nlt_note("cancel took %.3f s", mono_s() - t0);
-    async_one_destroy(&a);
+    async_one_end(&a);
 
     /* the timeout, on the loop and on a blocking call */
     t0 = mono_s();
     start_async(c, &a, "{\"path\": \"echo\", \"method\": \"PUT\", \"uploadFrom\": \"%s\", \"timeout\": 1}", fifo);
     CHECK_MSG(async_one_wait(&a, 1.0 + limit), "the upload with a 1 s timeout did not end");
     CHECK_KIND(a.result, "timeout");
-    async_one_destroy(&a);
+    async_one_end(&a);
     t0 = mono_s();
     r = request_doc(c, timed);
     dt = mono_s() - t0;
@@ -448,7 +385,7 @@ static void test_fifo_upload_without_writer_ends_on_cancel_timeout_and_free(void
     CHECK_KIND(a.result, "cancelled");
     CHECK_KIND(b.result, "cancelled");
     json_decref(b.result);
-    async_one_destroy(&a);
+    async_one_end(&a);
 
     fifo_rescue_stop(&rescue);
     remove_dir(dir);
@@ -536,7 +473,7 @@ static void test_upload_from_devices_and_proc_files(void)
     CHECK_OK(a.result);
     body = jpath_str(a.result, "value.body");
     CHECK_MSG(body && strstr(body, "\nPid:") != NULL, "async: not /proc/self/status: '%.60s'", body ? body : "(null)");
-    async_one_destroy(&a);
+    async_one_end(&a);
 
     /* unreadable: the real reason */
     r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"uploadFrom\": \"/proc/self/mem\"}");
@@ -644,7 +581,7 @@ static void test_download_to_a_fifo_writes_through_it(void)
     CHECK_INT_EQ(reader.mismatch_at, -1);
     CHECK_MSG(file_type(fifo) == S_IFIFO, "the FIFO was replaced");
     CHECK_INT_EQ(dir_count(dir), 1);
-    async_one_destroy(&a);
+    async_one_end(&a);
     free(doc);
 
     /* no reader yet: the download waits for one (and the client stays responsive) */
@@ -660,7 +597,7 @@ static void test_download_to_a_fifo_writes_through_it(void)
     CHECK_INT_EQ(reader.bytes, 100000);
     CHECK_INT_EQ(reader.mismatch_at, -1);
     CHECK_MSG(file_type(fifo) == S_IFIFO, "the FIFO was replaced");
-    async_one_destroy(&a);
+    async_one_end(&a);
 
     nl_client_free(c);
     remove_dir(dir);
