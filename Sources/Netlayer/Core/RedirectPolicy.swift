@@ -63,35 +63,15 @@ enum RedirectPolicy {
 
     /// `location` resolved against `base` by libcurl's URL parser.
     private static func resolve(_ location: String, against base: String) -> Target? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
-              curl_url_set(handle, CURLUPART_URL, location, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
-              let url = part(handle, CURLUPART_URL, 0)
+        guard let parsed = CurlURL(base), parsed.set(CURLUPART_URL, location, flags: UInt32(CURLU_NON_SUPPORT_SCHEME)),
+              let url = parsed.part(CURLUPART_URL)
         else { return nil }
-        let scheme = (part(handle, CURLUPART_SCHEME, 0) ?? "").lowercased()
-        return Target(url: url, scheme: scheme, origin: origin(handle) ?? url)
+        let scheme = (parsed.part(CURLUPART_SCHEME) ?? "").lowercased()
+        return Target(url: url, scheme: scheme, origin: parsed.origin ?? url)
     }
 
     /// "scheme://host:port" of `url`, lower case with the default port filled in.
     static func origin(of url: String) -> String? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
-        return origin(handle)
-    }
-
-    /// "scheme://host:port" with the default port filled in, lower case.
-    private static func origin(_ handle: OpaquePointer) -> String? {
-        guard let scheme = part(handle, CURLUPART_SCHEME, 0), let host = part(handle, CURLUPART_HOST, 0) else { return nil }
-        let port = part(handle, CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)) ?? ""
-        return "\(scheme.lowercased())://\(host.lowercased()):\(port)"
-    }
-
-    private static func part(_ handle: OpaquePointer, _ what: CURLUPart, _ flags: UInt32) -> String? {
-        var out: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, what, &out, flags) == CURLUE_OK, let out else { return nil }
-        defer { curl_free(out) }
-        return String(cString: out)
+        CurlURL(url)?.origin
     }
 }

@@ -24,8 +24,9 @@ public struct RequestAdaptation: Sendable {
     public func apply(to request: HTTPRequest, allowsOtherOrigin: Bool, who: String) throws(NetworkError) -> HTTPRequest {
         var adapted = request
         if let url {
-            let scheme = url.prefix(8).lowercased()
-            guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://"), let origin = RedirectPolicy.origin(of: url) else {
+            let parsed = CurlURL(url)
+            let scheme = parsed?.part(CURLUPART_SCHEME)?.lowercased()
+            guard scheme == "http" || scheme == "https", let origin = parsed?.origin else {
                 throw .invalidRequest("\(who) key 'url': '\(url.escapedForMessage)' is not an absolute http or https URL")
             }
             if url.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
@@ -58,16 +59,9 @@ public struct RequestAdaptation: Sendable {
 
     /// `url` with its query replaced by `query` (none when empty), by libcurl's URL parser.
     private static func replacingQuery(of url: String, with query: String, who: String) throws(NetworkError) -> String {
-        guard let handle = curl_url() else { throw .generic("curl_url failed", curlCode: 27) }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
-              curl_url_set(handle, CURLUPART_QUERY, query.isEmpty ? nil : query, 0) == CURLUE_OK
+        guard let parsed = CurlURL(url), parsed.set(CURLUPART_QUERY, query.isEmpty ? nil : query),
+              let replaced = parsed.part(CURLUPART_URL)
         else { throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'") }
-        var out: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, CURLUPART_URL, &out, 0) == CURLUE_OK, let out else {
-            throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'")
-        }
-        defer { curl_free(out) }
-        return String(cString: out)
+        return replaced
     }
 }

@@ -1,3 +1,4 @@
+import CCurl
 import Glibc
 
 /// A transport that answers from rules and never touches the network: what a user's
@@ -58,12 +59,13 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// The answer and when it comes: after the rule's delay, unless the request's
     /// timeout (or what is left of its deadline) ends it first, as `timedOut`.
     private func timed(_ request: HTTPRequest) -> (Double, Result<HTTPResponse, NetworkError>) {
-        let delay = rule(for: request)?.delay ?? 0
+        let rule = self.rule(for: request)
+        let delay = rule?.delay ?? 0
         let limit = min(request.options.timeout ?? .infinity, request.options.deadline ?? .infinity)
         if delay > limit {
             return (limit, .failure(.timedOut("stub: the answer takes \(delay) s, longer than the \(limit) s allowed")))
         }
-        return (delay, answer(to: request))
+        return (delay, answer(rule, to: request))
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
@@ -72,14 +74,14 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// The first rule that matches, or nil.
     private func rule(for request: HTTPRequest) -> Rule? {
-        let path = Self.path(of: request.url)
+        let path = Array(Self.path(of: request.url).utf8)
         return rules.first { rule in
-            (rule.method == nil || rule.method == request.method) && Self.matches(Array(rule.path.utf8), Array(path.utf8))
+            (rule.method == nil || rule.method == request.method) && Self.matches(Array(rule.path.utf8), path)
         }
     }
 
-    private func answer(to request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        guard let rule = rule(for: request) else {
+    private func answer(_ rule: Rule?, to request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        guard let rule else {
             return .failure(.notConnected("stub: no rule answers \(request.method.rawValue) \(Redaction.url(in: request.url, queryNames: []))"))
         }
         if let error = rule.error { return .failure(error) }
@@ -92,16 +94,7 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// The path of an absolute URL, without query or fragment ("/" when empty).
     static func path(of url: String) -> String {
-        let bytes = Array(url.utf8)
-        var i = 0
-        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
-           bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
-            i = colon + 3
-        }
-        while i < bytes.count, bytes[i] != UInt8(ascii: "/") { i += 1 }
-        var end = i
-        while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
-        return i < end ? String(decoding: bytes[i..<end], as: UTF8.self) : "/"
+        CurlURL(url)?.part(CURLUPART_PATH) ?? "/"
     }
 
     /// Glob match of `pattern` against `path`; a relative pattern matches a suffix of
