@@ -15,20 +15,11 @@ final class ClientHandle: Sendable, ForkParticipant {
         self.hooks = hooks
         namedEndpoints = config.endpoints
         redactedQuery = config.redactedQuery
-        var parts = NetlayerClient.Parts(config: config.network)
-        parts.maxConcurrent = config.maxConcurrent
-        parts.cookies = config.cookies
-        parts.stubRules = config.stubRules
-        parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
-        parts.errorResolver = HookErrorResolver(hooks: hooks, rules: RuleBasedErrorResolver(rules: config.errorRules))
-        parts.logger = NetworkLogger(level: config.logLevel, redactedHeaders: config.redactedHeaders,
-                                     redactedQuery: config.redactedQuery) { event in
+        var parts = config.clientParts { event in
             if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
         }
-        if let entries = config.cacheEntries {
-            let credentials = config.redactedHeaders  // secrets by the config's own word
-            parts.makeCache = { ResponseCache(maxEntries: entries, credentialHeaders: credentials) }
-        }
+        parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
+        parts.errorResolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)
         // The first attempt's ADAPT and LOG hooks run as a request starts, and hooks run
         // on a library thread (contract, section 6): with a hook set, requests start on
         // the loop thread.

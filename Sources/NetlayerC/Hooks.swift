@@ -204,7 +204,7 @@ struct HookInterceptor: RequestInterceptor {
 /// The RESOLVE_ERROR hook in front of the config's rules, as the core's resolver.
 struct HookErrorResolver: DataTransferErrorResolver {
     let hooks: HookTable
-    let rules: RuleBasedErrorResolver
+    let rules: any DataTransferErrorResolver
 
     func resolve(error: NetworkError) -> any Error & Sendable {
         guard case .error = error else { return error }

@@ -16,6 +16,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var maxConcurrent = 64
         /// The client's cookie jar.
         public var cookies = CookieJar()
+        /// Named endpoints: endpoint documents `call(_:params:)` sends by name.
+        public var namedEndpoints = JSONObject()
         /// Rules a stub transport answers from, instead of the network (nil: the network).
         public var stubRules: [StubSessionManager.Rule]?
         /// Adapts every attempt and decides retries before the policy.

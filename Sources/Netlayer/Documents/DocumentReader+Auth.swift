@@ -1,11 +1,10 @@
-import Netlayer
 
 extension DocumentReader {
     /// `auth` (config or endpoint): exactly one of `{"basic": {"user", "password"}}`,
     /// `{"bearer": "TOKEN"}`, `{"digest": {"user", "password"}}` and
     /// `{"netrc": true | "FILE"}`; `{}` is no authentication (nil), which lets an
     /// endpoint turn off its config's.
-    func authentication(_ key: String) throws(NetworkError) -> Authentication? {
+    package func authentication(_ key: String) throws(NetworkError) -> Authentication? {
         guard let auth = try reader(key) else { return nil }
         try auth.checkKeys(known: ["basic", "bearer", "digest", "netrc"])
         let given = auth.object.filter { !$0.value.isNull }

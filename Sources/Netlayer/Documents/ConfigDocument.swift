@@ -1,22 +1,27 @@
-import Netlayer
 
-/// The config document of `nl_client_new`, translated into core types.
-struct ConfigDocument {
-    var network = NetworkConfig()
-    var maxConcurrent = 64
-    var cookies = CookieJar()
-    var adaptMayChangeOrigin = false
-    var stubRules: [StubSessionManager.Rule]?
+/// A client config document (what `nl_client_new` takes) read into core types: the
+/// one reader of config JSON for C, Python, the CLI and Swift. The keys are those of
+/// `docs/documents.md`.
+///
+/// ```swift
+/// let client = try NetlayerClient(config: ConfigDocument(json: #"{"baseURL": "https://api.example.com/"}"#))
+/// ```
+public struct ConfigDocument: Sendable {
+    package var network = NetworkConfig()
+    package var maxConcurrent = 64
+    package var cookies = CookieJar()
+    package var adaptMayChangeOrigin = false
+    package var stubRules: [StubSessionManager.Rule]?
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
-    var endpoints = JSONObject()
-    var errorRules: [RuleBasedErrorResolver.Rule] = []
-    var logLevel = LogLevel.off
-    var redactedHeaders = Redaction.defaultHeaders
+    package var endpoints = JSONObject()
+    package var errorRules: [RuleBasedErrorResolver.Rule] = []
+    package var logLevel = LogLevel.off
+    package var redactedHeaders = Redaction.defaultHeaders
     /// Query parameters whose values are secrets, besides the well-known names.
-    var redactedQuery: Set<String> = []
-    var tlsVerifyOff = false
+    package var redactedQuery: Set<String> = []
+    package var tlsVerifyOff = false
     /// Entries of the response cache; nil when the cache is off.
-    var cacheEntries: Int?
+    package var cacheEntries: Int?
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
@@ -26,7 +31,12 @@ struct ConfigDocument {
     ]
     static let unsupportedKeys: Set<String> = []
 
-    init(_ json: JSON) throws(NetworkError) {
+    /// The empty config: every key at its default.
+    public init() {}
+
+    /// Reads `json`; an unknown key or a value of the wrong type is `invalidRequest`
+    /// naming the key.
+    public init(_ json: JSON) throws(NetworkError) {
         let doc = try DocumentReader(json, context: "config")
         try doc.checkKeys(known: Self.knownKeys, unsupported: Self.unsupportedKeys)
 
@@ -143,6 +153,19 @@ struct ConfigDocument {
             self.endpoints = endpoints
         }
     }
+
+    /// Reads the JSON text `json`.
+    public init(json: String) throws(NetworkError) {
+        try self.init(try JSON.parseDocument(json, what: "config"))
+    }
+
+    /// Reads the JSON file at `path`.
+    public init(contentsOfFile path: String) throws(NetworkError) {
+        try self.init(try JSON.parseDocument(try DocumentFile.read(path), what: "config file '\(path.escapedForMessage)'"))
+    }
+
+    /// The names of the config's named endpoints.
+    public var endpointNames: [String] { endpoints.map(\.key) }
 
     private static func errorRules(_ value: JSON) throws(NetworkError) -> [RuleBasedErrorResolver.Rule] {
         guard case .array(let items) = value else {

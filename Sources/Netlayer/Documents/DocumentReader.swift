@@ -1,14 +1,13 @@
-import Netlayer
 
 /// Reads one JSON object of a document with typed accessors whose errors name the
 /// key ("endpoint key 'timeout' must be a positive number, not a string").
 /// A key set to null reads as absent: "use the default".
-struct DocumentReader {
-    let object: JSONObject
+package struct DocumentReader {
+    package let object: JSONObject
     /// Where the object sits, for messages: "config", "endpoint", "endpoint key 'response'".
-    let context: String
+    package let context: String
 
-    init(_ value: JSON, context: String) throws(NetworkError) {
+    package init(_ value: JSON, context: String) throws(NetworkError) {
         guard case .object(let object) = value else {
             throw .invalidRequest("\(context) must be a JSON object, not \(value.typeName)")
         }
@@ -19,7 +18,7 @@ struct DocumentReader {
     /// Refuses keys outside `known`, and non-null keys in `unsupported` (part of the
     /// contract, not of this version), so a typo or an unsupported feature never
     /// passes silently.
-    func checkKeys(known: Set<String>, unsupported: Set<String> = []) throws(NetworkError) {
+    package func checkKeys(known: Set<String>, unsupported: Set<String> = []) throws(NetworkError) {
         for member in object {
             if unsupported.contains(member.key) {
                 if member.value.isNull { continue }
@@ -30,11 +29,11 @@ struct DocumentReader {
     }
 
     /// The error for a key this kind of document does not have.
-    func unknownKey(_ key: String) -> NetworkError {
+    package func unknownKey(_ key: String) -> NetworkError {
         .invalidRequest("unknown \(context) key '\(key.escapedForMessage)'")
     }
 
-    func value(_ key: String) -> JSON? {
+    package func value(_ key: String) -> JSON? {
         guard let v = object[key], !v.isNull else { return nil }
         return v
     }
@@ -43,20 +42,20 @@ struct DocumentReader {
         .invalidRequest("\(context) key '\(key)' must be \(expected), not \(got.typeName)")
     }
 
-    func string(_ key: String) throws(NetworkError) -> String? {
+    package func string(_ key: String) throws(NetworkError) -> String? {
         guard let v = value(key) else { return nil }
         guard case .string(let s) = v else { throw fail(key, "a string", v) }
         return s
     }
 
-    func bool(_ key: String) throws(NetworkError) -> Bool? {
+    package func bool(_ key: String) throws(NetworkError) -> Bool? {
         guard let v = value(key) else { return nil }
         guard case .bool(let b) = v else { throw fail(key, "true or false", v) }
         return b
     }
 
     /// Seconds: a positive, finite number.
-    func seconds(_ key: String) throws(NetworkError) -> Double? {
+    package func seconds(_ key: String) throws(NetworkError) -> Double? {
         guard let v = value(key) else { return nil }
         guard let d = v.doubleValue else { throw fail(key, "a positive number of seconds", v) }
         guard d > 0, d.isFinite, d <= 31_536_000 else {
@@ -65,7 +64,7 @@ struct DocumentReader {
         return d
     }
 
-    func integer(_ key: String, in range: ClosedRange<Int>) throws(NetworkError) -> Int? {
+    package func integer(_ key: String, in range: ClosedRange<Int>) throws(NetworkError) -> Int? {
         guard let v = value(key) else { return nil }
         guard let i = v.intValue else { throw fail(key, "an integer", v) }
         guard range.contains(i) else {
@@ -74,19 +73,19 @@ struct DocumentReader {
         return i
     }
 
-    func object(_ key: String) throws(NetworkError) -> JSONObject? {
+    package func object(_ key: String) throws(NetworkError) -> JSONObject? {
         guard let v = value(key) else { return nil }
         guard case .object(let o) = v else { throw fail(key, "an object", v) }
         return o
     }
 
-    func reader(_ key: String) throws(NetworkError) -> DocumentReader? {
+    package func reader(_ key: String) throws(NetworkError) -> DocumentReader? {
         guard let v = value(key) else { return nil }
         return try DocumentReader(v, context: "\(context) key '\(key)'")
     }
 
     /// Header fields: an object of strings, each name and value validated by the core.
-    func headers(_ key: String) throws(NetworkError) -> HTTPHeaders? {
+    package func headers(_ key: String) throws(NetworkError) -> HTTPHeaders? {
         guard let o = try object(key) else { return nil }
         var headers = HTTPHeaders()
         for member in o {
@@ -105,14 +104,14 @@ struct DocumentReader {
     }
 
     /// Query parameters: an object whose values the core's query encoding accepts.
-    func query(_ key: String) throws(NetworkError) -> JSONObject? {
+    package func query(_ key: String) throws(NetworkError) -> JSONObject? {
         guard let o = try object(key) else { return nil }
         _ = try QueryEncoding.pairs(from: o, context: "\(context) key '\(key)'")
         return o
     }
 
     /// A `retry` object applied over `policy`: only the keys present change it.
-    func retry(_ key: String, over policy: RetryPolicy) throws(NetworkError) -> RetryPolicy? {
+    package func retry(_ key: String, over policy: RetryPolicy) throws(NetworkError) -> RetryPolicy? {
         guard let overrides = try retryOverrides(key) else { return nil }
         var policy = policy
         overrides.apply(to: &policy)
@@ -164,7 +163,7 @@ struct DocumentReader {
     }
 
     /// `[[200, 299], 304]`: codes and inclusive ranges of codes from 100 to 599.
-    func acceptableStatus(_ key: String) throws(NetworkError) -> AcceptableStatus? {
+    package func acceptableStatus(_ key: String) throws(NetworkError) -> AcceptableStatus? {
         guard let v = value(key) else { return nil }
         guard case .array(let items) = v, !items.isEmpty else { throw fail(key, "a non-empty array of codes and [low, high] ranges", v) }
         var ranges: [ClosedRange<Int>] = []
@@ -185,13 +184,13 @@ struct DocumentReader {
 
 /// The keys an endpoint's `retry` object sets, over the config's policy.
 struct RetryOverrides: Sendable {
-    var maxAttempts: Int?
-    var backoff: Double?
-    var maxBackoff: Double?
-    var onStatus: Set<Int>?
-    var methods: Set<HTTPMethod>?
+    package var maxAttempts: Int?
+    package var backoff: Double?
+    package var maxBackoff: Double?
+    package var onStatus: Set<Int>?
+    package var methods: Set<HTTPMethod>?
 
-    func apply(to policy: inout RetryPolicy) {
+    package func apply(to policy: inout RetryPolicy) {
         if let maxAttempts { policy.maxAttempts = maxAttempts }
         if let backoff { policy.backoff = backoff }
         if let maxBackoff { policy.maxBackoff = maxBackoff }

@@ -1,12 +1,12 @@
 import FoundationEssentials
 
 /// Base64 for the documents (multipart `base64` parts, streamed `chunk`s).
-enum Base64 {
-    static func decode(_ text: String) -> [UInt8]? {
+package enum Base64 {
+    package static func decode(_ text: String) -> [UInt8]? {
         Data(base64Encoded: text).map { Array($0) }
     }
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
     }
 }

@@ -1,11 +1,18 @@
-import Netlayer
 
 /// An endpoint document (`nl_request`, batch elements, named endpoints and overlays)
-/// translated into a core `Endpoint<JSON>`.
-struct EndpointDocument {
-    var endpoint: Endpoint<JSON>
-    /// `"progress": true`: report to NL_HOOK_PROGRESS.
-    var wantsProgress = false
+/// read into a core `Endpoint<JSON>`: the one reader of endpoint JSON for C, Python,
+/// the CLI and Swift. The keys are those of `docs/documents.md`.
+///
+/// ```swift
+/// let doc = try EndpointDocument(json: #"{"path": "movies", "query": {"page": 2}}"#)
+/// let page = try await client.send(doc.endpoint)
+/// ```
+public struct EndpointDocument: Sendable {
+    /// The endpoint the document describes; its decoder follows the response
+    /// (`AutoResponseDecoder`) unless the document names one.
+    public var endpoint: Endpoint<JSON>
+    /// `"progress": true`: the caller wants progress reports.
+    public var wantsProgress = false
 
     /// The keys an endpoint document may hold, as bits: one pass over the members finds
     /// unknown keys and which keys to read (most documents hold one or two of them).
@@ -67,7 +74,18 @@ struct EndpointDocument {
         return keys
     }
 
-    init(_ json: JSON, context: String = "endpoint", allowParams: Bool = false) throws(NetworkError) {
+    /// Reads `json`; an unknown key or a value of the wrong type is `invalidRequest`
+    /// naming the key.
+    public init(_ json: JSON) throws(NetworkError) {
+        try self.init(json, context: "endpoint")
+    }
+
+    /// Reads the JSON text `json`.
+    public init(json: String) throws(NetworkError) {
+        try self.init(try JSON.parseDocument(json, what: "endpoint document"))
+    }
+
+    package init(_ json: JSON, context: String, allowParams: Bool = false) throws(NetworkError) {
         let doc = try DocumentReader(json, context: context)
         let keys = try Self.keys(of: doc, allowParams: allowParams)
         endpoint = Endpoint<JSON>(path: keys.contains(.path) ? try doc.string("path") ?? "" : "",
@@ -183,7 +201,7 @@ struct EndpointDocument {
     /// The named endpoint `base` with `overlay` merged over it: overlay keys replace,
     /// except the objects `headers`, `query` and `response`, whose members merge.
     /// `params` fills the path's placeholders.
-    static func merged(named base: JSON, overlay: JSON) throws(NetworkError) -> JSON {
+    package static func merged(named base: JSON, overlay: JSON) throws(NetworkError) -> JSON {
         guard case .object(var merged) = base else { throw .invalidRequest("named endpoint is not an object") }
         let overlayDoc = try DocumentReader(overlay, context: "overlay")
         var params = JSONObject()

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Netlayer
 
 /// The config's `stub` key: the rules a stub transport answers from.
 enum StubDocument {

@@ -1,0 +1,44 @@
+extension ConfigDocument {
+    /// The parts of the client this config describes. Log events go to `log`, or to
+    /// standard error when it is nil.
+    package func clientParts(log: (@Sendable (LogEvent) -> Void)? = nil) -> NetlayerClient.Parts {
+        var parts = NetlayerClient.Parts(config: network)
+        parts.maxConcurrent = maxConcurrent
+        parts.cookies = cookies
+        parts.stubRules = stubRules
+        parts.namedEndpoints = endpoints
+        parts.errorResolver = RuleBasedErrorResolver(rules: errorRules)
+        parts.logger = NetworkLogger(level: logLevel, redactedHeaders: redactedHeaders, redactedQuery: redactedQuery,
+                                     sink: log)
+        if let entries = cacheEntries {
+            let credentials = redactedHeaders  // secrets by the config's own word
+            parts.makeCache = { ResponseCache(maxEntries: entries, credentialHeaders: credentials) }
+        }
+        return parts
+    }
+}
+
+extension NetlayerClient {
+    /// A client as a config document describes it: the same JSON C, Python and the
+    /// CLI give `nl_client_new`.
+    ///
+    /// - Parameter onLog: receives the config's `log` events; nil writes them to
+    ///   standard error.
+    public convenience init(config: ConfigDocument, onLog: (@Sendable (LogEvent) -> Void)? = nil) throws(NetworkError) {
+        try self.init(config.clientParts(log: onLog))
+    }
+
+    /// A client for the API at `baseURL`, with the config document's defaults.
+    ///
+    /// ```swift
+    /// let client = try NetlayerClient(baseURL: "https://api.example.com/v3/")
+    /// let user: User = try await client.send(.get("user")).value
+    /// ```
+    public convenience init(baseURL: String, headers: HTTPHeaders = [:]) throws(NetworkError) {
+        var config = ConfigDocument()
+        _ = try BaseURL(baseURL)  // a bad URL fails here, not on the first request
+        config.network.baseURL = baseURL
+        config.network.headers = headers
+        try self.init(config: config)
+    }
+}
