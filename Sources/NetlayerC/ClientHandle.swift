@@ -5,7 +5,6 @@ import Netlayer
 /// core client runs the requests.
 final class ClientHandle: Sendable, ForkParticipant {
     let client: NetlayerClient
-    let namedEndpoints: JSONObject
     let hooks: HookTable
     /// The config's own secret query names, kept out of error messages too.
     private let redactedQuery: Set<String>
@@ -13,7 +12,6 @@ final class ClientHandle: Sendable, ForkParticipant {
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
         self.hooks = hooks
-        namedEndpoints = config.endpoints
         redactedQuery = config.redactedQuery
         var parts = config.clientParts { event in
             if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }

@@ -81,7 +81,7 @@ private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?
                            _ overlayJSON: UnsafePointer<CChar>?) -> Result<JSON, NetworkError> {
     guard let name else { return .failure(.invalidRequest("endpoint name is NULL")) }
     let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
-    guard let named = handle.namedEndpoints[nameText] else {
+    guard let named = handle.client.namedEndpoints[nameText] else {
         return .failure(.invalidRequest("no endpoint named '\(nameText.escapedForMessage)' in the config's endpoints"))
     }
     let overlay: JSON

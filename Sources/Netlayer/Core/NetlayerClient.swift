@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Synchronization
 
 /// A client: one transport (a libcurl multi handle, its event-loop thread and its
@@ -16,6 +17,9 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var maxConcurrent = 64
         /// The client's cookie jar.
         public var cookies = CookieJar()
+        /// Makes the `JSONDecoder` of `send`'s `JSONResponseDecoder`s that name none
+        /// (dates, key strategy); nil is a plain `JSONDecoder()`.
+        public var makeJSONDecoder: (@Sendable () -> JSONDecoder)?
         /// Named endpoints: endpoint documents `call(_:params:)` sends by name.
         public var namedEndpoints = JSONObject()
         /// Rules a stub transport answers from, instead of the network (nil: the network).
@@ -96,6 +100,16 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
     }
 
     // MARK: Requests
+
+    /// The seeds' `DataTransferService` over this client's transport: sends
+    /// `Requestable`s and decodes their responses.
+    public var service: DefaultDataTransferService { engine.dataTransfer }
+
+    /// The config's named endpoints, as documents.
+    package var namedEndpoints: JSONObject { parts.namedEndpoints }
+
+    /// How `send` decodes JSON into `Decodable` types, when an endpoint does not say.
+    package var makeJSONDecoder: (@Sendable () -> JSONDecoder)? { parts.makeJSONDecoder }
 
     /// A new request id: unique within the client, never 0.
     public func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }

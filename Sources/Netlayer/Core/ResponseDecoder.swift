@@ -21,11 +21,27 @@ extension ResponseDecoder {
 }
 
 /// Decodes JSON, optionally from a sub-value at a dot-separated key path
-/// ("data.results.0"). `JSON` itself is decoded by Netlayer's own parser.
+/// ("data.results.0"). `JSON` itself is decoded by Netlayer's own parser; other
+/// `Decodable` types by a `JSONDecoder`, which `makeDecoder` configures:
+///
+/// ```swift
+/// let decoder = JSONResponseDecoder(keyPath: "data") {
+///     let decoder = JSONDecoder()
+///     decoder.keyDecodingStrategy = .convertFromSnakeCase
+///     decoder.dateDecodingStrategy = .iso8601
+///     return decoder
+/// }
+/// ```
 public struct JSONResponseDecoder: ResponseDecoder {
     public var keyPath: String?
+    /// Makes the `JSONDecoder` for each response (dates, key strategy, user info);
+    /// nil is a plain `JSONDecoder()`, or the client's own (`NetlayerClient.Parts.makeJSONDecoder`).
+    public var makeDecoder: (@Sendable () -> JSONDecoder)?
 
-    public init(keyPath: String? = nil) { self.keyPath = keyPath }
+    public init(keyPath: String? = nil, makeDecoder: (@Sendable () -> JSONDecoder)? = nil) {
+        self.keyPath = keyPath
+        self.makeDecoder = makeDecoder
+    }
 
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
         // T is known to be the type compared: a bit cast, not `as!`, which would ask
@@ -35,9 +51,9 @@ public struct JSONResponseDecoder: ResponseDecoder {
         do {
             if let keyPath, !keyPath.isEmpty {
                 let sub = try decodeJSON(data)
-                return try JSONDecoder().decode(T.self, from: Data(JSONWriter.serialize(sub)))
+                return try (makeDecoder?() ?? JSONDecoder()).decode(T.self, from: Data(JSONWriter.serialize(sub)))
             }
-            return try JSONDecoder().decode(T.self, from: Data(data))
+            return try (makeDecoder?() ?? JSONDecoder()).decode(T.self, from: Data(data))
         } catch let error as DataTransferError {
             throw error
         } catch {

@@ -164,9 +164,6 @@ public struct ConfigDocument: Sendable {
         try self.init(try JSON.parseDocument(try DocumentFile.read(path), what: "config file '\(path.escapedForMessage)'"))
     }
 
-    /// The names of the config's named endpoints.
-    public var endpointNames: [String] { endpoints.map(\.key) }
-
     private static func errorRules(_ value: JSON) throws(NetworkError) -> [RuleBasedErrorResolver.Rule] {
         guard case .array(let items) = value else {
             throw .invalidRequest("config key 'errorResolver' must be an array of rules, not \(value.typeName)")

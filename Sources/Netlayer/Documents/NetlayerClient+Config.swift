@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 extension ConfigDocument {
     /// The parts of the client this config describes. Log events go to `log`, or to
     /// standard error when it is nil.
@@ -24,8 +26,13 @@ extension NetlayerClient {
     ///
     /// - Parameter onLog: receives the config's `log` events; nil writes them to
     ///   standard error.
-    public convenience init(config: ConfigDocument, onLog: (@Sendable (LogEvent) -> Void)? = nil) throws(NetworkError) {
-        try self.init(config.clientParts(log: onLog))
+    /// - Parameter makeJSONDecoder: makes the `JSONDecoder` for endpoints whose
+    ///   `JSONResponseDecoder` names none (dates, key strategy).
+    public convenience init(config: ConfigDocument, makeJSONDecoder: (@Sendable () -> JSONDecoder)? = nil,
+                            onLog: (@Sendable (LogEvent) -> Void)? = nil) throws(NetworkError) {
+        var parts = config.clientParts(log: onLog)
+        parts.makeJSONDecoder = makeJSONDecoder
+        try self.init(parts)
     }
 
     /// A client for the API at `baseURL`, with the config document's defaults.
@@ -34,11 +41,12 @@ extension NetlayerClient {
     /// let client = try NetlayerClient(baseURL: "https://api.example.com/v3/")
     /// let user: User = try await client.send(.get("user")).value
     /// ```
-    public convenience init(baseURL: String, headers: HTTPHeaders = [:]) throws(NetworkError) {
+    public convenience init(baseURL: String, headers: HTTPHeaders = [:],
+                            makeJSONDecoder: (@Sendable () -> JSONDecoder)? = nil) throws(NetworkError) {
         var config = ConfigDocument()
         _ = try BaseURL(baseURL)  // a bad URL fails here, not on the first request
         config.network.baseURL = baseURL
         config.network.headers = headers
-        try self.init(config: config)
+        try self.init(config: config, makeJSONDecoder: makeJSONDecoder)
     }
 }
