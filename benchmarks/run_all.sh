@@ -8,7 +8,8 @@
 #                    requests, httpx, urllib3 (sequential) and aiohttp (256 in flight)
 #
 # each with repeated and distinct documents in the same interleaved rounds. Writes
-# results/seq.md, results/conc.md, results/python.md and results/summary.md (every
+# results/seq.md, results/conc.md, results/python.md (each with its chart, .svg) and
+# results/summary.md (every
 # target: the ratio for repeated and for distinct documents, the target, met or
 # missed). About 5-10 minutes on a 2-core machine; run it on a quiet machine.
 #

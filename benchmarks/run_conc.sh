@@ -15,7 +15,8 @@
 # Prints the tables and writes results/conc.md (benchmarks/report.py): per-round
 # figures, medians, medians of the per-round ratios against raw (throughput and
 # CPU), repeated | distinct side by side, memory per in-flight request, and the
-# targets.
+# targets; and results/conc.svg, the chart of throughput and CPU per client
+# (benchmarks/plot.py).
 # A client run that fails, hangs or crashes is reported (exit code and stderr)
 # and left out of the medians; the script carries on and exits 1 at the end.
 #
@@ -217,6 +218,8 @@ python3 "$here/report.py" conc "$results" "$RESULTS_DIR/conc.md" --mem "$memres"
     "${targets_args[@]}" "n=$N" "warmup=$WARMUP" "rounds=$ROUNDS" "cores=$(nproc)" \
     "curl=$(curl-config --version)" "nginx=$(/usr/sbin/nginx -v 2>&1 | sed 's/.*: //')" \
     "netlayer=${lib_version:-unknown}" "when=$(date -u '+%Y-%m-%d %H:%M UTC')" "hold_s=$HOLD_S" "${meta[@]}"
+# The chart of throughput and CPU per client, next to the table.
+python3 "$here/plot.py" "$RESULTS_DIR/conc.md" "$RESULTS_DIR/conc.svg"
 
 if [[ -s "$failures" ]]; then
     echo "run_conc: some runs failed (see above and $RESULTS_DIR/conc.md)" >&2

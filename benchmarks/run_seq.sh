@@ -8,7 +8,8 @@
 # (nl_request_borrowed), N requests each. Then wrk -t1 -c1 once as the
 # single-connection ceiling. Prints the tables and writes results/seq.md
 # (per-round figures, medians, medians of the per-round ratios against raw,
-# repeated | distinct side by side, and the targets).
+# repeated | distinct side by side, and the targets) and results/seq.svg, the
+# chart of throughput and CPU per client (benchmarks/plot.py).
 #
 # Environment:
 #   NETLAYER_LIB_DIR  directory holding libnetlayer.so (default: ../build/lib)
@@ -145,6 +146,8 @@ python3 "$here/report.py" seq "$results" "$RESULTS_DIR/seq.md" --failures "$fail
     "n=$N" "warmup=$WARMUP" "rounds=$ROUNDS" "cores=$(nproc)" "curl=$(curl-config --version)" \
     "nginx=$(/usr/sbin/nginx -v 2>&1 | sed 's/.*: //')" "netlayer=${lib_version:-unknown}" \
     "when=$(date -u '+%Y-%m-%d %H:%M UTC')" "placement=$placement" "${meta[@]}"
+# The chart of throughput and CPU per client, next to the table.
+python3 "$here/plot.py" "$RESULTS_DIR/seq.md" "$RESULTS_DIR/seq.svg"
 
 if [[ -s "$failures" ]]; then
     echo "run_seq: some runs failed (see above and $RESULTS_DIR/seq.md)" >&2

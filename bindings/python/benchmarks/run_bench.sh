@@ -14,7 +14,7 @@
 # build/venv-bench (not the project's dependencies), installs the peers and this
 # package there, builds benchmarks/seq_raw.c (the sequential reference), starts a
 # private nginx (benchmarks/nginx.sh; on CPU 0, the sequential clients on CPU 1) and
-# writes benchmarks/results/python.md. About 2-4 minutes with the default 7 rounds.
+# writes benchmarks/results/python.md and its chart python.svg (benchmarks/plot.py). About 2-4 minutes with the default 7 rounds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -78,5 +78,11 @@ if [ -n "${TARGETS_OUT:-}" ]; then
 fi
 cd "$root/build"  # import the installed netlayer, not the sources
 unset NETLAYER_LIBRARY NETLAYER_NO_BUNDLED
+rc=0
 "$venv/bin/python" "$here/bench_http.py" "$url" --raw-c "$dir/seq_raw" "${pin[@]}" \
-    --out "$results_dir/python.md" "${targets[@]}" "$@"
+    --out "$results_dir/python.md" "${targets[@]}" "$@" || rc=$?
+# The chart of throughput and CPU per client, next to the table (also when a run failed).
+if [ -f "$results_dir/python.md" ]; then
+    python3 "$root/benchmarks/plot.py" "$results_dir/python.md" "$results_dir/python.svg"
+fi
+exit "$rc"
