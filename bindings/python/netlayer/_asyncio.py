@@ -24,7 +24,7 @@ import asyncio
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from . import _callbacks, _json
-from ._documents import ENDPOINT_ALIASES, Endpoint, endpoint as _endpoint, with_aliases
+from ._documents import Endpoint, endpoint as _endpoint, method as _method, normalise_endpoint, overlay as _overlay
 from ._errors import Error
 from ._lib import QUEUE_PUSH, lib, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
@@ -115,8 +115,38 @@ class AsyncMixin(ClientBase):
         (nl_request_async). Cancelling the awaiting task cancels the request (nl_cancel).
         ``on_progress=fn`` receives this request's progress events."""
         if not endpoint_keys and type(endpoint) is dict and "on_progress" not in endpoint:
-            return await self._run_async(_dumps(endpoint), None)
+            return await self._run_async(_dumps(normalise_endpoint(endpoint)), None)
         document = _endpoint(endpoint, endpoint_keys)
+        if "on_progress" in document:
+            return await self._run_started(document, None)
+        return await self._run_async(_dumps(document), None)
+
+    async def aget(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``get``: GET ``path``, other endpoint keys as keywords."""
+        return await self._asend("GET", path, endpoint_keys)
+
+    async def apost(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``post``."""
+        return await self._asend("POST", path, endpoint_keys)
+
+    async def aput(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``put``."""
+        return await self._asend("PUT", path, endpoint_keys)
+
+    async def apatch(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``patch``."""
+        return await self._asend("PATCH", path, endpoint_keys)
+
+    async def adelete(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``delete``."""
+        return await self._asend("DELETE", path, endpoint_keys)
+
+    async def ahead(self, path: str, **endpoint_keys: Any) -> Response:
+        """The asynchronous ``head``."""
+        return await self._asend("HEAD", path, endpoint_keys)
+
+    async def _asend(self, method: str, path: str, endpoint_keys: Dict[str, Any]) -> Response:
+        document = _method(method, path, endpoint_keys)
         if "on_progress" in document:
             return await self._run_started(document, None)
         return await self._run_async(_dumps(document), None)
@@ -124,9 +154,7 @@ class AsyncMixin(ClientBase):
     async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
         cancels the request."""
-        document = with_aliases(overlay, ENDPOINT_ALIASES)
-        if params is not None:
-            document["params"] = dict(params)
+        document = _overlay(params, overlay)
         if "on_progress" in document:
             return await self._run_started(document, name)
         return await self._run_async(_dumps(document), name)

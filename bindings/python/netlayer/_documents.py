@@ -1,51 +1,317 @@
-"""Endpoint and config documents from Python arguments (keyword spellings, merging)."""
+"""Endpoint and config documents from Python arguments: the one place where the names
+Python users type become the contract's keys (docs/documents.md).
+
+Two kinds of spelling are accepted:
+
+* every contract key in snake_case, at every level of a document where the keys are
+  the contract's (``base_url``, ``upload_from``, ``retry={"max_attempts": 3}``,
+  ``response={"key_path": ...}``, named endpoints of a config, multipart parts, ...),
+  in keyword arguments and in the dicts passed as documents alike; levels that hold
+  the caller's data (``headers``, ``query``, ``body``, ``params``, ...) are left as
+  they are;
+* in keyword arguments only, the names of requests and httpx: ``params`` (the query;
+  in ``call`` it stays the path parameters), ``json``, ``data``, ``files``,
+  ``cookies`` (per request: sent in a ``Cookie`` header), ``auth=(user, password)``.
+
+Two spellings of one key (``query`` and ``params``, ``base_url`` and ``baseURL``, ``json``
+and ``body``) are a TypeError naming both. Unknown keys are left for the library,
+whose error names them.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Union
+import base64
+import os
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-__all__ = ["CONFIG_ALIASES", "ENDPOINT_ALIASES", "with_aliases", "endpoint", "stream_endpoint", "method"]
+__all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint"]
 
 Endpoint = Mapping[str, Any]
 
-# snake_case spellings accepted for keyword arguments (documents keep the contract's keys)
-CONFIG_ALIASES = {
-    "base_url": "baseURL",
-    "connect_timeout": "connectTimeout",
-    "acceptable_status": "acceptableStatus",
-    "follow_redirects": "followRedirects",
-    "max_redirects": "maxRedirects",
-    "max_response_bytes": "maxResponseBytes",
-    "max_stream_item_bytes": "maxStreamItemBytes",
-    "max_download_bytes": "maxDownloadBytes",
-    "max_concurrent": "maxConcurrent",
-    "user_agent": "userAgent",
-}
-ENDPOINT_ALIASES = {
-    "is_full_path": "isFullPath",
-    "body_encoding": "bodyEncoding",
-    "acceptable_status": "acceptableStatus",
-    "max_stream_item_bytes": "maxStreamItemBytes",
-    "max_response_bytes": "maxResponseBytes",
-    "max_download_bytes": "maxDownloadBytes",
-}
+_BINARY = (bytes, bytearray, memoryview)
 
 
-def with_aliases(keys: Mapping[str, Any], aliases: Mapping[str, str]) -> Dict[str, Any]:
-    """``keys`` with snake_case spellings replaced by the contract's names."""
+class _Object:
+    """A level whose keys are the contract's: each key maps to the schema of its value
+    (None: the value is the caller's data, left as it is)."""
+
+    __slots__ = ("keys", "snake")
+
+    def __init__(self, keys: Mapping[str, Any]) -> None:
+        self.keys: Dict[str, Any] = dict(keys)
+        self.snake: Dict[str, str] = {_snake(k): k for k in keys if _snake(k) != k}
+
+
+class _ListOf:
+    """A list whose items follow ``item``."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: _Object) -> None:
+        self.item = item
+
+
+class _MapOf:
+    """An object of caller-chosen names whose values follow ``item`` (named endpoints)."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: _Object) -> None:
+        self.item = item
+
+
+def _snake(camel: str) -> str:
+    """``baseURL`` -> ``base_url``, ``maxAttempts`` -> ``max_attempts``."""
+    return re.sub(r"[A-Z]+", lambda m: "_" + m.group().lower(), camel)
+
+
+def _plain(*names: str) -> Dict[str, None]:
+    return dict.fromkeys(names)
+
+
+_RETRY = _Object(_plain("maxAttempts", "backoff", "maxBackoff", "onStatus", "methods"))
+_AUTH = None  # basic/bearer/digest/netrc and user/password: nothing to convert
+
+ENDPOINT = _Object({
+    **_plain("path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "xmlRoot",
+             "uploadFrom", "downloadTo", "progress", "stream", "useCache", "timeout",
+             "maxStreamItemBytes", "acceptableStatus", "deadline", "maxResponseBytes",
+             "maxDownloadBytes", "params"),
+    "auth": _AUTH,
+    "multipart": _ListOf(_Object(_plain("name", "text", "file", "base64", "filename", "contentType"))),
+    "response": _Object(_plain("decoder", "keyPath")),
+    "retry": _RETRY,
+})
+
+CONFIG = _Object({
+    **_plain("baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus",
+             "followRedirects", "maxRedirects", "maxResponseBytes", "maxDownloadBytes",
+             "maxStreamItemBytes", "maxConcurrent", "compression", "userAgent", "proxy",
+             "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin", "deadline"),
+    "auth": _AUTH,
+    "tls": _Object(_plain("verify", "caFile", "pinnedPublicKey", "certFile", "keyFile", "keyPassword")),
+    "cookies": _Object(_plain("file", "save")),
+    "stub": _ListOf(_Object(_plain("path", "method", "status", "headers", "body", "bodyBase64",
+                                   "delay", "error"))),
+    "endpoints": _MapOf(ENDPOINT),
+    "retry": _RETRY,
+    "errorResolver": _ListOf(_Object(_plain("status", "code", "message", "messageKeyPath"))),
+    "cache": _Object(_plain("enabled", "maxEntries")),
+    "log": _Object(_plain("level", "redact", "redactQuery")),
+})
+
+
+def _convert(value: Any, schema: Any, where: str) -> Any:
+    """``value`` with the snake_case keys of the contract's levels renamed; the value
+    itself when nothing changes (documents are sent as they are, without a copy)."""
+    if isinstance(schema, _Object):
+        return _convert_object(value, schema, where) if isinstance(value, Mapping) else value
+    if isinstance(schema, _ListOf) and isinstance(value, (list, tuple)):
+        items = [_convert(item, schema.item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(schema, _MapOf) and isinstance(value, Mapping):
+        out = {name: _convert(item, schema.item, f"{where}.{name}") for name, item in value.items()}
+        return value if all(out[name] is value[name] for name in out) else out
+    return value
+
+
+def _convert_object(document: Mapping[str, Any], schema: _Object, where: str) -> Mapping[str, Any]:
+    out: Optional[Dict[str, Any]] = None
+    keys = schema.keys
+    for name, value in document.items():
+        key = schema.snake.get(name, name) if "_" in name else name
+        sub = keys.get(key)
+        new = value if sub is None else _convert(value, sub, f"{where}.{key}" if where else key)
+        if key is name and new is value and out is None:
+            continue
+        if out is None:  # the first change: copy what came before
+            out = {}
+            for earlier, earlier_value in document.items():
+                if earlier == name:
+                    break
+                out[earlier] = earlier_value
+        if key in out or (key is not name and key in document):
+            raise TypeError(f"netlayer: {_at(where, key)} given twice (as {name!r} too)")
+        out[key] = new
+    return document if out is None else out
+
+
+def _at(where: str, key: str) -> str:
+    return repr(f"{where}.{key}" if where else key)
+
+
+def normalise_endpoint(document: Endpoint) -> Endpoint:
+    """An endpoint document with its snake_case keys renamed (itself when none is)."""
+    return _convert_object(document, ENDPOINT, "")
+
+
+# ---- the names of requests and httpx (keyword arguments) ---------------------------------
+
+def _both(a: str, b: str, what: str) -> TypeError:
+    return TypeError(f"netlayer: {a!r} and {b!r} both given; {what}")
+
+
+def _auth(value: Any) -> Any:
+    """``auth=(user, password)`` is basic authentication; a dict is the contract's."""
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return {"basic": {"user": value[0], "password": value[1]}}
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise TypeError("netlayer: auth= takes (user, password) or an auth document such as "
+                    f"{{'bearer': token}}, not {type(value).__name__}")
+
+
+def _form(data: Any) -> Dict[str, Any]:
+    """``data=`` as a form object: a mapping, or (name, value) pairs (repeated names
+    become a list, sent as repeated fields)."""
+    if isinstance(data, Mapping):
+        return dict(data)
     out: Dict[str, Any] = {}
-    for name, value in keys.items():
-        key = aliases.get(name, name)
-        if key in out:
-            raise TypeError(f"netlayer: {key!r} given twice (as {name!r} too)")
-        out[key] = value
+    for name, value in data:
+        if name in out:
+            previous = out[name]
+            out[name] = previous + [value] if isinstance(previous, list) else [previous, value]
+        else:
+            out[name] = value
     return out
+
+
+def _pairs(value: Any) -> Iterable[Tuple[str, Any]]:
+    return value.items() if isinstance(value, Mapping) else value
+
+
+def _file_part(name: str, value: Any) -> Dict[str, Any]:
+    """One ``files=`` entry as a multipart part: a path (``os.PathLike``) or an open
+    file are streamed from disk; bytes and str are the content; a tuple is
+    ``(filename, content[, content_type])``, content being any of those."""
+    part: Dict[str, Any] = {"name": name}
+    filename: Optional[str] = name
+    content_type: Optional[str] = None
+    if isinstance(value, tuple):
+        if len(value) not in (2, 3):
+            raise TypeError(f"netlayer: files[{name!r}]: a tuple is (filename, content[, content_type])")
+        filename, content_type = value[0], (value[2] if len(value) == 3 else None)
+        value = value[1]
+    path = _disk_file(value)
+    if path is not None:
+        part["file"] = path
+        if filename == name:
+            filename = os.path.basename(path)
+    elif isinstance(value, _BINARY):
+        part["base64"] = base64.b64encode(bytes(value)).decode("ascii")
+    elif isinstance(value, str):
+        part["text"] = value
+    elif hasattr(value, "read"):  # a file-like object that is not a file on disk
+        content = value.read()
+        if isinstance(content, str):
+            part["text"] = content
+        else:
+            part["base64"] = base64.b64encode(content).decode("ascii")
+    else:
+        raise TypeError(f"netlayer: files[{name!r}]: expected a path, an open file, bytes, str or a "
+                        f"(filename, content[, content_type]) tuple, not {type(value).__name__}")
+    if filename is not None:
+        part["filename"] = filename
+    if content_type is not None:
+        part["contentType"] = content_type
+    return part
+
+
+def _disk_file(value: Any) -> Optional[str]:
+    """The path to stream from: an ``os.PathLike``, or an open file read from its start."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)  # type: ignore[return-value]
+    name = getattr(value, "name", None)
+    if hasattr(value, "read") and isinstance(name, str) and os.path.isfile(name):
+        try:
+            at_start = value.tell() == 0
+        except (OSError, ValueError, AttributeError):
+            at_start = False
+        return name if at_start else None
+    return None
+
+
+def _cookie_header(headers: Any, cookies: Any) -> Dict[str, Any]:
+    """``cookies={name: value}`` of one request added to its ``Cookie`` header."""
+    out = dict(headers or {})
+    pairs = "; ".join(f"{k}={v}" for k, v in _pairs(cookies))
+    existing = next((k for k in out if k.lower() == "cookie"), None)
+    if existing is None:
+        out["Cookie"] = pairs
+    elif pairs:
+        out[existing] = f"{out[existing]}; {pairs}"
+    return out
+
+
+#: keyword -> what it names in the contract (for the message of a conflict)
+_BODY_WORDS = {"body": "the body", "json": "a JSON body", "data": "a form or raw body",
+               "files": "a multipart body", "multipart": "a multipart body",
+               "uploadFrom": "a body read from a file"}
+
+
+def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, Any]:
+    """Keyword arguments of a request as endpoint keys: requests' and httpx's names
+    mapped, snake_case renamed (``query_alias``: ``params`` is the query, as in
+    get/post/request; in call() it is the path parameters)."""
+    document = dict(_convert_object(keys, ENDPOINT, ""))
+    if query_alias and "params" in document:
+        if "query" in document:
+            raise _both("params", "query", "params= is the URL query, as in requests; give one")
+        document["query"] = document.pop("params")
+    if "followRedirects" in document or "follow_redirects" in document:
+        raise TypeError("netlayer: follow_redirects is a client setting: "
+                        "netlayer.Client(base_url, follow_redirects=...)")
+    if "auth" in document:
+        document["auth"] = _auth(document["auth"])
+    if "cookies" in document:
+        document["headers"] = _cookie_header(document.get("headers"), document.pop("cookies"))
+    if "json" in document or "data" in document or "files" in document:
+        _body_keywords(document)
+    return document
+
+
+def _body_keywords(document: Dict[str, Any]) -> None:
+    """``json=``, ``data=`` and ``files=`` as body, bodyEncoding and multipart."""
+    given = [k for k in ("json", "data", "files", "body", "multipart", "uploadFrom") if k in document]
+    allowed = {("data", "files")}
+    for i, a in enumerate(given):
+        for b in given[i + 1:]:
+            if (a, b) not in allowed:
+                raise _both(a, b, f"{_BODY_WORDS[a]} and {_BODY_WORDS[b]} exclude each other")
+    if "bodyEncoding" in document:
+        word = next(k for k in ("json", "data", "files") if k in document)
+        raise _both(word, "body_encoding", f"{word}= sets the encoding; use body= with body_encoding=")
+    if "json" in document:
+        value = document.pop("json")
+        if isinstance(value, _BINARY):
+            raise TypeError("netlayer: json= takes a JSON value; send bytes with data= or body=")
+        document["body"] = value
+        return
+    files = document.pop("files", None)
+    data = document.pop("data", None)
+    if files is not None:
+        parts: List[Dict[str, Any]] = []
+        for name, value in _pairs(_form(data) if data is not None else {}):
+            for item in value if isinstance(value, list) else [value]:
+                parts.append({"name": name, "text": item if isinstance(item, str) else str(item)})
+        parts.extend(_file_part(name, value) for name, value in _pairs(files))
+        document["multipart"] = parts
+        document["bodyEncoding"] = "multipart"
+    elif isinstance(data, (str,) + _BINARY):
+        document["body"] = data
+        if isinstance(data, str):
+            document["bodyEncoding"] = "text"
+    elif data is not None:
+        document["body"] = _form(data)
+        document["bodyEncoding"] = "form"
 
 
 def endpoint(document: Optional[Endpoint], keys: Mapping[str, Any]) -> Dict[str, Any]:
     """An endpoint document: ``document`` with the keyword arguments merged over it."""
-    out = dict(document or {})
-    out.update(with_aliases(keys, ENDPOINT_ALIASES))
+    out = dict(normalise_endpoint(document)) if document else {}
+    if keys:
+        out.update(_endpoint_keywords(keys, query_alias=True))
     return out
 
 
@@ -61,7 +327,40 @@ def method(name: str, path: str, keys: Mapping[str, Any]) -> Dict[str, Any]:
     """The endpoint of ``Client.get(path, ...)`` and its siblings."""
     if "method" in keys:
         raise TypeError(f"netlayer: {name.lower()}() sets the method; use request() for another")
-    out = with_aliases(keys, ENDPOINT_ALIASES)
+    out = _endpoint_keywords(keys, query_alias=True)
     out["path"] = path
     out["method"] = name
+    return out
+
+
+def overlay(params: Optional[Mapping[str, Any]], keys: Mapping[str, Any]) -> Dict[str, Any]:
+    """The overlay of ``Client.call(name, params, ...)``: ``params`` fill the path."""
+    out = _endpoint_keywords(keys, query_alias=False)
+    if params is not None:
+        out["params"] = dict(params)
+    return out
+
+
+def config(document: Union[Mapping[str, Any], str, None], keys: Mapping[str, Any]) -> Dict[str, Any]:
+    """The config document of ``Client(config, **keys)``: a base URL string or a
+    document, the keyword arguments merged over it."""
+    from_string = isinstance(document, str)
+    if isinstance(document, str):
+        document = {"baseURL": document}
+    elif document is not None and not isinstance(document, Mapping):
+        raise TypeError("netlayer: Client() takes a base URL string or a config document (a dict), "
+                        f"not {type(document).__name__}")
+    out = dict(_convert_object(document or {}, CONFIG, ""))
+    if keys:
+        given = dict(_convert_object(keys, CONFIG, ""))
+        if "params" in given:
+            if "query" in given:
+                raise _both("params", "query", "params= is the URL query, as in requests; give one")
+            given["query"] = given.pop("params")
+        if "auth" in given:
+            given["auth"] = _auth(given["auth"])
+        if from_string and "baseURL" in given:
+            raise TypeError("netlayer: the base URL is given twice: as Client()'s first argument "
+                            "and as a keyword; give it once")
+        out.update(given)
     return out

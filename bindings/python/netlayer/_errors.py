@@ -11,6 +11,25 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Type
 
 
+class Headers(Dict[str, str]):
+    """Response header fields: a dict with the lower-case names the library gives, read
+    in any case (``headers["Content-Type"]``, ``.get``, ``in``), as in requests and httpx."""
+
+    __slots__ = ()
+
+    def __init__(self, fields: Mapping[str, str] = {}) -> None:  # noqa: B006 - never mutated
+        super().__init__((name.lower(), value) for name, value in fields.items())
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name.lower() if isinstance(name, str) else name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(name.lower(), default)
+
+
 class Error(Exception):
     """A failed request, or a config the library refused.
 
@@ -47,7 +66,7 @@ class Error(Exception):
         self.status = status
         self.body = body
         self.code = code
-        self.headers: Dict[str, str] = dict(headers or {})
+        self.headers: Dict[str, str] = Headers(headers or {})
         self.attempts = attempts
         self.timing: Dict[str, float] = dict(timing or {})
         self.curl_code = curl_code

@@ -25,10 +25,10 @@ import sys
 import threading
 import weakref
 from types import CodeType, FrameType
-from typing import Any, Dict, List, Mapping, Optional, Set, TypeVar
+from typing import Any, Dict, List, Mapping, Optional, Set, TypeVar, Union
 
 from . import _callbacks, _hooks, _interrupt, _json
-from ._documents import CONFIG_ALIASES, with_aliases
+from ._documents import config as _config
 from ._errors import Error, InvalidRequestError, error_from_result
 from ._lib import NL_HOOK_FN, OwnedString, lib, take_string
 
@@ -52,9 +52,8 @@ class ClientBase:
 
     _queues: Dict[asyncio.AbstractEventLoop, Any]
 
-    def __init__(self, config: Optional[Mapping[str, Any]] = None, /, **config_keys: Any) -> None:
-        document: Dict[str, Any] = dict(config or {})
-        document.update(with_aliases(config_keys, CONFIG_ALIASES))
+    def __init__(self, config: Union[Mapping[str, Any], str, None] = None, /, **config_keys: Any) -> None:
+        document: Dict[str, Any] = _config(config, config_keys)
         self._init_sync_state()
         self._closing = False
         self._handle: Optional[int] = None

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import http
+import json as _stdlib_json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _json
-from ._errors import Error, error_from_result
+from ._errors import Error, Headers, StatusError, error_from_result
 from ._hooks import attach_cause
 
-__all__ = ["Response", "outcome", "response_or_raise", "document_or_raise"]
+__all__ = ["Response", "Headers", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
 _loads = _json.loads
@@ -25,12 +28,16 @@ class Response:
     endpoint's ``response.decoder``, narrowed by ``keyPath``); ``decoder`` is what the
     default decoder, ``auto``, chose from the response's Content-Type (``json``,
     ``text``, ``base64`` or ``none``), None when the endpoint named one; ``headers`` has
-    lower-case names; ``timing`` holds ``totalMs`` and friends; ``events`` is the
-    number of body events of a streamed request (None otherwise).
+    lower-case names and is read in any case (``r.headers["Content-Type"]``);
+    ``timing`` holds ``totalMs`` and friends; ``events`` is the number of body events of
+    a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...
+
+    For requests and httpx habits: ``status_code``, ``text``, ``content`` (bytes),
+    ``json()`` and ``raise_for_status()``.
     """
 
     status: int
-    headers: Dict[str, str] = field(default_factory=dict)
+    headers: Dict[str, str] = field(default_factory=Headers)
     value: JSON = None
     from_cache: bool = False
     attempts: int = 1
@@ -39,6 +46,62 @@ class Response:
     latin1_headers: Tuple[str, ...] = ()
     decoder: Optional[str] = None
     set_cookies: Tuple[str, ...] = ()
+    http_version: Optional[str] = None
+
+    @property
+    def status_code(self) -> int:
+        """``status``, under the name requests and httpx use."""
+        return self.status
+
+    @property
+    def text(self) -> str:
+        """The body as text: the text a ``text`` decoder returned; the bytes of a
+        ``base64`` one as UTF-8 (undecodable bytes replaced); a JSON value encoded again
+        as JSON (the same value, not necessarily the same bytes: ask for
+        ``response={"decoder": "text"}`` to get the body exactly); "" without a body."""
+        value = self.value
+        decoder = self.decoder
+        if decoder == "base64" and isinstance(value, str):
+            return base64.b64decode(value).decode("utf-8", "replace")
+        if value is None or decoder == "none":
+            return ""
+        if isinstance(value, str) and decoder != "json":
+            return value
+        return _stdlib_json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def content(self) -> bytes:
+        """The body as bytes: exactly the bytes received for a ``base64`` decoder (what
+        ``auto`` chooses for binary types), else ``text`` in UTF-8."""
+        if self.decoder == "base64" and isinstance(self.value, str):
+            return base64.b64decode(self.value)
+        return self.text.encode("utf-8")
+
+    def json(self) -> Any:
+        """The body as a JSON value: ``value`` when the body was decoded as JSON (narrowed
+        by ``response.keyPath``); text and base64 bodies are parsed here (ValueError
+        when they are not JSON)."""
+        decoder = self.decoder
+        if decoder == "text":
+            return _stdlib_json.loads(self.value)
+        if decoder == "base64":
+            return _stdlib_json.loads(self.content)
+        if decoder == "none":
+            raise ValueError("netlayer: the response has no body to parse as JSON (decoder none)")
+        return self.value
+
+    def raise_for_status(self) -> "Response":
+        """Raises ``StatusError`` for a 4xx or 5xx status (one that ``acceptableStatus``
+        let through: any other already raised), else returns the response. Failures
+        raise by themselves, so this is only needed with a wider ``acceptableStatus``."""
+        if 400 <= self.status < 600:
+            try:
+                reason = " " + http.HTTPStatus(self.status).phrase
+            except ValueError:
+                reason = ""
+            raise StatusError(f"HTTP {self.status}{reason}", kind="status", status=self.status,
+                              body=self.text, headers=self.headers)
+        return self
 
     def header_bytes(self, name: str) -> Optional[bytes]:
         """The exact bytes of header ``name`` (any case) as the server sent them, or None.
@@ -58,7 +121,7 @@ class Response:
         """Builds a Response from a success document ({"ok": true, ...})."""
         return cls(
             status=int(doc.get("status") or 0),
-            headers=dict(doc.get("headers") or {}),
+            headers=Headers(doc.get("headers") or {}),
             value=doc.get("value"),
             from_cache=bool(doc.get("fromCache", False)),
             attempts=int(doc.get("attempts") or 1),
@@ -67,25 +130,32 @@ class Response:
             latin1_headers=tuple(doc.get("latin1Headers") or ()),
             decoder=doc.get("decoder"),
             set_cookies=tuple(doc.get("setCookies") or ()),
+            http_version=doc.get("httpVersion"),
         )
 
 
 _new = object.__new__
+_new_headers = dict.__new__
+_update = dict.update
 _set = object.__setattr__
 
 
 def _response(doc: Dict[str, Any]) -> Response:
     """Response.from_result for a success document the library produced, freshly parsed
     and used by nothing else: the document itself becomes the Response's ``__dict__``.
-    Its keys are the fields' names already but for ``fromCache``, renamed here, and
-    ``ok`` and ``httpVersion``, dropped; ``events`` is absent unless streamed, so the
+    Its keys are the fields' names already but for ``fromCache`` and ``httpVersion``,
+    renamed here, and ``ok``, dropped; ``headers`` becomes a ``Headers``; ``events`` is absent unless streamed, so the
     field's default (a class attribute) answers. No second dict is built and none freed,
     and the frozen dataclass's per-field ``__setattr__`` is skipped (the sequential path
     builds one Response per request)."""
     del doc["ok"]
     doc["from_cache"] = doc.pop("fromCache", False) is True
     if "httpVersion" in doc:
-        del doc["httpVersion"]
+        doc["http_version"] = doc.pop("httpVersion")
+    if "headers" in doc:  # names are lower case already: no need to lower them again
+        headers = _new_headers(Headers)
+        _update(headers, doc["headers"])
+        doc["headers"] = headers
     if "latin1Headers" in doc:
         doc["latin1_headers"] = tuple(doc.pop("latin1Headers"))
     if "bigIntegers" in doc:

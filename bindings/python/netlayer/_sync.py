@@ -13,7 +13,7 @@ import queue
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _callbacks, _interrupt, _json
-from ._documents import ENDPOINT_ALIASES, Endpoint, endpoint as _endpoint, method as _method, with_aliases
+from ._documents import Endpoint, normalise_endpoint, endpoint as _endpoint, method as _method, overlay as _overlay
 from ._errors import Error, InvalidRequestError
 from ._lib import call_document, lib, request_document, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
@@ -99,9 +99,7 @@ class SyncMixin(ClientBase):
     def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
         ``params`` filling the ``{placeholders}`` of its path."""
-        document = with_aliases(overlay, ENDPOINT_ALIASES)
-        if params is not None:
-            document["params"] = dict(params)
+        document = _overlay(params, overlay)
         if "on_progress" in document:
             return self._perform_started(document, name)
         payload = _dumps(document)
@@ -116,7 +114,7 @@ class SyncMixin(ClientBase):
     def batch(self, endpoints: Sequence[Endpoint]) -> List[Union[Response, Error]]:
         """Runs endpoint documents concurrently (nl_request_batch); returns, in input
         order, a Response or an Error (returned, not raised) for each."""
-        payload = _dumps([dict(endpoint) for endpoint in endpoints])
+        payload = _dumps([dict(normalise_endpoint(endpoint)) for endpoint in endpoints])
         if not _interrupt.armed:
             _interrupt.arm()
         with self._using() as handle:

@@ -1,0 +1,195 @@
+"""The names requests and httpx users type: a base-URL string, ``params``/``json``/
+``data``/``files``/``cookies``/``auth=(u, p)``, snake_case document keys at every level,
+Response's ``text``/``content``/``json()``/``raise_for_status()``/``http_version``,
+case-insensitive headers, and ``aget``/``apost``/... (netlayer/_documents.py maps
+them, in one place)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import pathlib
+from typing import Any
+
+import pytest
+
+import netlayer
+
+
+def test_client_takes_a_base_url_string(base_url: str) -> None:
+    with netlayer.Client(base_url) as client:
+        assert client.get("json").value["id"] == 1
+    with netlayer.Client(base_url, timeout=5, follow_redirects=False) as client:
+        with pytest.raises(netlayer.StatusError) as raised:
+            client.get("redirect/1")
+        assert raised.value.status == 302
+
+
+def test_client_takes_keyword_config_only(base_url: str) -> None:
+    with netlayer.Client(base_url=base_url, max_redirects=0, connect_timeout=5) as client:
+        assert client.get("json").status == 200
+
+
+def test_base_url_given_twice_is_a_clear_error(base_url: str) -> None:
+    with pytest.raises(TypeError, match="base URL is given twice"):
+        netlayer.Client(base_url, base_url=base_url)
+    with pytest.raises(TypeError, match="'baseURL' given twice"):
+        netlayer.Client({"baseURL": base_url, "base_url": base_url})
+    with pytest.raises(TypeError, match="base URL string or a config document"):
+        netlayer.Client(42)  # type: ignore[arg-type]
+
+
+def test_params_is_the_query(client: netlayer.Client) -> None:
+    echo = client.get("echo", params={"page": 2, "q": "a b"}).value
+    assert echo["args"] == {"page": ["2"], "q": ["a b"]}
+    with pytest.raises(TypeError, match="'params' and 'query' both given"):
+        client.get("echo", params={"a": 1}, query={"b": 2})
+
+
+def test_params_on_the_client_is_its_query(base_url: str) -> None:
+    with netlayer.Client(base_url, params={"key": "k1"}) as client:
+        assert client.get("echo").value["args"] == {"key": ["k1"]}
+
+
+def test_json_data_and_files(client: netlayer.Client, tmp_path: pathlib.Path) -> None:
+    echo = client.post("echo", json={"title": "Dune"}).value
+    assert echo["headers"]["content-type"] == "application/json"
+    assert echo["body"] == '{"title":"Dune"}'
+
+    echo = client.post("echo", data={"name": "Dune", "year": 2021}).value
+    assert echo["headers"]["content-type"] == "application/x-www-form-urlencoded"
+    assert echo["body"] == "name=Dune&year=2021"
+    echo = client.post("echo", data=[("tag", "a"), ("tag", "b")]).value
+    assert echo["body"] == "tag=a&tag=b"
+    assert client.put("echo", data="plain").value["body"] == "plain"
+    assert client.put("echo", data=b"\x00\x01").value["bodyLength"] == 2
+
+    report = tmp_path / "report.csv"
+    report.write_text("a,b\n1,2\n")
+    with open(report, "rb") as opened:
+        echo = client.post("echo", data={"kind": "csv"}, files={
+            "path": report, "opened": opened, "raw": b"\xffbytes",
+            "named": ("notes.txt", "some text", "text/plain"),
+            "memory": io.BytesIO(b"in memory")}).value
+    assert echo["headers"]["content-type"].startswith("multipart/form-data; boundary=")
+    body = echo["body"]
+    assert 'name="kind"\r\n\r\ncsv' in body
+    assert 'name="path"; filename="report.csv"' in body and "a,b\n1,2\n" in body
+    assert 'name="opened"; filename="report.csv"' in body
+    assert 'name="named"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nsome text' in body
+    assert 'name="memory"; filename="memory"' in body and "in memory" in body
+
+
+@pytest.mark.parametrize("keys, message", [
+    ({"json": 1, "body": 2}, "'json' and 'body' both given"),
+    ({"json": 1, "data": {}}, "'json' and 'data' both given"),
+    ({"files": {"f": b""}, "multipart": []}, "'files' and 'multipart' both given"),
+    ({"json": 1, "body_encoding": "xml"}, "'json' and 'body_encoding' both given"),
+    ({"json": b"raw"}, "json= takes a JSON value"),
+    ({"files": {"f": 3}}, r"files\['f'\]: expected a path"),
+    ({"auth": "user:password"}, r"auth= takes \(user, password\)"),
+    ({"follow_redirects": False}, "follow_redirects is a client setting"),
+    ({"upload_from": "a", "uploadFrom": "b"}, "'uploadFrom' given twice"),
+    ({"retry": {"max_attempts": 2, "maxAttempts": 3}}, "'retry.maxAttempts' given twice"),
+])
+def test_conflicting_or_wrong_keywords_are_clear_errors(client: netlayer.Client, keys: Any,
+                                                        message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        client.post("echo", **keys)
+
+
+def test_auth_tuple_bearer_and_cookies(client: netlayer.Client, base_url: str) -> None:
+    assert client.get("basic-auth/ann/pw", auth=("ann", "pw")).value == {"user": "ann"}
+    with netlayer.Client(base_url, auth=("ann", "pw")) as basic:
+        assert basic.get("basic-auth/ann/pw").value == {"user": "ann"}
+    echo = client.get("echo", auth={"bearer": "t1"}).value
+    assert echo["headers"]["authorization"] == "Bearer t1"
+    echo = client.get("echo", cookies={"session": "s1", "theme": "dark"}).value
+    assert echo["headers"]["cookie"] == "session=s1; theme=dark"
+    echo = client.get("echo", headers={"Cookie": "a=1"}, cookies={"b": "2"}).value
+    assert echo["headers"]["cookie"] == "a=1; b=2"
+
+
+def test_snake_case_keys_at_every_level(base_url: str, tmp_path: pathlib.Path) -> None:
+    source = tmp_path / "up.bin"
+    source.write_bytes(b"x" * 10)
+    target = tmp_path / "down.json"
+    config = {"base_url": base_url, "max_concurrent": 4, "cache": {"enabled": True, "max_entries": 8},
+              "retry": {"max_attempts": 3, "backoff": 0},
+              "log": {"level": "off", "redact_query": ["sig"]},
+              "endpoints": {"movie": {"path": "movies/{id}", "response": {"key_path": "data.title"}},
+                            # query keys are the caller's data: max_age stays as written
+                            "cached": {"path": "cache/{key}", "query": {"max_age": 60}, "use_cache": True}}}
+    with netlayer.Client(config, user_agent="habits/1") as client:
+        assert client.call("movie", {"id": 1}).value == "Dune"
+        assert not client.call("cached", {"key": "habits"}).from_cache
+        assert client.call("cached", {"key": "habits"}).from_cache
+        assert client.put("echo", upload_from=str(source)).value["bodyLength"] == 10
+        assert client.get("json", download_to=str(target)).value["path"] == str(target)
+        assert target.read_bytes().startswith(b"{")
+        flaky = client.get("flaky/habits", params={"fails": 2}, retry={"max_attempts": 3, "backoff": 0})
+        assert flaky.attempts == 3
+        assert client.get("echo").value["headers"]["user-agent"] == "habits/1"
+        assert client.request({"path": "json", "response": {"key_path": "data.nested.value"}}).value == 42
+        assert client.request(path="movies/2", use_cache=True).value["data"]["title"] == "Arrival"
+        assert client.batch([{"path": "json", "response": {"key_path": "id"}}])[0].value == 1  # type: ignore[union-attr]
+        parts = client.post("echo", multipart=[{"name": "n", "text": "t", "content_type": "text/x"}])
+        assert "Content-Type: text/x" in parts.value["body"]
+
+
+def test_documents_without_snake_case_are_sent_as_they_are(client: netlayer.Client) -> None:
+    from netlayer._documents import normalise_endpoint
+    document = {"path": "json", "response": {"keyPath": "id"}, "retry": {"maxAttempts": 1}}
+    assert normalise_endpoint(document) is document
+
+
+def test_response_requests_habits(client: netlayer.Client) -> None:
+    r = client.get("json")
+    assert r.status_code == r.status == 200
+    assert r.headers["Content-Type"] == r.headers["content-type"] == "application/json"
+    assert "CONTENT-TYPE" in r.headers and r.headers.get("Content-Length") is not None
+    assert r.json() == r.value and r.json()["title"] == "Dune"
+    assert r.raise_for_status() is r
+    assert r.http_version == "1.1"
+    assert r.text.startswith('{"id":1') and r.content == r.text.encode()
+
+    text = client.get("text")
+    assert text.decoder == "text" and text.content == text.text.encode("utf-8")
+    typed = client.get("typed", params={"type": "text/plain", "body": '{"a": 1}'})
+    assert typed.json() == {"a": 1}
+    raw = client.get("bytes/16")
+    assert raw.decoder == "base64" and raw.content == base64.b64decode(raw.value) and len(raw.content) == 16
+    assert client.get("empty").text == ""
+
+
+def test_raise_for_status_with_a_wider_acceptable_status(client: netlayer.Client) -> None:
+    r = client.get("status/404", acceptable_status=[[200, 599]])
+    assert r.status_code == 404
+    with pytest.raises(netlayer.StatusError) as raised:
+        r.raise_for_status()
+    assert raised.value.status == 404 and "404 Not Found" in raised.value.message
+    assert "status 404" in (raised.value.body or "")
+
+
+def test_error_headers_are_case_insensitive(client: netlayer.Client) -> None:
+    with pytest.raises(netlayer.StatusError) as raised:
+        client.get("status/404")
+    assert raised.value.headers["Content-Type"] == "application/json"
+
+
+def test_async_verbs(base_url: str) -> None:
+    async def main() -> Any:
+        async with netlayer.Client(base_url) as client:
+            return await asyncio.gather(
+                client.aget("echo", params={"a": 1}), client.apost("echo", json={"b": 2}),
+                client.aput("echo", data="c"), client.apatch("echo", json=[3]),
+                client.adelete("echo"), client.ahead("json"))
+
+    got, posted, put, patched, deleted, head = asyncio.run(main())
+    assert got.value["method"] == "GET" and got.value["args"] == {"a": ["1"]}
+    assert posted.value["method"] == "POST" and posted.value["body"] == '{"b":2}'
+    assert put.value["method"] == "PUT" and put.value["body"] == "c"
+    assert patched.value["method"] == "PATCH" and patched.value["body"] == "[3]"
+    assert deleted.value["method"] == "DELETE"
+    assert head.status == 200 and head.value is None
