@@ -21,7 +21,8 @@ progress callback runs Python anyway); its result reaches the loop through
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, Mapping, Optional, Tuple
+import sys
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from . import _callbacks, _json
 from ._documents import Endpoint, endpoint as _endpoint, method as _method, normalise_endpoint, overlay as _overlay
@@ -30,6 +31,12 @@ from ._lib import QUEUE_PUSH, lib, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
 from ._progress import ProgressRequest, progress_payload
 from ._result import Response, document_or_raise as _document_or_raise
+from ._types import EndpointOptions, MethodKeys, RequestKeys
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AsyncMixin"]
 
@@ -110,7 +117,7 @@ class _Queue:
 class AsyncMixin(ClientBase):
     """The asyncio methods of Client."""
 
-    async def arequest(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
+    async def arequest(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> Response:
         """Performs one endpoint document without blocking the event loop
         (nl_request_async). Cancelling the awaiting task cancels the request (nl_cancel).
         ``on_progress=fn`` receives this request's progress events."""
@@ -121,37 +128,37 @@ class AsyncMixin(ClientBase):
             return await self._run_started(document, None)
         return await self._run_async(_dumps(document), None)
 
-    async def aget(self, path: str, **endpoint_keys: Any) -> Response:
+    async def aget(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``get``: GET ``path``, other endpoint keys as keywords."""
         return await self._asend("GET", path, endpoint_keys)
 
-    async def apost(self, path: str, **endpoint_keys: Any) -> Response:
+    async def apost(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``post``."""
         return await self._asend("POST", path, endpoint_keys)
 
-    async def aput(self, path: str, **endpoint_keys: Any) -> Response:
+    async def aput(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``put``."""
         return await self._asend("PUT", path, endpoint_keys)
 
-    async def apatch(self, path: str, **endpoint_keys: Any) -> Response:
+    async def apatch(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``patch``."""
         return await self._asend("PATCH", path, endpoint_keys)
 
-    async def adelete(self, path: str, **endpoint_keys: Any) -> Response:
+    async def adelete(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``delete``."""
         return await self._asend("DELETE", path, endpoint_keys)
 
-    async def ahead(self, path: str, **endpoint_keys: Any) -> Response:
+    async def ahead(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """The asynchronous ``head``."""
         return await self._asend("HEAD", path, endpoint_keys)
 
-    async def _asend(self, method: str, path: str, endpoint_keys: Dict[str, Any]) -> Response:
+    async def _asend(self, method: str, path: str, endpoint_keys: Mapping[str, Any]) -> Response:
         document = _method(method, path, endpoint_keys)
         if "on_progress" in document:
             return await self._run_started(document, None)
         return await self._run_async(_dumps(document), None)
 
-    async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
+    async def acall(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Unpack[EndpointOptions]) -> Response:
         """The asynchronous ``call`` (nl_call_async). Cancelling the awaiting task
         cancels the request."""
         document = _overlay(params, overlay)

@@ -221,7 +221,7 @@ def _file_part(name: str, value: Any) -> Dict[str, Any]:
 def _disk_file(value: Any) -> Optional[str]:
     """The path to stream from: an ``os.PathLike``, or an open file read from its start."""
     if isinstance(value, os.PathLike):
-        return os.fspath(value)  # type: ignore[return-value]
+        return os.fsdecode(value)
     name = getattr(value, "name", None)
     if hasattr(value, "read") and isinstance(name, str) and os.path.isfile(name):
         try:

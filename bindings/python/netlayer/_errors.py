@@ -26,7 +26,7 @@ class Headers(Dict[str, str]):
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name.lower() if isinstance(name, str) else name)
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return super().get(name.lower(), default)
 
 

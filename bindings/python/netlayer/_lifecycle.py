@@ -25,12 +25,18 @@ import sys
 import threading
 import weakref
 from types import CodeType, FrameType
-from typing import Any, Dict, List, Mapping, Optional, Set, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, TypeVar, Union
 
 from . import _callbacks, _hooks, _interrupt, _json
 from ._documents import config as _config
 from ._errors import Error, InvalidRequestError, error_from_result
 from ._lib import NL_HOOK_FN, OwnedString, lib, take_string
+from ._types import ConfigKeys
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["ClientBase", "closed_error", "HOLDING_CODES"]
 
@@ -52,7 +58,7 @@ class ClientBase:
 
     _queues: Dict[asyncio.AbstractEventLoop, Any]
 
-    def __init__(self, config: Union[Mapping[str, Any], str, None] = None, /, **config_keys: Any) -> None:
+    def __init__(self, config: Union[Mapping[str, Any], str, None] = None, /, **config_keys: Unpack[ConfigKeys]) -> None:
         document: Dict[str, Any] = _config(config, config_keys)
         self._init_sync_state()
         self._closing = False

@@ -17,13 +17,19 @@ import asyncio
 import base64
 import queue
 import sys
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 
 from . import _callbacks, _json
 from ._documents import Endpoint, stream_endpoint
 from ._errors import Error, InvalidRequestError
 from ._lifecycle import HOLDING_CODES, ClientBase
 from ._result import Response, outcome
+from ._types import RequestKeys
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Stream", "AsyncStream", "StreamMixin"]
 
@@ -208,7 +214,7 @@ class AsyncStream(_StreamBase):
 class StreamMixin(ClientBase):
     """The streaming methods of Client."""
 
-    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> Stream:
+    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> Stream:
         """``for event in client.stream({"path": "events"})`` (or ``stream("events")``): the
         body events of one request as dicts, as they arrive. ``stream`` is ``"sse"`` unless
         the endpoint says ``"lines"`` or ``"chunks"`` (then ``event["chunk"]`` is bytes).
@@ -217,7 +223,7 @@ class StreamMixin(ClientBase):
         transfer."""
         return Stream(self, stream_endpoint(endpoint, endpoint_keys))
 
-    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Any) -> AsyncStream:
+    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> AsyncStream:
         """``async for event in client.astream(...)``: ``stream`` for asyncio, without
         blocking the loop. Cancelling the awaiting task or ``break`` cancels the transfer."""
         return AsyncStream(self, stream_endpoint(endpoint, endpoint_keys))

@@ -10,7 +10,8 @@ its own progress callback (``_progress``), and waited for in Python.
 from __future__ import annotations
 
 import queue
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _callbacks, _interrupt, _json
 from ._documents import Endpoint, normalise_endpoint, endpoint as _endpoint, method as _method, overlay as _overlay
@@ -19,6 +20,12 @@ from ._lib import call_document, lib, request_document, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
 from ._progress import ProgressRequest, progress_payload
 from ._result import Response, outcome as _outcome, response_or_raise as _response_or_raise
+from ._types import EndpointOptions, MethodKeys, RequestKeys
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["SyncMixin"]
 
@@ -29,7 +36,7 @@ _dumps_fast = _json.dumps_fast
 class SyncMixin(ClientBase):
     """The blocking methods of Client."""
 
-    def request(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Any) -> Response:
+    def request(self, endpoint: Optional[Endpoint] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> Response:
         """Performs one endpoint document (nl_request); raises the Error subclass of a
         failure. ``on_progress=fn`` receives this request's progress events (see
         README.md, "Progress")."""
@@ -58,33 +65,33 @@ class SyncMixin(ClientBase):
             raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)
 
-    def get(self, path: str, **endpoint_keys: Any) -> Response:
+    def get(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys:
             return self._perform(_dumps_fast({"path": path, "method": "GET"}))
         return self._send("GET", path, endpoint_keys)
 
-    def post(self, path: str, **endpoint_keys: Any) -> Response:
+    def post(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """POST ``path``; e.g. ``client.post("movies", body={"title": "Dune"})``."""
         return self._send("POST", path, endpoint_keys)
 
-    def put(self, path: str, **endpoint_keys: Any) -> Response:
+    def put(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """PUT ``path``."""
         return self._send("PUT", path, endpoint_keys)
 
-    def patch(self, path: str, **endpoint_keys: Any) -> Response:
+    def patch(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """PATCH ``path``."""
         return self._send("PATCH", path, endpoint_keys)
 
-    def delete(self, path: str, **endpoint_keys: Any) -> Response:
+    def delete(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """DELETE ``path``."""
         return self._send("DELETE", path, endpoint_keys)
 
-    def head(self, path: str, **endpoint_keys: Any) -> Response:
+    def head(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """HEAD ``path``."""
         return self._send("HEAD", path, endpoint_keys)
 
-    def _send(self, method: str, path: str, endpoint_keys: Dict[str, Any]) -> Response:
+    def _send(self, method: str, path: str, endpoint_keys: Mapping[str, Any]) -> Response:
         """``get(path, **keys)`` and siblings: the document is built once, here (the
         keywords are a fresh dict already), not copied again through ``request``."""
         document = _method(method, path, endpoint_keys)
@@ -96,7 +103,7 @@ class SyncMixin(ClientBase):
             payload = _dumps(document)
         return self._perform(payload)
 
-    def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Any) -> Response:
+    def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Unpack[EndpointOptions]) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
         ``params`` filling the ``{placeholders}`` of its path."""
         document = _overlay(params, overlay)

@@ -1,0 +1,133 @@
+"""The keyword arguments of Client and its request methods, as TypedDicts.
+
+The methods take ``**keys: Unpack[...]`` of these, so a type checker (``mypy --strict``)
+refuses a misspelt key (``queyr=``) or a value of the wrong type (``timeout="5"``) at
+the call. Each key of docs/documents.md is listed in its contract spelling and in
+snake_case, beside the names requests and httpx users type (``params``, ``json``,
+``data``, ``files``, ``cookies``, ``auth=(user, password)``); ``_documents`` maps
+them. Nested documents (``retry``, ``response``, ``tls``, ...) are typed as mappings:
+their keys are checked by the library, whose error names the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+
+__all__ = ["ConfigKeys", "EndpointOptions", "MethodKeys", "RequestKeys", "AuthValue", "ProgressFunction"]
+
+#: ``auth=``: ``(user, password)`` for basic, or an auth document ({"bearer": token}, ...)
+AuthValue = Union[Tuple[str, str], Mapping[str, Any], None]
+#: ``acceptableStatus``: codes and [low, high] ranges
+StatusList = Sequence[Union[int, Sequence[int]]]
+#: A per-request progress callback: the event in, a reply ({"cancel": True}) or None out.
+ProgressFunction = Callable[[Dict[str, Any]], Optional[Mapping[str, Any]]]
+BodyEncoding = Literal["json", "form", "text", "base64", "xml", "multipart"]
+StreamKind = Literal["sse", "lines", "chunks"]
+FormData = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, bytes, bytearray, memoryview]
+FilesArgument = Union[Mapping[str, Any], Sequence[Tuple[str, Any]]]
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The keys every request keyword set shares (a ``call`` overlay takes these)."""
+
+    headers: Mapping[str, str]
+    query: Mapping[str, Any]
+    body: Any
+    bodyEncoding: BodyEncoding
+    body_encoding: BodyEncoding
+    xmlRoot: str
+    xml_root: str
+    multipart: Sequence[Mapping[str, Any]]
+    uploadFrom: str
+    upload_from: str
+    downloadTo: str
+    download_to: str
+    progress: bool
+    stream: StreamKind
+    useCache: bool
+    use_cache: bool
+    auth: AuthValue
+    response: Mapping[str, Any]
+    timeout: float
+    maxStreamItemBytes: int
+    max_stream_item_bytes: int
+    acceptableStatus: StatusList
+    acceptable_status: StatusList
+    retry: Mapping[str, Any]
+    deadline: float
+    maxResponseBytes: int
+    max_response_bytes: int
+    maxDownloadBytes: int
+    max_download_bytes: int
+    isFullPath: bool
+    is_full_path: bool
+    # requests / httpx
+    json: Any
+    data: FormData
+    files: FilesArgument
+    cookies: Mapping[str, str]
+    # the package's own
+    on_progress: ProgressFunction
+
+
+class MethodKeys(EndpointOptions, total=False):
+    """Keywords of ``get``/``post``/... and ``aget``/``apost``/...: ``params`` is the query."""
+
+    params: Mapping[str, Any]
+
+
+class RequestKeys(MethodKeys, total=False):
+    """Keywords of ``request``, ``arequest``, ``stream`` and ``astream``."""
+
+    path: str
+    method: str
+
+
+class ConfigKeys(TypedDict, total=False):
+    """Keywords of ``Client(...)``: the config document's keys."""
+
+    baseURL: str
+    base_url: str
+    headers: Mapping[str, str]
+    query: Mapping[str, Any]
+    params: Mapping[str, Any]
+    timeout: float
+    connectTimeout: float
+    connect_timeout: float
+    acceptableStatus: StatusList
+    acceptable_status: StatusList
+    followRedirects: bool
+    follow_redirects: bool
+    maxRedirects: int
+    max_redirects: int
+    maxResponseBytes: int
+    max_response_bytes: int
+    maxDownloadBytes: int
+    max_download_bytes: int
+    maxStreamItemBytes: int
+    max_stream_item_bytes: int
+    maxConcurrent: int
+    max_concurrent: int
+    compression: bool
+    userAgent: str
+    user_agent: str
+    proxy: str
+    tls: Mapping[str, Any]
+    auth: AuthValue
+    cookies: Union[bool, Mapping[str, Any]]
+    httpVersion: Literal["1.1", "2", "2-prior-knowledge", "3"]
+    http_version: Literal["1.1", "2", "2-prior-knowledge", "3"]
+    unixSocket: str
+    unix_socket: str
+    resolve: Sequence[str]
+    interface: str
+    adaptMayChangeOrigin: bool
+    adapt_may_change_origin: bool
+    stub: Sequence[Mapping[str, Any]]
+    endpoints: Mapping[str, Mapping[str, Any]]
+    retry: Mapping[str, Any]
+    deadline: float
+    errorResolver: Sequence[Mapping[str, Any]]
+    error_resolver: Sequence[Mapping[str, Any]]
+    cache: Mapping[str, Any]
+    log: Mapping[str, Any]
