@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, TypeVar
 
+from . import _logging
 from ._asyncio import AsyncMixin
 from ._hooks import HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY
 from ._lib import NO_HOOK, lib
@@ -69,9 +70,13 @@ class Client(SyncMixin, AsyncMixin, StreamMixin):
         return self._set_hook(HOOK_RESOLVE_ERROR, fn)
 
     def on_log(self, fn: _F) -> _F:
-        """Sets the LOG hook, called with every log event (config ``log.level``), secrets
-        redacted. Its return value is ignored; an exception is printed to stderr and the
-        request goes on. None removes it (events then go to stderr)."""
+        """Sets the LOG hook, called with every log event (config ``log.level``, or the
+        ``NETLAYER_LOG`` environment variable), secrets redacted. Its return value is
+        ignored; an exception is printed to stderr and the request goes on. None removes
+        it: events then go to ``logging.getLogger("netlayer")``, as without a hook."""
+        if fn is None and self._logs_to_logging:
+            self._set_hook(HOOK_LOG, _logging.emit)
+            return fn
         return self._set_hook(HOOK_LOG, fn)
 
     def on_progress(self, fn: _F) -> _F:

@@ -27,7 +27,7 @@ import weakref
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, TypeVar, Union
 
-from . import _callbacks, _hooks, _interrupt, _json
+from . import _callbacks, _hooks, _interrupt, _json, _logging
 from ._documents import config as _config
 from ._errors import Error, InvalidRequestError, error_from_result
 from ._lib import NL_HOOK_FN, OwnedString, lib, take_string
@@ -60,6 +60,9 @@ class ClientBase:
 
     def __init__(self, config: Union[Mapping[str, Any], str, None] = None, /, **config_keys: Unpack[ConfigKeys]) -> None:
         document: Dict[str, Any] = _config(config, config_keys)
+        _logging.apply_environment(document)
+        #: log events go to the ``logging`` module while no on_log hook is set
+        self._logs_to_logging = _logging.logs(document)
         self._init_sync_state()
         self._closing = False
         self._handle: Optional[int] = None
@@ -76,6 +79,9 @@ class ClientBase:
             raise Error("netlayer: nl_client_new failed without an error document")
         self._handle = handle
         _live.add(self)
+        if self._logs_to_logging:
+            self._hooks.functions[_hooks.HOOK_LOG] = _logging.emit
+            lib.nl_client_set_hook(handle, _hooks.HOOK_LOG, self._hook_fn, _hooks.HOOK_LOG)
         if not _interrupt.armed:
             _interrupt.arm()
 

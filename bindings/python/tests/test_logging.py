@@ -1,0 +1,78 @@
+"""Log events through the standard ``logging`` module (``logging.getLogger("netlayer")``)
+when no ``on_log`` hook is set, and ``NETLAYER_LOG`` setting the level when the config
+does not (netlayer/_logging.py)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List
+
+import pytest
+
+import netlayer
+
+
+def _records(caplog: pytest.LogCaptureFixture) -> List[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "netlayer"]
+
+
+def test_events_become_logging_records(base_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="netlayer")
+    with netlayer.Client(base_url, log={"level": "info"}) as client:
+        client.get("json", params={"token": "secret-value"})
+        with pytest.raises(netlayer.StatusError):
+            client.get("status/500")
+    records = _records(caplog)
+    messages = [r.getMessage() for r in records]
+    assert any(m.startswith("request GET " + base_url + "json?token=") for m in messages), messages
+    assert not any("secret-value" in m for m in messages), messages  # redacted by the library
+    assert any(m.startswith("response 200 in ") for m in messages), messages
+    errors = [r for r in records if r.levelno == logging.ERROR]
+    assert errors and "error status: HTTP 500" in errors[0].getMessage()
+    event: Dict[str, Any] = errors[0].netlayer_event  # type: ignore[attr-defined]
+    assert event["kind"] == "status" and event["status"] == 500
+
+
+def test_netlayer_log_environment_variable(base_url: str, caplog: pytest.LogCaptureFixture,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    caplog.set_level(logging.DEBUG, logger="netlayer")
+    monkeypatch.setenv("NETLAYER_LOG", "debug")
+    with netlayer.Client(base_url) as client:
+        client.get("json")
+    messages = [r.getMessage() for r in _records(caplog)]
+    assert any("curl '" + base_url + "json'" in m for m in messages), messages  # debug detail
+
+    caplog.clear()
+    with netlayer.Client(base_url, log={"level": "off"}) as client:  # the config wins
+        client.get("json")
+    assert _records(caplog) == []
+
+
+def test_bad_netlayer_log_value_warns_and_is_ignored(base_url: str, caplog: pytest.LogCaptureFixture,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    caplog.set_level(logging.DEBUG, logger="netlayer")
+    monkeypatch.setenv("NETLAYER_LOG", "verbose")
+    with pytest.warns(RuntimeWarning, match="NETLAYER_LOG='verbose' ignored"):
+        client = netlayer.Client(base_url)
+    with client:
+        client.get("json")
+    assert _records(caplog) == []
+
+
+def test_no_level_no_hook(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NETLAYER_LOG", raising=False)
+    with netlayer.Client(base_url) as client:
+        assert client._hooks.functions == {}  # blocking requests keep the hook-free path
+
+
+def test_on_log_replaces_logging_and_none_restores_it(base_url: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="netlayer")
+    seen: List[Dict[str, Any]] = []
+    with netlayer.Client(base_url, log={"level": "info"}) as client:
+        client.on_log(seen.append)
+        client.get("json")
+        assert seen and _records(caplog) == []
+        client.on_log(None)
+        client.get("json")
+        assert any(r.getMessage().startswith("response 200") for r in _records(caplog))
