@@ -4,8 +4,9 @@ Metadata lives in pyproject.toml. At build time the library is looked up in, in 
 ``$NETLAYER_BUILD_LIB`` (a directory holding libnetlayer.so.0.1.0, or the file itself)
 and ``../../build/lib`` relative to this file (the CMake build of the source tree). When
 found it is copied into the package as ``netlayer/libnetlayer.so.1`` (its soname) and the
-wheel is marked platform-specific; when not, the package is pure Python and finds the
-library at run time through NETLAYER_LIBRARY or the system library path.
+wheel is marked platform-specific; when not (an sdist built elsewhere), the build says so
+on stderr, and the package is pure Python and finds the library at run time through
+NETLAYER_LIBRARY or the system library path.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -52,15 +54,37 @@ class BuildPyWithLibrary(build_py):
             shutil.copyfile(LIBRARY, target)
             os.chmod(target, 0o755)
             print(f"netlayer: bundling {LIBRARY} as {target}")
-        elif target.exists():
-            target.unlink()
-            print("netlayer: no built library found; the package will not bundle one")
+        else:
+            if target.exists():
+                target.unlink()
+            warn_without_library()
 
     def get_outputs(self, include_bytecode: bool = True) -> List[str]:
         outputs = list(super().get_outputs(include_bytecode))
         if LIBRARY is not None:
             outputs.append(str(Path(self.build_lib) / "netlayer" / BUNDLED_NAME))
         return outputs
+
+
+def warn_without_library() -> None:
+    """Says, while installing, that the package will need a library from elsewhere: on
+    stderr, and on the terminal, since pip shows a build's output only with -v."""
+    message = (
+        "\n"
+        "netlayer: WARNING: no Netlayer library to bundle (looked at $NETLAYER_BUILD_LIB and\n"
+        f"  {HERE.parent.parent / 'build' / 'lib' / LIBRARY_FILE}). This installs the Python\n"
+        "  package without libnetlayer.so.1: `import netlayer` will need NETLAYER_LIBRARY set\n"
+        "  to the library's path, or the library installed where the dynamic loader finds it.\n"
+        "  To bundle one, build it (cmake -S . -B build -G Ninja && cmake --build build in the\n"
+        "  Netlayer sources) and point NETLAYER_BUILD_LIB at build/lib while installing.\n")
+    print(message, file=sys.stderr, flush=True)
+    if sys.stderr.isatty():
+        return
+    try:
+        with open("/dev/tty", "w") as terminal:
+            terminal.write(message)
+    except OSError:
+        pass  # no terminal (CI): stderr, which pip -v shows, is all there is
 
 
 class BinaryDistribution(Distribution):

@@ -7,7 +7,10 @@ Order (the first that applies wins):
    fall-back to another copy.
 2. The copy bundled into the package at build time (``netlayer/libnetlayer.so.1``),
    unless ``NETLAYER_NO_BUNDLED`` is set to a non-empty value other than ``0``.
-3. The system library path: ``ctypes.util.find_library("netlayer")``, then
+3. The source tree's build (``build/lib/libnetlayer.so.1``), when the package is
+   imported from its sources (``pip install -e ./bindings/python``, or the folder on
+   ``sys.path``), unless ``NETLAYER_NO_BUNDLED`` is set like for the bundled copy.
+4. The system library path: ``ctypes.util.find_library("netlayer")``, then
    ``libnetlayer.so.1`` as the dynamic loader resolves it (``LD_LIBRARY_PATH``,
    the ``ldconfig`` cache, ...).
 """
@@ -26,6 +29,18 @@ SONAME = "libnetlayer.so.1"
 ABI_VERSION = 1  # NL_ABI_VERSION of the header these bindings were written for
 
 BUNDLED_PATH = Path(__file__).resolve().parent / SONAME
+
+
+def _source_tree_build() -> Optional[Path]:
+    """``build/lib/libnetlayer.so.1`` of the source tree, when the package runs from its
+    sources (bindings/python/netlayer, next to setup.py): an editable install."""
+    package_root = BUNDLED_PATH.parent.parent
+    if not ((package_root / "setup.py").is_file() and (package_root / "pyproject.toml").is_file()):
+        return None
+    return package_root.parent.parent / "build" / "lib" / SONAME
+
+
+TREE_BUILD_PATH = _source_tree_build()
 
 #: A candidate: (where it came from, what to pass to dlopen).
 Candidate = Tuple[str, str]
@@ -52,6 +67,13 @@ def candidates(environ: Optional[Mapping[str, str]] = None) -> Tuple[List[Candid
     else:
         skipped.append(f"bundled copy {BUNDLED_PATH}: not present (the package was built "
                        "without the library)")
+    if TREE_BUILD_PATH is not None:
+        if _flag(env, ENV_NO_BUNDLED):
+            skipped.append(f"source tree build {TREE_BUILD_PATH}: skipped ({ENV_NO_BUNDLED} is set)")
+        elif TREE_BUILD_PATH.exists():
+            found.append(("source tree build", str(TREE_BUILD_PATH)))
+        else:
+            skipped.append(f"source tree build {TREE_BUILD_PATH}: not built yet")
     system = ctypes.util.find_library("netlayer")
     if system:
         found.append(("system library path (ctypes.util.find_library)", system))

@@ -86,3 +86,7 @@ def script_result(run_script: RunScript) -> ScriptResult:
         assert process.returncode == 0, (process.returncode, process.stdout, process.stderr)
         return json.loads(process.stdout.strip().splitlines()[-1])
     return result
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: builds or installs the package (test_packaging.py)")
