@@ -2,9 +2,9 @@
 
     import netlayer
 
-    with netlayer.Client({"baseURL": "https://api.example.com/v3/"}, timeout=5) as client:
-        movies = client.get("movies", query={"page": 1}, response={"keyPath": "results"})
-        print(movies.status, movies.value)
+    with netlayer.Client("https://api.example.com/v3/", timeout=5) as client:
+        movies = client.get("movies", params={"page": 1})
+        print(movies.status_code, movies.json())
 
 See README.md for asyncio, batches, named endpoints, hooks, streaming, errors and how the
 library is found.

@@ -27,10 +27,12 @@ _F = TypeVar("_F", bound=Optional[Callable[[Dict[str, Any]], Any]])
 class Client(SyncMixin, AsyncMixin, StreamMixin):
     """An HTTP client: one connection pool and one event-loop thread in the library.
 
-    ``Client(config, **config_keys)`` takes a config document (docs/documents.md,
-    "Config"); keyword arguments are merged over it (``Client({"baseURL": u}, timeout=5)``;
-    a few snake_case spellings such as ``base_url`` are accepted for keywords). A config
-    the library refuses raises ``InvalidRequestError`` naming the key.
+    ``Client(config, **config_keys)`` takes a base URL string or a config document
+    (docs/documents.md, "Config"); keyword arguments are merged over it
+    (``Client("https://api.example.com/", timeout=5)``). Every key is also accepted in
+    snake_case, and requests' names (``params``, ``auth=(user, password)``) are mapped
+    (see ``_documents``). A config the library refuses raises ``InvalidRequestError``
+    naming the key.
 
     Threads: one Client may be used from any number of threads and event loops at once.
     ``close()`` may be called from anywhere, hooks and callbacks included: it waits for

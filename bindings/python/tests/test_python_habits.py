@@ -10,7 +10,7 @@ import asyncio
 import base64
 import io
 import pathlib
-from typing import Any
+from typing import Any, List
 
 import pytest
 
@@ -193,3 +193,31 @@ def test_async_verbs(base_url: str) -> None:
     assert patched.value["method"] == "PATCH" and patched.value["body"] == "[3]"
     assert deleted.value["method"] == "DELETE"
     assert head.status == 200 and head.value is None
+
+
+def test_every_documented_key_is_known_to_the_mapping() -> None:
+    """The snake_case spellings come from _documents' tables: each key of the Config and
+    Endpoint tables of docs/documents.md must be in them (and in the TypedDicts)."""
+    import re
+    import typing
+    from netlayer import _documents, _types
+
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "documents.md").read_text()
+
+    def table_keys(heading: str) -> List[str]:
+        section = docs.split(heading, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+        return re.findall(r"^\| `(\w+)` \|", section, flags=re.M)
+
+    config_keys = table_keys("## Config (`nl_client_new`)")
+    endpoint_keys = table_keys("## Endpoint (`nl_request`")
+    assert len(config_keys) > 25 and len(endpoint_keys) > 20
+    typed_config = typing.get_type_hints(_types.ConfigKeys)
+    typed_endpoint = typing.get_type_hints(_types.RequestKeys)
+    for key in config_keys:
+        assert key in _documents.CONFIG.keys and key in typed_config, key
+    for key in endpoint_keys:
+        assert key in _documents.ENDPOINT.keys and key in typed_endpoint, key
+    for snake in _documents.CONFIG.snake:
+        assert snake in typed_config, snake
+    for snake in _documents.ENDPOINT.snake:
+        assert snake in typed_endpoint, snake
