@@ -1195,6 +1195,58 @@ static void test_log_level_error_reports_only_errors(void)
     pthread_mutex_destroy(&s.m);
 }
 
+/* Levels of the LOG events one request to `json` produces with `extra` config members
+ * while NETLAYER_LOG is `env` (NULL: unset): "" when there are none, else the first
+ * letter of each event's level, followed by '+' when it carries the debug level's
+ * `curl` line. */
+static void env_log_levels(const char *env, const char *extra, char *out, size_t size)
+{
+    log_state s;
+    nl_client *c;
+    json_t *r;
+    size_t i, n = 0;
+    if (env != NULL)
+        setenv("NETLAYER_LOG", env, 1);
+    else
+        unsetenv("NETLAYER_LOG");
+    c = client_for(extra);
+    pthread_mutex_init(&s.m, NULL);
+    s.events = json_array();
+    s.raw_canary = 0;
+    s.not_json = 0;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, &s), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+    for (i = 0; i < json_array_size(s.events) && n + 2 < size; i++) {
+        const char *level = jpath_str(json_array_get(s.events, i), "level");
+        out[n++] = level ? level[0] : '?';
+        if (json_object_get(json_array_get(s.events, i), "curl") != NULL)
+            out[n++] = '+';
+    }
+    out[n] = '\0';
+    json_decref(s.events);
+    pthread_mutex_destroy(&s.m);
+}
+
+static void test_netlayer_log_environment_sets_the_level_of_configs_without_one(void)
+{
+    char levels[16];
+    env_log_levels("debug", NULL, levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "i+i") == 0, "NETLAYER_LOG=debug: events %s, expected a request with its curl line and a response", levels);
+    env_log_levels("Info", "\"log\": {\"redact\": [\"X-Key\"]}", levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "ii") == 0, "NETLAYER_LOG=Info with a log key but no level: events %s", levels);
+    env_log_levels("debug", "\"log\": {\"level\": \"off\"}", levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "") == 0, "the config's log.level wins over NETLAYER_LOG: events %s", levels);
+    env_log_levels("error", NULL, levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "") == 0, "NETLAYER_LOG=error and a success: events %s", levels);
+    env_log_levels("loud", NULL, levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "") == 0, "an unknown NETLAYER_LOG is ignored: events %s", levels);
+    env_log_levels(NULL, NULL, levels, sizeof levels);
+    CHECK_MSG(strcmp(levels, "") == 0, "without NETLAYER_LOG: events %s", levels);
+}
+
 /* The child of the stderr test: requests at level debug with no LOG hook. */
 static int log_child_main(void)
 {
@@ -1375,6 +1427,7 @@ int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_adapt_hook_adds_header_the_server_sees),
+        NLT_TEST(test_netlayer_log_environment_sets_the_level_of_configs_without_one),
         NLT_TEST(test_adapt_hook_can_sign_query_url_and_body),
         NLT_TEST(test_adapt_hook_runs_before_every_attempt),
         NLT_TEST(test_hooks_never_run_on_the_calling_thread),

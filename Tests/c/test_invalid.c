@@ -262,6 +262,50 @@ static void test_malformed_configs_are_rejected_with_error_document(void)
     }
 }
 
+/* The message of the invalid_request error `doc` gets (as a config when `config`). */
+static char *invalid_message(const char *doc, int config)
+{
+    char *text = NULL, *copy;
+    json_t *r;
+    if (config) {
+        nl_client *c = nl_client_new(doc, &text);
+        nl_client_free(c);
+    } else {
+        nl_client *c = client_for(NULL);
+        text = nl_request(c, doc);
+        nl_client_free(c);
+    }
+    r = text ? nlt_parse(text, doc) : NULL;
+    copy = strdup(r ? error_message(r) : "");
+    json_decref(r);
+    nl_free(text);
+    return copy;
+}
+
+static void test_unknown_keys_suggest_the_closest_known_one(void)
+{
+    static const struct { const char *doc; int config; const char *message; } cases[] = {
+        {"{\"baseUrl\": \"http://x/\"}", 1, "unknown config key 'baseUrl' (did you mean 'baseURL'?)"},
+        {"{\"timout\": 3}", 1, "unknown config key 'timout' (did you mean 'timeout'?)"},
+        {"{\"tls\": {\"verfy\": false}}", 1, "(did you mean 'verify'?)"},
+        {"{\"retry\": {\"maxAttemps\": 2}}", 1, "(did you mean 'maxAttempts'?)"},
+        {"{\"zzzzzzzz\": 1}", 1, "unknown config key 'zzzzzzzz'"},
+        {"{\"pathh\": \"json\"}", 0, "unknown endpoint key 'pathh' (did you mean 'path'?)"},
+        {"{\"path\": \"json\", \"qeury\": {}}", 0, "(did you mean 'query'?)"},
+        {"{\"path\": \"json\", \"downloadto\": \"x\"}", 0, "(did you mean 'downloadTo'?)"},
+        {"{\"path\": \"json\", \"response\": {\"keypath\": \"a\"}}", 0, "(did you mean 'keyPath'?)"},
+    };
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        char *message = invalid_message(cases[i].doc, cases[i].config);
+        CHECK_MSG(strstr(message, cases[i].message) != NULL, "%s: message \"%s\", expected \"%s\"", cases[i].doc,
+                  message, cases[i].message);
+        if (strstr(cases[i].doc, "zzzz") != NULL)
+            CHECK_MSG(strstr(message, "did you mean") == NULL, "no key is close to zzzzzzzz: %s", message);
+        free(message);
+    }
+}
+
 static void test_config_with_unsupported_scheme_is_reported(void)
 {
     char *err = NULL;
@@ -339,6 +383,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_deeply_nested_document_does_not_crash),
         NLT_TEST(test_batch_reports_bad_elements_in_place),
         NLT_TEST(test_malformed_configs_are_rejected_with_error_document),
+        NLT_TEST(test_unknown_keys_suggest_the_closest_known_one),
         NLT_TEST(test_config_with_unsupported_scheme_is_reported),
         NLT_TEST(test_client_new_edge_cases),
         NLT_TEST(test_client_still_works_after_malformed_inputs),

@@ -15,7 +15,8 @@ public struct ConfigDocument: Sendable {
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     package var endpoints = JSONObject()
     package var errorRules: [RuleBasedErrorResolver.Rule] = []
-    package var logLevel = LogLevel.off
+    /// `log.level`, else `NETLAYER_LOG`, else off.
+    package var logLevel = LogLevel.environmentDefault
     package var redactedHeaders = Redaction.defaultHeaders
     /// Query parameters whose values are secrets, besides the well-known names.
     package var redactedQuery: Set<String> = []

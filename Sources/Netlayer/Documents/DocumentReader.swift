@@ -24,13 +24,16 @@ package struct DocumentReader {
                 if member.value.isNull { continue }
                 throw .invalidRequest("\(context) key '\(member.key)' is not supported by netlayer \(Netlayer.version) yet")
             }
-            if !known.contains(member.key) { throw unknownKey(member.key) }
+            if !known.contains(member.key) { throw unknownKey(member.key, known: known) }
         }
     }
 
-    /// The error for a key this kind of document does not have.
-    package func unknownKey(_ key: String) -> NetworkError {
-        .invalidRequest("unknown \(context) key '\(key.escapedForMessage)'")
+    /// The error for a key this kind of document does not have, suggesting the closest
+    /// of the `known` keys ("unknown config key 'baseUrl' (did you mean 'baseURL'?)").
+    package func unknownKey(_ key: String, known: some Sequence<String> = [String]()) -> NetworkError {
+        let message = "unknown \(context) key '\(key.escapedForMessage)'"
+        guard let suggestion = KeySuggestion.closest(to: key, among: known) else { return .invalidRequest(message) }
+        return .invalidRequest("\(message) (did you mean '\(suggestion)'?)")
     }
 
     package func value(_ key: String) -> JSON? {

@@ -33,6 +33,12 @@ public struct EndpointDocument: Sendable {
 
         init(rawValue: UInt32) { self.rawValue = rawValue }
 
+        /// Every name `init(name:)` knows, for suggestions.
+        static let names = ["path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response",
+                            "timeout", "acceptableStatus", "retry", "deadline", "multipart", "uploadFrom", "downloadTo",
+                            "xmlRoot", "progress", "stream", "useCache", "params", "auth", "maxStreamItemBytes",
+                            "maxResponseBytes", "maxDownloadBytes"]
+
         init?(name: String) {
             switch name {
             case "path": self = .path
@@ -68,7 +74,9 @@ public struct EndpointDocument: Sendable {
     private static func keys(of doc: DocumentReader, allowParams: Bool) throws(NetworkError) -> Keys {
         var keys: Keys = []
         for member in doc.object {
-            guard let key = Keys(name: member.key), key != .params || allowParams else { throw doc.unknownKey(member.key) }
+            guard let key = Keys(name: member.key), key != .params || allowParams else {
+                throw doc.unknownKey(member.key, known: Keys.names.filter { $0 != "params" || allowParams })
+            }
             if !member.value.isNull { keys.insert(key) }
         }
         return keys
