@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Tests of the `netlayer` command-line client: output, --pretty, and exit statuses.
+"""Tests of the `netlayer` command-line client: request items, output, downloads,
+exit statuses, help, hostile input, and every ```sh block of docs/cli.md (run in one
+temporary folder, in order, with the test server's URL for the page's demo URL).
 
 Usage (ctest runs it through with_server.py): test_cli.py PATH_TO_netlayer
 """
+import base64
 import json
 import os
+import pty
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
-CLI = sys.argv[1]
+CLI = os.path.abspath(sys.argv[1])
 BASE = os.environ["NETLAYER_TEST_URL"]
 work = tempfile.mkdtemp(prefix="netlayer-cli-")
 results = {"passed": 0, "failed": 0}
@@ -22,9 +30,19 @@ def write(name, document):
     return path
 
 
-def run(*args, stdin=None):
-    p = subprocess.run([CLI, *args], input=stdin, capture_output=True, text=True, timeout=30)
+def run(*args, stdin=None, env=None, umask=None, binary=False):
+    """Runs the CLI; standard input is empty unless given (never the caller's)."""
+    p = subprocess.run([CLI, *args], input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                       capture_output=True, text=not binary, timeout=60, env=env, cwd=work,
+                       preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
     return p.returncode, p.stdout, p.stderr
+
+
+def echo(*args, stdin=None):
+    """Runs the CLI against /echo and returns the server's description of the request."""
+    code, out, err = run(*args, stdin=stdin)
+    assert code == 0, (code, out, err)
+    return json.loads(out)
 
 
 def test(name):
@@ -33,9 +51,9 @@ def test(name):
             fn()
             results["passed"] += 1
             print("ok  ", name)
-        except AssertionError as e:
+        except Exception as e:  # an assertion, or a hang (TimeoutExpired) or any surprise
             results["failed"] += 1
-            print("FAIL", name, e)
+            print("FAIL", name, repr(e))
         return fn
     return decorate
 
@@ -45,9 +63,12 @@ CONFIG = write("config.json", {"baseURL": BASE, "endpoints": {
 }})
 
 
-@test("request prints the result and exits 0 when ok")
+@test("request prints the body, --result the result document, and exits 0 when ok")
 def _():
-    code, out, _ = run("request", write("e1.json", {"path": "json", "response": {"keyPath": "title"}}), "--config", CONFIG)
+    endpoint = write("e1.json", {"path": "json", "response": {"keyPath": "title"}})
+    code, out, _ = run("request", endpoint, "--config", CONFIG)
+    assert code == 0 and json.loads(out) == "Dune", (code, out)
+    code, out, _ = run("request", endpoint, "--config", CONFIG, "--result")
     assert code == 0, (code, out)
     doc = json.loads(out)
     assert doc["ok"] is True and doc["value"] == "Dune", out
@@ -56,46 +77,55 @@ def _():
 @test("request reads the endpoint from stdin with -")
 def _():
     code, out, _ = run("request", "-", "--config", CONFIG, stdin='{"path": "movies"}')
-    assert code == 0 and json.loads(out)["value"]["page"] == 1, (code, out)
+    assert code == 0 and json.loads(out)["page"] == 1, (code, out)
 
 
-@test("an HTTP error exits 1 and prints the error document")
+@test("an HTTP error prints the body and exits 0, or 4 with --check-status; --result shows the error")
 def _():
-    code, out, _ = run("request", write("e2.json", {"path": "status/404"}), "--config", CONFIG)
-    assert code == 1, (code, out)
-    assert json.loads(out)["error"]["kind"] == "status"
+    endpoint = write("e2.json", {"path": "status/404"})
+    code, out, _ = run("request", endpoint, "--config", CONFIG)
+    assert code == 0 and json.loads(out) == {"detail": "status 404"}, (code, out)
+    code, out, err = run("request", endpoint, "--config", CONFIG, "--check-status")
+    assert code == 4 and json.loads(out) == {"detail": "status 404"} and "404" in err, (code, out, err)
+    code, out, _ = run("request", endpoint, "--config", CONFIG, "--result", "--check-status")
+    assert code == 4 and json.loads(out)["error"]["kind"] == "status", (code, out)
 
 
-@test("a transport error exits 1")
+@test("a refused connection exits 7 and names the failure on stderr")
 def _():
     cfg = write("refused.json", {"baseURL": "http://127.0.0.1:1/"})
-    code, out, _ = run("request", write("e3.json", {"path": "x"}), "--config", cfg)
-    assert code == 1 and json.loads(out)["error"]["kind"] == "not_connected", (code, out)
+    code, out, err = run("request", write("e3.json", {"path": "x"}), "--config", cfg)
+    assert code == 7 and out == "" and "not_connected" in err, (code, out, err)
+    code, out, _ = run("request", write("e3.json", {"path": "x"}), "--config", cfg, "--result")
+    assert code == 7 and json.loads(out)["error"]["kind"] == "not_connected", (code, out)
 
 
 @test("call fills path placeholders from key=value arguments")
 def _():
     code, out, _ = run("call", "movie", "id=2", "--config", CONFIG)
     assert code == 0, (code, out)
-    assert json.loads(out)["value"] == {"id": 2, "title": "Arrival"}, out
+    assert json.loads(out) == {"id": 2, "title": "Arrival"}, out
 
 
 @test("call of an unknown name exits 2")
 def _():
-    code, out, _ = run("call", "nope", "--config", CONFIG)
+    code, out, err = run("call", "nope", "--config", CONFIG, "--result")
+    assert code == 2 and json.loads(out)["error"]["kind"] == "invalid_request" and "nope" in err, (code, out, err)
+
+
+@test("a malformed endpoint exits 2 naming the key and the closest known one")
+def _():
+    code, out, err = run("request", write("bad.json", '{"pathh": "x"}'), "--config", CONFIG)
+    assert code == 2 and out == "" and "'pathh'" in err and "did you mean 'path'?" in err, (code, out, err)
+
+
+@test("a malformed config exits 2 with its error on stderr, the document with --result")
+def _():
+    cfg = write("badcfg.json", '{"baseUrl": 1}')
+    code, out, err = run("request", write("e4.json", {"path": "json"}), "--config", cfg)
+    assert code == 2 and "baseUrl" in err and "did you mean 'baseURL'?" in err, (code, err)
+    code, out, err = run("request", write("e4.json", {"path": "json"}), "--config", cfg, "--result")
     assert code == 2 and json.loads(out)["error"]["kind"] == "invalid_request", (code, out)
-
-
-@test("a malformed endpoint exits 2")
-def _():
-    code, out, _ = run("request", write("bad.json", '{"pathh": "x"}'), "--config", CONFIG)
-    assert code == 2 and "pathh" in out, (code, out)
-
-
-@test("a malformed config exits 2 with the error document")
-def _():
-    code, out, _ = run("request", write("e4.json", {"path": "json"}), "--config", write("badcfg.json", '{"baseUrl": 1}'))
-    assert code == 2 and "baseUrl" in out, (code, out)
 
 
 @test("a missing file exits 2")
@@ -112,11 +142,15 @@ def _():
     assert run("request", "x.json", "--bogus")[0] == 2
 
 
-@test("--pretty indents the same document")
+@test("--pretty indents the same document, --no-pretty keeps it on one line")
 def _():
-    code, out, _ = run("request", write("e5.json", {"path": "movies/1"}), "--config", CONFIG, "--pretty")
+    code, out, _ = run("request", write("e5.json", {"path": "movies/1"}), "--config", CONFIG, "--pretty", "--result")
     assert code == 0 and out.count("\n") > 5 and '\n  "ok": true' in out, out
     assert json.loads(out)["value"]["data"]["title"] == "Dune"
+    code, out, _ = run("get", BASE + "movies/1", "--pretty")
+    assert code == 0 and out == '{\n  "data": {\n    "id": 1,\n    "title": "Dune"\n  }\n}\n', repr(out)
+    code, out, _ = run("get", BASE + "movies/1", "--no-pretty")
+    assert code == 0 and out == '{"data":{"id":1,"title":"Dune"}}\n', repr(out)
 
 
 @test("--version names the library version")
@@ -124,6 +158,266 @@ def _():
     code, out, _ = run("--version")
     assert code == 0 and out.startswith("netlayer 0."), out
 
+
+@test("get sends query items (repeated: a list) and header items")
+def _():
+    doc = echo("get", BASE + "echo", "page==2", "page==3", "q==a b", "X-Trace:1", "X-Empty:")
+    assert doc["method"] == "GET" and doc["args"] == {"page": ["2", "3"], "q": ["a b"]}, doc
+    assert doc["headers"]["x-trace"] == "1" and doc["headers"]["x-empty"] == "", doc["headers"]
+
+
+@test("post sends = as JSON strings and := as raw JSON with exact numbers")
+def _():
+    doc = echo("post", BASE + "echo", "name=Dune", "year:=2021", "big:=18446744073709551616",
+               "tags:=[\"a\",1]", "meta:={\"ok\":true}", "a\\=b=c")
+    assert doc["method"] == "POST" and doc["headers"]["content-type"] == "application/json", doc
+    assert '"big":18446744073709551616' in doc["body"], doc["body"]
+    assert json.loads(doc["body"]) == {"name": "Dune", "year": 2021, "big": 18446744073709551616,
+                                       "tags": ["a", 1], "meta": {"ok": True}, "a=b": "c"}, doc["body"]
+
+
+@test("every method command, METHOD in capitals, and a bare URL (GET, or POST with fields)")
+def _():
+    for command in ("get", "post", "put", "patch", "delete", "options"):
+        assert echo(command, BASE + "echo")["method"] == command.upper()
+    assert echo("PROPFIND", BASE + "echo")["method"] == "PROPFIND"
+    assert echo(BASE + "echo")["method"] == "GET"
+    assert echo(BASE + "echo", "a=1")["method"] == "POST"
+    code, out, _ = run("head", BASE + "json")
+    assert code == 0 and out.startswith("HTTP/1.1 200\n") and "content-type: application/json" in out, out
+
+
+@test("field=@file and field:=@file read values from files; --form sends a form")
+def _():
+    bio, cfg = write("bio.txt", "line one\nline two"), write("cfg.json", '{"depth": 2.50}')
+    doc = echo("post", BASE + "echo", "bio=@" + bio, "cfg:=@" + cfg)
+    assert json.loads(doc["body"]) == {"bio": "line one\nline two", "cfg": {"depth": 2.5}}, doc["body"]
+    doc = echo("post", BASE + "echo", "-f", "a=1", "b=x y")
+    assert doc["headers"]["content-type"] == "application/x-www-form-urlencoded" and doc["body"] == "a=1&b=x%20y", doc
+
+
+@test("field@file makes a multipart body with text and file parts")
+def _():
+    doc = echo("post", BASE + "echo", "caption=poster", "image@" + write("poster.txt", "PIXELS"))
+    assert doc["headers"]["content-type"].startswith("multipart/form-data"), doc["headers"]
+    assert 'name="caption"' in doc["body"] and "poster" in doc["body"], doc["body"]
+    assert 'name="image"; filename="poster.txt"' in doc["body"] and "PIXELS" in doc["body"], doc["body"]
+
+
+@test("@file streams the file as the body, typed by its extension unless a header says otherwise")
+def _():
+    doc = echo("put", BASE + "echo", "@" + write("movie.json", '{"title": "Dune"}'))
+    assert doc["method"] == "PUT" and doc["body"] == '{"title": "Dune"}', doc
+    assert doc["headers"]["content-type"] == "application/json", doc["headers"]
+    doc = echo("put", BASE + "echo", "@" + write("blob.bin", "\x01\x02"), "Content-Type:application/x-thing")
+    assert doc["headers"]["content-type"] == "application/x-thing" and doc["bodyLength"] == 2, doc
+
+
+@test("standard input is the body of post/put/patch without fields, and of @- with any method")
+def _():
+    doc = echo("post", BASE + "echo", stdin='{"x": [1, 2]}')
+    assert doc["body"] == '{"x": [1, 2]}' and doc["headers"]["content-type"] == "application/json", doc
+    doc = echo("patch", BASE + "echo", stdin="raw text")
+    assert doc["body"] == "raw text" and doc["headers"]["content-type"] == "application/octet-stream", doc
+    doc = echo("delete", BASE + "echo", "@-", "Content-Type:text/plain", stdin="gone")
+    assert doc["method"] == "DELETE" and doc["body"] == "gone" and doc["headers"]["content-type"] == "text/plain", doc
+    doc = echo("post", BASE + "echo", "--ignore-stdin", stdin="ignored")
+    assert doc["bodyLength"] == 0, doc
+    doc = echo("get", BASE + "echo", stdin="not read for GET")
+    assert doc["bodyLength"] == 0, doc
+
+
+@test("the body is printed as it came: JSON, text, bytes")
+def _():
+    code, out, _ = run("get", BASE + "text")
+    assert code == 0 and out == "hello, world", repr(out)
+    code, out, _ = run("get", BASE + "bytes/300", binary=True)
+    assert code == 0 and out == bytes(i % 256 for i in range(300)), out[:20]
+    code, out, _ = run("get", BASE + "status/204")
+    assert code == 0 and out == "", repr(out)
+
+
+@test("-i prints the status line and headers before the body")
+def _():
+    code, out, _ = run("get", BASE + "json", "-i")
+    head, body = out.split("\n\n", 1)
+    assert code == 0 and head.startswith("HTTP/1.1 200") and "content-length: " in head, out
+    assert json.loads(body)["title"] == "Dune"
+
+
+@test("-v prints the request and response lines from the debug log on stderr, secrets redacted")
+def _():
+    code, out, err = run("get", BASE + "json", "-v", "Authorization:Bearer s3cret", "X-Trace:7")
+    assert code == 0 and json.loads(out)["title"] == "Dune", (code, out)
+    assert "> GET " + BASE + "json" in err and "> X-Trace: 7" in err, err
+    assert "< HTTP 200" in err and "< content-type: application/json" in err, err
+    assert "s3cret" not in err and "<redacted>" in err, err
+    code, out, err = run("call", "movie", "id=1", "--config", CONFIG, "-v")
+    assert code == 0 and "> GET " + BASE + "movies/1" in err, (code, err)
+
+
+@test("a path with --config is joined to its baseURL; :PORT/path means localhost")
+def _():
+    code, out, _ = run("get", "movies/3", "--config", CONFIG)
+    assert code == 0 and json.loads(out) == {"data": {"id": 3, "title": "Heat"}}, (code, out)
+    port = os.environ["NETLAYER_TEST_PORT"]
+    code, out, err = run("get", ":%s/json" % port)
+    # localhost may resolve to ::1 first, where the test server does not listen
+    assert code in (0, 7) and (code == 7 or json.loads(out)["id"] == 1), (code, out, err)
+
+
+@test("--download saves the body with mode 0666 & ~umask and prints nothing on stdout")
+def _():
+    for umask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+        target = os.path.join(work, "dl-%o.bin" % umask)
+        code, out, err = run("get", BASE + "bytes/70000", "--download", target, umask=umask)
+        assert code == 0 and out == "", (code, out, err)
+        assert os.path.getsize(target) == 70000 and os.stat(target).st_mode & 0o777 == mode, oct(os.stat(target).st_mode)
+    code, out, err = run("get", BASE + "status/404", "-o", os.path.join(work, "dl-404.bin"))
+    assert code == 4 and not os.path.exists(os.path.join(work, "dl-404.bin")) and "404" in err, (code, err)
+    code, out, err = run("get", BASE + "json", "--download", os.path.join(work, "no-such-dir", "x"))
+    assert code == 23 and "io" in err, (code, err)
+
+
+@test("--download draws a progress bar when stderr is a terminal")
+def _():
+    master, slave = pty.openpty()
+    target = os.path.join(work, "progress.bin")
+    p = subprocess.run([CLI, "get", BASE + "bytes/200000", "--download", target], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=slave, timeout=60)
+    os.close(slave)
+    shown = b""
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            shown += chunk
+    except OSError:
+        pass
+    os.close(master)
+    assert p.returncode == 0 and os.path.getsize(target) == 200000, p.returncode
+    assert b"100% [" in shown and b"200.0 kB / 200.0 kB" in shown and b"saved " in shown, shown
+
+
+@test("exit statuses tell failures apart: DNS 6, refused 7, timeout 28, TLS 35, URL 3")
+def _():
+    code, _, err = run("get", "http://nonexistent.invalid/x", "--timeout", "20")
+    assert code == 6 and "resolve" in err, (code, err)
+    code, _, err = run("get", "http://127.0.0.1:1/x")
+    assert code == 7, (code, err)
+    code, _, err = run("get", BASE + "delay/3000", "--timeout", "0.3")
+    assert code == 28 and "timeout" in err, (code, err)
+    code, _, err = run("get", BASE.replace("http://", "https://") + "json")  # TLS to a plain HTTP server
+    assert code == 35 and "tls" in err, (code, err)
+    code, _, err = run("get", "http://exa mple.com/")
+    assert code in (2, 3), (code, err)
+    code, _, err = run("get", BASE + "status/503", "--check-status")
+    assert code == 5 and "503" in err, (code, err)
+    code, out, err = run("get", BASE + "redirect/30")
+    assert code == 47, (code, out, err)  # libcurl's too-many-redirects code, as curl exits
+
+
+@test("a certificate that does not verify exits 60")
+def _():
+    if not shutil.which("openssl"):
+        raise AssertionError("openssl is needed to make the test certificate")
+    certs = tempfile.mkdtemp(prefix="netlayer-cli-tls-")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], cwd=certs, check=True, capture_output=True)
+    server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..", "server", "tls_server.py"),
+                               "--cert", os.path.join(certs, "self.pem"), "--key", os.path.join(certs, "self.key"),
+                               "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("PORT "), line
+        code, _, err = run("get", "https://127.0.0.1:%s/json" % line.split()[1])
+        assert code == 60 and "certificate" in err, (code, err)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=10)
+        shutil.rmtree(certs, ignore_errors=True)
+
+
+@test("Ctrl-C cancels the request and exits 130")
+def _():
+    p = subprocess.Popen([CLI, "get", BASE + "delay/20000"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    start = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 130 and "cancelled" in err and time.monotonic() - start < 5, (p.returncode, err)
+
+
+@test("hostile input exits 2 with a message naming the problem, and never crashes")
+def _():
+    cases = [
+        (("post", BASE + "echo", "bio=@" + os.path.join(work, "missing.txt")), "missing.txt"),
+        (("post", BASE + "echo", "@" + os.path.join(work, "missing.bin")), "missing.bin"),
+        (("post", BASE + "echo", "year:=20x1"), "not valid JSON"),
+        (("post", BASE + "echo", "doc:=@" + write("broken.json", "{\"a\":")), "not valid JSON"),
+        (("get", BASE + "echo", "X-Evil:a\r\nInjected: yes"), "X-Evil"),
+        (("get", BASE + "echo", "X-Evil:a\nb"), "X-Evil"),
+        (("get", BASE + "echo", "--bogus"), "unknown option --bogus"),
+        (("get", BASE + "echo", "justaword"), "not a request item"),
+        (("get", BASE + "echo", "=value"), "name before the separator is empty"),
+        (("get", BASE + "echo", "a=1"), "GET"),
+        (("post", BASE + "echo", "a=1", "@" + write("x.bin", "x")), "cannot be mixed"),
+        (("get", BASE + "echo", "--timeout", "soon"), "--timeout"),
+        (("get", BASE + "echo", "--download"), "--download needs a value"),
+        (("get",), "needs a URL"),
+        (("fetch", BASE), "unknown command 'fetch'"),
+        (("call", "movie", "id=1", "--config", os.path.join(work, "nope.json")), "nope.json"),
+        (("call", "movie", "--config", CONFIG), "id"),
+    ]
+    for args, needle in cases:
+        code, out, err = run(*args)
+        assert code == 2 and needle in err, (args, code, out, err)
+        assert "Traceback" not in err and code >= 0, (args, code)
+
+
+@test("--help lists items, options, exit statuses and examples; COMMAND --help too")
+def _():
+    code, out, _ = run("--help")
+    for needle in ("name==value", "field:=json", "--download", "--check-status", "--result", "-v, --verbose",
+                   "28 timeout", "6 DNS failure", "Examples:", "netlayer post ", "NETLAYER_LOG"):
+        assert needle in out, needle
+    assert code == 0
+    for command, needle in (("get", "netlayer get "), ("call", "netlayer call movie"), ("request", "netlayer request -")):
+        code, out, _ = run(command, "--help")
+        assert code == 0 and needle in out and "usage: " in out, (command, out)
+    code, out, _ = run("help", "call")
+    assert code == 0 and "netlayer call" in out
+
+
+@test("NETLAYER_LOG=info sends the library's log events to stderr")
+def _():
+    env = dict(os.environ, NETLAYER_LOG="info")
+    code, out, err = run("get", BASE + "json", env=env)
+    events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert code == 0 and [e["event"] for e in events] == ["request", "response"], err
+    env["NETLAYER_LOG"] = "off"
+    code, out, err = run("get", BASE + "json", env=env)
+    assert code == 0 and err == "", err
+
+
+@test("every sh block of docs/cli.md runs against the test server")
+def _():
+    page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
+    blocks = re.findall(r"^```sh\n(.*?)^```", open(page, encoding="utf-8").read(), flags=re.S | re.M)
+    assert len(blocks) >= 8 and sum(b.lstrip().startswith("netlayer") for b in blocks) >= 6, len(blocks)
+    folder = tempfile.mkdtemp(prefix="netlayer-cli-doc-")
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(CLI)) + os.pathsep + os.environ["PATH"])
+    for block in blocks:
+        script = block.replace("http://127.0.0.1:8080/", BASE)
+        assert "127.0.0.1:8080" not in script, script
+        p = subprocess.run(["sh", "-e", "-c", script], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, (block, p.returncode, p.stdout, p.stderr)
+        assert p.stdout or p.stderr or "--download" in block, block
+    shutil.rmtree(folder, ignore_errors=True)
 
 print(f"{results['passed']} passed, {results['failed']} failed")
 sys.exit(1 if results["failed"] else 0)

@@ -1,0 +1,99 @@
+/*
+ * The netlayer command-line client: shared declarations.
+ *
+ * main.c     arguments, commands and --help
+ * items.c    httpie-style request items (a==1, H:v, f=v, f:=1, f@file, @file) -> endpoint document
+ * run.c      the request: client, -v log lines, progress bar, interrupt, output, exit status
+ * json.c     a small JSON reader and writer: the CLI reads result documents without a JSON library
+ */
+#ifndef NETLAYER_CLI_H
+#define NETLAYER_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit statuses (listed in --help and docs/cli.md). */
+enum {
+    EXIT_OK = 0, EXIT_FAILURE_OTHER = 1, EXIT_USAGE = 2, EXIT_URL = 3, EXIT_HTTP_4XX = 4, EXIT_HTTP_5XX = 5,
+    EXIT_DNS = 6, EXIT_CONNECT = 7, EXIT_PROTOCOL = 8, EXIT_WRITE = 23, EXIT_TIMEOUT = 28, EXIT_TLS = 35,
+    EXIT_CERTIFICATE = 60, EXIT_TOO_LARGE = 63, EXIT_INTERRUPTED = 130
+};
+
+/* ---- growing strings ---------------------------------------------------------- */
+
+typedef struct buf { char *data; size_t len, cap; } buf;
+
+void buf_add(buf *b, const char *s, size_t n);
+void buf_puts(buf *b, const char *s);
+void buf_printf(buf *b, const char *fmt, ...);
+/* Appends `n` bytes of `s` as a JSON string literal. */
+void buf_json_string(buf *b, const char *s, size_t n);
+
+/* Reads a whole file ("-" is stdin); NULL with errno set on failure. */
+char *read_whole(const char *path, size_t *size);
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+typedef enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } jtype;
+
+/* A parsed value. Strings are unescaped UTF-8 (`len` bytes, may hold NUL); numbers
+ * and booleans keep their text, so numbers pass through exactly as written. */
+typedef struct jnode {
+    jtype type;
+    char *key;            /* member name inside an object, else NULL */
+    char *text;
+    size_t len;
+    struct jnode *child;  /* first element or member */
+    struct jnode *next;
+} jnode;
+
+/* Parses `len` bytes; NULL on error with a message in `error` (size `error_size`). */
+jnode *json_parse(const char *text, size_t len, char *error, size_t error_size);
+void json_free(jnode *node);
+jnode *json_get(const jnode *object, const char *key);
+/* The member's string value, or NULL when absent or not a string. */
+const char *json_string(const jnode *object, const char *key);
+/* Sets object[key] to a new string, replacing an existing member. */
+void json_set_string(jnode *object, const char *key, const char *value);
+/* Sets object[key] to a scalar of `type` whose JSON text (or string) is `text`. */
+void json_set(jnode *object, const char *key, jtype type, const char *text);
+/* Returns object[key], made an empty object first when absent or not an object. */
+jnode *json_object_member(jnode *object, const char *key);
+/* Writes `node` as JSON: compact, or indented by two spaces. */
+void json_write(buf *out, const jnode *node, int pretty, int depth);
+
+/* ---- request items ------------------------------------------------------------ */
+
+typedef struct request_spec {
+    const char *method;      /* NULL: GET, or POST with data */
+    const char *url;
+    int form;                /* --form: fields are a form body */
+    int has_body;            /* set by items_to_endpoint: a body was given */
+} request_spec;
+
+/* Adds to `endpoint` (an open JSON object, members so far end without a comma
+ * when `*first` is set) the query, headers and body the items describe. Returns 0
+ * or EXIT_USAGE after printing why. `stdin_body` reads standard input as the body. */
+int items_to_members(buf *endpoint, int *first, char **items, int count, request_spec *spec, int stdin_body,
+                     int params_mode);
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct run_options {
+    int result_document;     /* --result */
+    int verbose;             /* -v */
+    int pretty;              /* --pretty / --no-pretty / terminal */
+    int check_status;        /* --check-status */
+    int include_head;        /* -i / HEAD */
+    const char *download;    /* --download FILE */
+} run_options;
+
+/* Sends one request (an endpoint document, or a named endpoint with its overlay)
+ * and prints what the options ask for; returns the exit status. */
+int run_request(const char *config_json, const char *endpoint_json, const char *call_name,
+                const run_options *options);
+
+/* The exit status a result document stands for; see --help. */
+int exit_status_for(const jnode *result, int check_status);
+
+#endif /* NETLAYER_CLI_H */

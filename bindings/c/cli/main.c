@@ -1,0 +1,276 @@
+/*
+ * netlayer — a command-line HTTP client over libnetlayer, with httpie's request
+ * items and curl's exit statuses. See `netlayer --help` and docs/cli.md.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <netlayer.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const http_methods[] = { "get", "post", "put", "patch", "delete", "head", "options" };
+
+static const char general_help[] =
+    "usage: netlayer METHOD URL [ITEM...] [OPTIONS]     methods: get post put patch delete head options,\n"
+    "                                                   or any method in capitals (PROPFIND)\n"
+    "       netlayer URL [ITEM...] [OPTIONS]            GET, or POST when items give a body\n"
+    "       netlayer call NAME [key=value...] --config CONFIG.json [OPTIONS]\n"
+    "       netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
+    "       netlayer COMMAND --help | --version\n"
+    "\n"
+    "Request items (httpie's syntax):\n"
+    "  name==value     query parameter (repeat for a list)      Header:value   header\n"
+    "  field=value     JSON string field (form field with -f)   field:=json    raw JSON field (2021, true, [1])\n"
+    "  field=@file     string field from a file                 field:=@f.json raw JSON field from a file\n"
+    "  field@file      file part: the body is multipart/form-data\n"
+    "  @file           the file is the body (streamed)          @-             standard input is the body\n"
+    "  A backslash escapes a separator in a name: a\\=b=c. For post, put and patch without fields,\n"
+    "  piped standard input is the body (--ignore-stdin turns that off).\n"
+    "\n"
+    "Options:\n"
+    "  --config FILE     a config document (baseURL, headers, auth, endpoints; docs/documents.md)\n"
+    "  --result          print the whole result document instead of the body\n"
+    "  -v, --verbose     print the request and response lines on stderr (the library's debug log)\n"
+    "  -i, --include     print the status line and headers before the body\n"
+    "  --pretty          indent JSON (the default when stdout is a terminal); --no-pretty: compact\n"
+    "  --download FILE   save the body to FILE (created 0666 & ~umask), with a progress bar on a terminal;\n"
+    "                    also -o FILE. An HTTP error status saves nothing and exits 4 or 5\n"
+    "  --check-status    exit 4 for a 4xx status, 5 for a 5xx status (without it: print the body, exit 0)\n"
+    "  -f, --form        send fields as application/x-www-form-urlencoded\n"
+    "  --timeout SECONDS bound each attempt (default 30)\n"
+    "  --ignore-stdin    never read standard input as the body\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success      1 other failure      2 usage or invalid input     3 malformed URL\n"
+    "  4 HTTP 4xx and 5 HTTP 5xx (with --check-status or --download)\n"
+    "  6 DNS failure  7 connection failed  8 HTTP protocol error        23 local file error\n"
+    "  28 timeout     35 TLS handshake     60 certificate verification  63 response too large\n"
+    "  130 interrupted (Ctrl-C)\n"
+    "\n"
+    "Examples:\n"
+    "  netlayer get http://127.0.0.1:8080/movies page==2 X-Trace:1\n"
+    "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021\n"
+    "  netlayer get http://127.0.0.1:8080/bytes/4096 --download data.bin\n"
+    "  netlayer call movie id=2 --config api.json\n"
+    "Environment: NETLAYER_LOG=debug|info|error|off sets the log level of configs without log.level.\n";
+
+static const char *command_help(const char *command) {
+    if (strcmp(command, "call") == 0)
+        return "usage: netlayer call NAME [ITEM...] --config CONFIG.json [OPTIONS]\n"
+               "Sends the config's named endpoint NAME. key=value and key:=json fill its {placeholders};\n"
+               "name==value adds query parameters, Header:value headers, @file a body file.\n"
+               "Options as for every command (netlayer --help).\n"
+               "Example:\n"
+               "  netlayer call movie id=2 --config api.json\n"
+               "  with api.json: {\"baseURL\": \"http://127.0.0.1:8080/\", \"endpoints\": {\"movie\": {\"path\": \"movies/{id}\"}}}\n";
+    if (strcmp(command, "request") == 0)
+        return "usage: netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
+               "Sends an endpoint document (docs/documents.md); - reads it from standard input.\n"
+               "Options as for every command (netlayer --help).\n"
+               "Example:\n"
+               "  echo '{\"path\": \"http://127.0.0.1:8080/json\", \"isFullPath\": true}' | netlayer request -\n";
+    return "usage: netlayer METHOD URL [ITEM...] [OPTIONS]\n"
+           "Sends one request. Items: name==value query, Header:value header, field=value JSON string,\n"
+           "field:=json raw JSON, field=@file / field:=@file from a file, field@file multipart file part,\n"
+           "@file body file, @- standard input. Options and exit statuses: netlayer --help.\n"
+           "Examples:\n"
+           "  netlayer get http://127.0.0.1:8080/movies page==2 Accept:application/json\n"
+           "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021 --check-status\n"
+           "  netlayer put http://127.0.0.1:8080/echo @movie.json\n";
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("netlayer: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see netlayer --help)\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Levenshtein distance, for "did you mean" on a mistyped command. */
+static size_t distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), i, j, row[64];
+    if (la >= 63 || lb >= 63) return 99;
+    for (j = 0; j <= lb; j++) row[j] = j;
+    for (i = 1; i <= la; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (j = 1; j <= lb; j++) {
+            size_t above = row[j], best = diagonal + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            if (above + 1 < best) best = above + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diagonal = above;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+static int unknown_command(const char *command) {
+    static const char *const commands[] = { "get", "post", "put", "patch", "delete", "head", "options", "call", "request" };
+    size_t i;
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (distance(command, commands[i]) <= 2 && strlen(command) > 2) {
+            fprintf(stderr, "netlayer: unknown command '%s' (did you mean '%s'?)\n", command, commands[i]);
+            return EXIT_USAGE;
+        }
+    return usage_error("unknown command '%s'", command);
+}
+
+/* A method in capitals: an RFC 9110 token without lower-case letters. */
+static int is_method_token(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!(isupper((unsigned char)*s) || isdigit((unsigned char)*s) || strchr("!#$%&'*+-.^_`|~", *s))) return 0;
+    return 1;
+}
+
+static int option_value(int argc, char **argv, int *i, const char **out) {
+    if (*i + 1 >= argc) return usage_error("%s needs a value", argv[*i]);
+    *out = argv[++*i];
+    return 0;
+}
+
+/* The config text to use: the file's, with log.level set to debug for -v. */
+static char *config_text(const char *path, int verbose) {
+    char *text = NULL, error[128];
+    size_t size = 0;
+    jnode *doc;
+    buf out = { 0 };
+    if (path && !(text = read_whole(path, &size))) {
+        fprintf(stderr, "netlayer: cannot read config %s: %s\n", path, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    if (!verbose) return text;
+    doc = text ? json_parse(text, size, error, sizeof error) : json_parse("{}", 2, error, sizeof error);
+    if (!doc || doc->type != J_OBJECT) { json_free(doc); return text; }   /* the library names the problem */
+    json_set_string(json_object_member(doc, "log"), "level", "debug");
+    json_write(&out, doc, 0, 0);
+    json_free(doc);
+    free(text);
+    return out.data;
+}
+
+int main(int argc, char **argv) {
+    enum { MODE_HTTP, MODE_CALL, MODE_REQUEST } mode = MODE_HTTP;
+    run_options run = { 0, 0, -1, 0, 0, NULL };
+    request_spec spec = { NULL, NULL, 0, 0 };
+    const char *config_path = NULL, *target = NULL, *timeout = NULL, *command = argc > 1 ? argv[1] : "";
+    char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[128];
+    int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0;
+    buf endpoint = { 0 };
+    size_t k;
+
+    if (argc < 2) { fputs(general_help, stderr); return EXIT_USAGE; }
+    if (strcmp(command, "--version") == 0) { printf("netlayer %s (ABI %d)\n", nl_version(), nl_abi_version()); return 0; }
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
+        fputs(argc > 2 ? command_help(argv[2]) : general_help, stdout);
+        return 0;
+    }
+    if (strcmp(command, "call") == 0) mode = MODE_CALL;
+    else if (strcmp(command, "request") == 0) mode = MODE_REQUEST;
+    else if (strstr(command, "://") || command[0] == ':') { target = command; }
+    else {
+        for (k = 0; k < sizeof http_methods / sizeof http_methods[0]; k++)
+            if (strcmp(command, http_methods[k]) == 0) break;
+        if (k == sizeof http_methods / sizeof http_methods[0] && !is_method_token(command)) return unknown_command(command);
+        for (k = 0; command[k] && k + 1 < sizeof upper; k++) upper[k] = (char)toupper((unsigned char)command[k]);
+        upper[k] = '\0';
+        spec.method = upper;
+    }
+
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        status = 0;
+        if (only_items || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (!target) target = a;
+            else items[count++] = argv[i];
+        } else if (strcmp(a, "--") == 0) only_items = 1;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) help = 1;
+        else if (strcmp(a, "--config") == 0) status = option_value(argc, argv, &i, &config_path);
+        else if (strncmp(a, "--config=", 9) == 0) config_path = a + 9;
+        else if (strcmp(a, "--result") == 0) run.result_document = 1;
+        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) run.verbose = 1;
+        else if (strcmp(a, "-i") == 0 || strcmp(a, "--include") == 0) run.include_head = 1;
+        else if (strcmp(a, "--pretty") == 0) run.pretty = 1;
+        else if (strcmp(a, "--no-pretty") == 0) run.pretty = 0;
+        else if (strcmp(a, "--check-status") == 0) run.check_status = 1;
+        else if (strcmp(a, "-f") == 0 || strcmp(a, "--form") == 0) spec.form = 1;
+        else if (strcmp(a, "--ignore-stdin") == 0) ignore_stdin = 1;
+        else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) status = option_value(argc, argv, &i, &run.download);
+        else if (strcmp(a, "--timeout") == 0) {
+            char *end;
+            if ((status = option_value(argc, argv, &i, &timeout)) == 0 && (strtod(timeout, &end) <= 0 || *end))
+                status = usage_error("--timeout needs a positive number of seconds, not '%s'", timeout);
+        } else status = usage_error("unknown option %s", a);
+        if (status) return status;
+    }
+    if (help) { fputs(mode == MODE_HTTP ? command_help("") : command_help(command), stdout); return 0; }
+    if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
+    if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = 1;
+    if (!target) return usage_error("%s needs a URL, a name or a document", mode == MODE_HTTP ? "the request" : command);
+    if (mode == MODE_CALL && !config_path) return usage_error("call needs --config CONFIG.json (it holds %s)", target);
+    if (mode == MODE_REQUEST && count) return usage_error("request takes one document, not '%s'", items[0]);
+
+    config = config_text(config_path, run.verbose);
+    buf_add(&endpoint, "{", 1);
+    if (mode == MODE_REQUEST) {
+        size_t size = 0;
+        char *text = read_whole(target, &size);
+        jnode *doc;
+        if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, strerror(errno)); return EXIT_USAGE; }
+        doc = json_parse(text, size, error, sizeof error);
+        if (doc && doc->type == J_OBJECT && (run.download || timeout)) {
+            if (run.download) json_set_string(doc, "downloadTo", run.download);
+            if (run.download && isatty(STDERR_FILENO)) json_set(doc, "progress", J_BOOL, "true");
+            if (timeout) json_set(doc, "timeout", J_NUMBER, timeout);
+            endpoint.len = 0;
+            json_write(&endpoint, doc, 0, 0);
+            free(text);
+        } else { free(endpoint.data); endpoint.data = text; }   /* the library reports what is wrong */
+        json_free(doc);
+    } else {
+        struct stat st;
+        int method_has_body = spec.method && (!strcmp(spec.method, "POST") || !strcmp(spec.method, "PUT") || !strcmp(spec.method, "PATCH"));
+        int piped = fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
+        status = items_to_members(&endpoint, &first, items, count, &spec, !ignore_stdin && method_has_body && piped,
+                                  mode == MODE_CALL);
+        if (status) { free(config); free(endpoint.data); free(items); return status; }
+        if (mode == MODE_HTTP) {
+            const char *method = spec.method ? spec.method : spec.has_body ? "POST" : "GET";
+            int relative = !strstr(target, "://") && target[0] != ':' && config_path;
+            buf_printf(&endpoint, "%s\"method\":", first ? "" : ",");
+            buf_json_string(&endpoint, method, strlen(method));
+            buf url = { 0 };
+            if (target[0] == ':') buf_puts(&url, "http://localhost");   /* httpie's :8080/path */
+            else if (!relative && !strstr(target, "://")) buf_puts(&url, "http://");
+            buf_puts(&url, target);
+            buf_puts(&endpoint, ",\"path\":");
+            buf_json_string(&endpoint, url.data, url.len);
+            if (!relative) buf_puts(&endpoint, ",\"isFullPath\":true");
+            free(url.data);
+            first = 0;
+        }
+    }
+    if (mode != MODE_REQUEST) {
+        if (run.download) {
+            buf_puts(&endpoint, first ? "\"downloadTo\":" : ",\"downloadTo\":");
+            buf_json_string(&endpoint, run.download, strlen(run.download));
+            if (isatty(STDERR_FILENO)) buf_puts(&endpoint, ",\"progress\":true");
+            first = 0;
+        } else if (mode == MODE_HTTP) buf_puts(&endpoint, ",\"acceptableStatus\":[[100,599]]");   /* --check-status decides */
+        if (timeout) buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout);
+        buf_add(&endpoint, "}", 1);
+    }
+    status = run_request(config, endpoint.data, mode == MODE_CALL ? target : NULL, &run);
+    free(config);
+    free(endpoint.data);
+    free(items);
+    return status;
+}

@@ -1,0 +1,280 @@
+/* Runs one request: makes the client, starts the request with per-request
+ * callbacks (progress bar), waits for it while Ctrl-C may cancel it, prints the
+ * body (or the result document) and maps the result to an exit status. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <netlayer.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef struct pending {
+    int done_pipe[2];   /* on_complete writes one byte when `result` is set */
+    char *result;
+    int bar_shown;
+} pending;
+
+static int g_signal_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig) {
+    unsigned char b = (unsigned char)sig;
+    ssize_t n = write(g_signal_pipe[1], &b, 1);
+    (void)n;
+}
+
+static void on_complete(uint64_t id, const char *result_json, void *user_data) {
+    pending *p = user_data;
+    char b = 1;
+    (void)id;
+    p->result = strdup(result_json ? result_json : "");
+    if (write(p->done_pipe[1], &b, 1) < 0) { /* the reader polls this pipe only */ }
+}
+
+static void human_size(char *out, size_t size, double bytes) {
+    const char *units[] = { "B", "kB", "MB", "GB", "TB" };
+    int u = 0;
+    while (bytes >= 1000 && u < 4) { bytes /= 1000; u++; }
+    snprintf(out, size, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+/* Draws the download progress bar on standard error (a terminal). */
+static void on_progress(uint64_t id, const char *event_json, nl_reply *reply, void *user_data) {
+    pending *p = user_data;
+    char error[128], done_text[32], total_text[32], bar[31];
+    jnode *event = json_parse(event_json, strlen(event_json), error, sizeof error);
+    const char *direction = json_string(event, "direction");
+    jnode *done = json_get(event, "done"), *total = json_get(event, "total");
+    (void)id; (void)reply;
+    if (event && direction && strcmp(direction, "download") == 0 && done && done->type == J_NUMBER) {
+        double d = strtod(done->text, NULL), t = total && total->type == J_NUMBER ? strtod(total->text, NULL) : 0;
+        human_size(done_text, sizeof done_text, d);
+        if (t > 0) {
+            int filled = (int)(30 * (d / t > 1 ? 1 : d / t)), i;
+            for (i = 0; i < 30; i++) bar[i] = i < filled ? '#' : ' ';
+            bar[30] = '\0';
+            human_size(total_text, sizeof total_text, t);
+            fprintf(stderr, "\r%3d%% [%s] %s / %s ", (int)(100 * (d / t > 1 ? 1 : d / t)), bar, done_text, total_text);
+        } else fprintf(stderr, "\r%s ", done_text);
+        p->bar_shown = 1;
+    }
+    json_free(event);
+}
+
+/* -v: the library's debug log events, as curl -v shows a transfer. */
+static void on_log(const char *event_json, nl_reply *reply, void *user_data) {
+    char error[128];
+    jnode *event = json_parse(event_json, strlen(event_json), error, sizeof error), *h, *m;
+    const char *kind = json_string(event, "event");
+    (void)reply; (void)user_data;
+    if (!kind) { json_free(event); return; }
+    if (strcmp(kind, "request") == 0) {
+        fprintf(stderr, "> %s %s\n", json_string(event, "method") ? json_string(event, "method") : "?",
+                json_string(event, "url") ? json_string(event, "url") : "?");
+        if ((h = json_get(event, "headers")) != NULL)
+            for (m = h->child; m; m = m->next) fprintf(stderr, "> %s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+        if ((m = json_get(event, "bodyBytes")) != NULL && m->type == J_NUMBER && strcmp(m->text, "0") != 0)
+            fprintf(stderr, "> [%s bytes of body]\n", m->text);
+        fputs(">\n", stderr);
+    } else if (strcmp(kind, "response") == 0) {
+        jnode *status = json_get(event, "status"), *ms = json_get(event, "elapsedMs");
+        fprintf(stderr, "< HTTP %s\n", status && status->text ? status->text : "?");
+        if ((h = json_get(event, "headers")) != NULL)
+            for (m = h->child; m; m = m->next) fprintf(stderr, "< %s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+        fprintf(stderr, "<\n* %s ms\n", ms && ms->text ? ms->text : "?");
+    } else if (strcmp(kind, "error") == 0 || strcmp(kind, "warning") == 0) {
+        fprintf(stderr, "* %s: %s\n", json_string(event, "kind") ? json_string(event, "kind") : kind,
+                json_string(event, "message") ? json_string(event, "message") : "");
+    }
+    json_free(event);
+}
+
+static int contains_nocase(const char *haystack, const char *needle) {
+    size_t n = strlen(needle);
+    for (; haystack && *haystack; haystack++)
+        if (strncasecmp(haystack, needle, n) == 0) return 1;
+    return 0;
+}
+
+static int status_of(const jnode *result) {
+    jnode *s = json_get(result, "status");
+    return s && s->type == J_NUMBER ? atoi(s->text) : 0;
+}
+
+int exit_status_for(const jnode *result, int check_status) {
+    jnode *ok = json_get(result, "ok"), *error = json_get(result, "error"), *code;
+    const char *kind = json_string(error, "kind"), *message = json_string(error, "message");
+    int status = status_of(result);
+    if (ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0)
+        return check_status && status >= 400 ? (status >= 500 ? EXIT_HTTP_5XX : EXIT_HTTP_4XX) : EXIT_OK;
+    if (!kind) return EXIT_FAILURE_OTHER;
+    if (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0)
+        return !check_status ? EXIT_OK : status >= 500 ? EXIT_HTTP_5XX : status >= 400 ? EXIT_HTTP_4XX : EXIT_FAILURE_OTHER;
+    if (strcmp(kind, "invalid_request") == 0) return EXIT_USAGE;
+    if (strcmp(kind, "url_generation") == 0) return EXIT_URL;
+    if (strcmp(kind, "not_connected") == 0) return contains_nocase(message, "resolve") ? EXIT_DNS : EXIT_CONNECT;
+    if (strcmp(kind, "timeout") == 0) return EXIT_TIMEOUT;
+    if (strcmp(kind, "tls") == 0) return contains_nocase(message, "certificate") ? EXIT_CERTIFICATE : EXIT_TLS;
+    if (strcmp(kind, "io") == 0) return EXIT_WRITE;
+    if (strcmp(kind, "too_large") == 0) return EXIT_TOO_LARGE;
+    if (strcmp(kind, "protocol") == 0) return EXIT_PROTOCOL;
+    if (strcmp(kind, "cancelled") == 0) return EXIT_INTERRUPTED;
+    code = json_get(error, "curlCode");
+    if (strcmp(kind, "generic") == 0 && code && code->type == J_NUMBER && atoi(code->text) > 0 && atoi(code->text) < 100)
+        return atoi(code->text);
+    return EXIT_FAILURE_OTHER;
+}
+
+static int base64_value(int c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void write_base64(const char *s, size_t n, FILE *out) {
+    unsigned acc = 0;
+    int bits = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int v = base64_value((unsigned char)s[i]);
+        if (v < 0) continue;
+        acc = (acc << 6) | (unsigned)v;
+        if ((bits += 6) >= 8) { bits -= 8; fputc((int)((acc >> bits) & 0xFF), out); }
+    }
+}
+
+/* The response's status line and headers (HEAD, -i). */
+static void print_head(const jnode *result) {
+    jnode *headers = json_get(result, "headers"), *m;
+    const char *version = json_string(result, "httpVersion");
+    printf("HTTP/%s %d\n", version ? version : "1.1", status_of(result));
+    for (m = headers ? headers->child : NULL; m; m = m->next) printf("%s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+    putchar('\n');
+}
+
+/* The body: JSON as JSON, text as it is, bytes as bytes (a note on a terminal). */
+static void print_body(const jnode *value, const char *decoder, int pretty) {
+    buf out = { 0 };
+    if (!value || value->type == J_NULL) return;
+    if (value->type == J_STRING && decoder && strcmp(decoder, "base64") == 0) {
+        if (isatty(STDOUT_FILENO)) printf("[binary body of about %zu bytes not shown on a terminal: use --download FILE or > FILE]\n", value->len / 4 * 3);
+        else write_base64(value->text, value->len, stdout);
+        return;
+    }
+    if (value->type == J_STRING && decoder && strcmp(decoder, "json") != 0) {
+        fwrite(value->text, 1, value->len, stdout);
+        if (isatty(STDOUT_FILENO) && value->len && value->text[value->len - 1] != '\n') putchar('\n');
+        return;
+    }
+    json_write(&out, value, pretty, 0);
+    puts(out.data);
+    free(out.data);
+}
+
+static void print_output(const jnode *result, const run_options *o) {
+    jnode *ok = json_get(result, "ok"), *error = json_get(result, "error");
+    const char *kind = json_string(error, "kind");
+    int success = ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0;
+    if (o->include_head && (success || (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0))))
+        print_head(result);
+    if (success && !o->download) {
+        print_body(json_get(result, "value"), json_get(result, "decoder") ? json_string(result, "decoder") : "json", o->pretty);
+        if (o->check_status && status_of(result) >= 400) fprintf(stderr, "netlayer: HTTP %d\n", status_of(result));
+    } else if (success) {
+        jnode *bytes = json_get(json_get(result, "value"), "bytes");
+        if (isatty(STDERR_FILENO)) fprintf(stderr, "saved %s (%s bytes)\n", o->download, bytes && bytes->text ? bytes->text : "?");
+    } else if (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0)) {
+        const char *body = json_string(error, "body");
+        jnode *json = NULL;
+        char e[64];
+        if (body && !o->download && (json = json_parse(body, strlen(body), e, sizeof e)) != NULL) print_body(json, "json", o->pretty);
+        else if (body && !o->download) print_body(json_get(error, "body"), "text", o->pretty);
+        json_free(json);
+        if (o->check_status || o->download)
+            fprintf(stderr, "netlayer: %s\n", json_string(error, "message") ? json_string(error, "message") : "HTTP error");
+    } else {
+        fprintf(stderr, "netlayer: %s: %s\n", kind ? kind : "error",
+                json_string(error, "message") ? json_string(error, "message") : "(no message)");
+    }
+}
+
+/* Waits for the request; Ctrl-C cancels it (the result then says cancelled). */
+static void wait_for(nl_client *client, uint64_t id, pending *p) {
+    struct pollfd fds[2] = { { p->done_pipe[0], POLLIN, 0 }, { g_signal_pipe[0], POLLIN, 0 } };
+    int interrupted = 0;
+    while (poll(fds, 2, -1) >= 0 || errno == EINTR) {
+        if (fds[0].revents) return;
+        if (fds[1].revents && !interrupted) { interrupted = 1; nl_cancel(client, id); fds[1].fd = -1; }
+    }
+}
+
+int run_request(const char *config_json, const char *endpoint_json, const char *call_name, const run_options *o) {
+    nl_request_callbacks callbacks = NL_REQUEST_CALLBACKS_INIT;
+    pending p = { { -1, -1 }, NULL, 0 };
+    char *error = NULL, message[128];
+    nl_client *client = nl_client_new(config_json, &error);
+    jnode *result;
+    uint64_t id;
+    int status;
+    struct sigaction sa;
+
+    if (!client) {
+        jnode *doc = error ? json_parse(error, strlen(error), message, sizeof message) : NULL;
+        if (o->result_document && error) puts(error);
+        fprintf(stderr, "netlayer: invalid config: %s\n",
+                json_string(json_get(doc, "error"), "message") ? json_string(json_get(doc, "error"), "message") : "?");
+        json_free(doc);
+        nl_free(error);
+        return EXIT_USAGE;
+    }
+    if (o->verbose) nl_client_set_hook(client, NL_HOOK_LOG, on_log, NULL);
+    if (pipe(p.done_pipe) != 0 || (g_signal_pipe[0] < 0 && pipe(g_signal_pipe) != 0)) {
+        perror("netlayer: pipe");
+        nl_client_free(client);
+        return EXIT_FAILURE_OTHER;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    callbacks.on_complete = on_complete;
+    callbacks.user_data = &p;
+    if (o->download && isatty(STDERR_FILENO)) callbacks.on_progress = on_progress;
+    id = call_name ? nl_call_start(client, call_name, endpoint_json, &callbacks)
+                   : nl_request_start(client, endpoint_json, &callbacks);
+    if (id) wait_for(client, id, &p);
+    nl_client_free(client);
+    close(p.done_pipe[0]);
+    close(p.done_pipe[1]);
+    if (p.bar_shown) fputc('\n', stderr);
+    if (!p.result) { fputs("netlayer: the request could not start\n", stderr); return EXIT_FAILURE_OTHER; }
+
+    result = json_parse(p.result, strlen(p.result), message, sizeof message);
+    if (!result) {
+        fprintf(stderr, "netlayer: unreadable result (%s)\n", message);
+        free(p.result);
+        return EXIT_FAILURE_OTHER;
+    }
+    if (o->result_document) {
+        buf out = { 0 };
+        if (o->pretty) json_write(&out, result, 1, 0);
+        puts(o->pretty ? out.data : p.result);
+        free(out.data);
+        if (json_get(result, "error") && exit_status_for(result, o->check_status) != EXIT_OK)
+            fprintf(stderr, "netlayer: %s\n", json_string(json_get(result, "error"), "message") ? json_string(json_get(result, "error"), "message") : "error");
+    } else print_output(result, o);
+    status = exit_status_for(result, o->check_status || o->download);
+    fflush(stdout);
+    json_free(result);
+    free(p.result);
+    return status;
+}
