@@ -24,15 +24,15 @@ public enum Redaction {
 
     /// `text` (a URL, or a message or command line that holds URLs) with URL user-info
     /// and the values of secret query parameters (`defaultQueryNames` and `names`)
-    /// replaced by the marker.
-    public static func url(in text: String, queryNames names: Set<String> = []) -> String {
-        query(in: userInfo(in: text), names: names)
+    /// replaced by `replacement`.
+    public static func url(in text: String, queryNames names: Set<String> = [], replacement: String = marker) -> String {
+        query(in: userInfo(in: text, replacement: replacement), names: names, replacement: replacement)
     }
 
-    /// The values of secret query parameters in `text` replaced by the marker: a
+    /// The values of secret query parameters in `text` replaced by `replacement`: a
     /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a
     /// quote or the end of a line.
-    static func query(in text: String, names: Set<String>) -> String {
+    static func query(in text: String, names: Set<String>, replacement: String = marker) -> String {
         guard text.contains("=") else { return text }
         var out: [UInt8] = []
         let bytes = Array(text.utf8)
@@ -48,7 +48,7 @@ public enum Redaction {
             let name = normalized(bytes[i..<eq])
             guard defaultQueryNames.contains(name) || names.contains(name) else { continue }
             out.append(contentsOf: bytes[i...eq])
-            out.append(contentsOf: marker.utf8)
+            out.append(contentsOf: replacement.utf8)
             i = bytes[(eq + 1)...].firstIndex(where: { isEnd($0) || $0 == UInt8(ascii: "&") }) ?? bytes.count
         }
         return String(decoding: out, as: UTF8.self)
@@ -67,8 +67,9 @@ public enum Redaction {
             || b == UInt8(ascii: "\n") || b == UInt8(ascii: "\r") || b == UInt8(ascii: "\t")
     }
 
-    /// Every `scheme://user:password@` in `text` becomes `scheme://<redacted>@`.
-    public static func userInfo(in text: String) -> String {
+    /// Every `scheme://user:password@` in `text` becomes `scheme://<redacted>@` (or
+    /// `replacement` in place of the marker).
+    public static func userInfo(in text: String, replacement: String = marker) -> String {
         guard text.contains("@"), text.contains("://") else { return text }
         var out = ""
         var rest = Substring(text)
@@ -77,7 +78,7 @@ public enum Redaction {
             rest = rest[range.upperBound...]
             let authorityEnd = rest.firstIndex(where: { "/?# '\"\n".contains($0) }) ?? rest.endIndex
             if let at = rest[..<authorityEnd].lastIndex(of: "@") {
-                out += marker
+                out += replacement
                 rest = rest[at...]
             }
         }
@@ -123,11 +124,11 @@ public enum Redaction {
         return found.map { $0.trimmingSpaces }.filter { $0.count >= 6 }.sorted { $0.count > $1.count }
     }
 
-    /// `text` with every occurrence of a secret replaced by the marker.
-    public static func scrub(_ text: String, of secrets: [String]) -> String {
+    /// `text` with every occurrence of a secret replaced by `replacement`.
+    public static func scrub(_ text: String, of secrets: [String], replacement: String = marker) -> String {
         var out = text
         for secret in secrets where out.contains(secret) {
-            out = out.split(separator: secret, omittingEmptySubsequences: false).joined(separator: marker)
+            out = out.split(separator: secret, omittingEmptySubsequences: false).joined(separator: replacement)
         }
         return out
     }

@@ -31,23 +31,17 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     private let rules: [Rule]
-    private let loop: CurlSessionManager
+    private let answers: LoopAnswers
 
     /// - Parameter loop: the client's transport, used only for its thread.
     public init(rules: [Rule], loop: CurlSessionManager) {
         self.rules = rules
-        self.loop = loop
+        answers = LoopAnswers(loop: loop)
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         let (delay, answer) = timed(request)
-        let pending = StubAnswer(completion)
-        if delay > 0 {
-            loop.schedule(after: delay) { pending.deliver(answer) }
-        } else {
-            loop.execute { pending.deliver(answer) }
-        }
-        return pending
+        return answers.deliver(answer, after: delay, to: completion)
     }
 
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
@@ -69,7 +63,7 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
-        loop.schedule(after: delay, task)
+        answers.loop.schedule(after: delay, task)
     }
 
     /// The first rule that matches, or nil.
@@ -123,26 +117,5 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
         }
         guard let t = text.first, t == p else { return false }
         return glob(pattern.dropFirst(), text.dropFirst())
-    }
-}
-
-/// An answer on its way: delivered once, as the answer or, when cancelled first, as
-/// `cancelled`.
-private final class StubAnswer: NetworkCancellable, @unchecked Sendable {
-    private let completion: Locked<NetworkSessionManager.CompletionHandler?>
-
-    init(_ completion: @escaping NetworkSessionManager.CompletionHandler) {
-        self.completion = Locked(completion)
-    }
-
-    func deliver(_ result: Result<HTTPResponse, NetworkError>) {
-        completion.withLock { handler in defer { handler = nil }; return handler }?(result)
-    }
-
-    @discardableResult
-    func cancel() -> Bool {
-        guard let handler = completion.withLock({ handler in defer { handler = nil }; return handler }) else { return false }
-        handler(.failure(.cancelled))
-        return true
     }
 }
