@@ -24,6 +24,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var namedEndpoints = JSONObject()
         /// Rules a stub transport answers from, instead of the network (nil: the network).
         public var stubRules: [StubSessionManager.Rule]?
+        /// Record every exchange into a cassette, or answer from one (nil: neither).
+        public var cassette: CassetteMode?
         /// Adapts every attempt and decides retries before the policy.
         public var interceptor: (any RequestInterceptor)?
         public var errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
@@ -40,6 +42,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
     /// The transport and the services over it; a child of `fork()` gets new ones.
     private final class Engine: Sendable {
         let session: CurlSessionManager
+        /// What a recording client keeps, saved at shutdown.
+        let recorder: RecordingSessionManager?
         let network: DefaultNetworkService
         let dataTransfer: DefaultDataTransferService
         /// `ProcessFork.generation` when it started.
@@ -49,9 +53,8 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
             generation = ProcessFork.generation
             let session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
             self.session = session
-            // A stub answers in place of libcurl; the session still gives it its thread.
-            let transport: any NetworkSessionManager = parts.stubRules.map { StubSessionManager(rules: $0, loop: session) }
-                ?? session
+            let transport: any NetworkSessionManager
+            (transport, recorder) = parts.transport(over: session)
             network = DefaultNetworkService(config: parts.config, sessionManager: transport, interceptor: parts.interceptor,
                                             logger: parts.logger, cache: parts.makeCache?())
             dataTransfer = DefaultDataTransferService(with: network, errorResolver: parts.errorResolver,
@@ -210,6 +213,7 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         }
         if engine.session.isLoopThread { return false }
         engine.session.shutdown()
+        engine.recorder?.finish()  // every exchange has completed now
         return true
     }
 }

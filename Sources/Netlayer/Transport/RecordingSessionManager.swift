@@ -1,0 +1,54 @@
+/// A transport that sends over another (libcurl's) and keeps a redacted copy of
+/// every exchange it completes, for a cassette: the config's `cassette` key in
+/// record mode. Each hop of a redirect and each attempt of a retry is an exchange of
+/// its own, as the transport saw it; a request the caller cancelled is not kept.
+///
+/// Exchanges complete on the loop thread and on the threads of blocking callers, so
+/// they are kept under a lock, in the order they completed. `finish()` hands them to
+/// `save` once; a recorder released without it (a Swift client dropped without
+/// `shutdown()`) saves then.
+public final class RecordingSessionManager: NetworkSessionManager, @unchecked Sendable {
+    private let transport: any NetworkSessionManager
+    private let redaction: CassetteRedaction
+    private let save: @Sendable (Cassette) -> Void
+    /// The exchanges kept so far, or nil once they were saved.
+    private let kept = Locked<[Cassette.Exchange]?>([])
+
+    public init(over transport: any NetworkSessionManager, redaction: CassetteRedaction,
+                save: @escaping @Sendable (Cassette) -> Void) {
+        self.transport = transport
+        self.redaction = redaction
+        self.save = save
+    }
+
+    deinit { finish() }
+
+    public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        transport.request(request) { [self] result in
+            keep(request, result)  // before the completion: a shutdown it leads to must find it
+            completion(result)
+        }
+    }
+
+    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        let result = transport.requestBlocking(request)
+        keep(request, result)
+        return result
+    }
+
+    public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
+        transport.schedule(after: delay, task)
+    }
+
+    /// Saves what was kept, the first time only; exchanges that complete later are
+    /// dropped.
+    public func finish() {
+        guard let exchanges = kept.withLock({ kept in defer { kept = nil }; return kept }) else { return }
+        save(Cassette(exchanges: exchanges))
+    }
+
+    private func keep(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>) {
+        guard let exchange = redaction.exchange(request, result) else { return }
+        kept.withLock { $0?.append(exchange) }
+    }
+}
