@@ -12,6 +12,8 @@ public struct ConfigDocument: Sendable {
     package var cookies = CookieJar()
     package var adaptMayChangeOrigin = false
     package var stubRules: [StubSessionManager.Rule]?
+    /// Record into a cassette file, or replay one.
+    package var cassette: CassetteDocument?
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     package var endpoints = JSONObject()
     package var errorRules: [RuleBasedErrorResolver.Rule] = []
@@ -29,6 +31,7 @@ public struct ConfigDocument: Sendable {
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
         "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin", "stub",
+        "cassette",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -76,6 +79,12 @@ public struct ConfigDocument: Sendable {
         options.auth = try doc.authentication("auth")
         adaptMayChangeOrigin = try doc.bool("adaptMayChangeOrigin") ?? false
         if let stub = doc.value("stub") { stubRules = try StubDocument.rules(stub) }
+        if let cassette = doc.value("cassette") {
+            guard stubRules == nil else {
+                throw .invalidRequest("config keys 'cassette' and 'stub' exclude each other: a client answers from one or the other")
+            }
+            self.cassette = try CassetteDocument(cassette)
+        }
         if let version = try doc.string("httpVersion") {
             guard let v = TransportChoices.HTTPVersion(rawValue: version) else {
                 throw .invalidRequest("config key 'httpVersion': '\(version.escapedForMessage)' is not one of 1.1, 2, 2-prior-knowledge, 3")

@@ -8,6 +8,8 @@ extension ConfigDocument {
         parts.maxConcurrent = maxConcurrent
         parts.cookies = cookies
         parts.stubRules = stubRules
+        parts.cassette = cassette?.clientMode(redaction: CassetteRedaction(headers: redactedHeaders,
+                                                                           queryNames: redactedQuery))
         parts.namedEndpoints = endpoints
         parts.errorResolver = RuleBasedErrorResolver(rules: errorRules)
         parts.logger = NetworkLogger(level: logLevel, redactedHeaders: redactedHeaders, redactedQuery: redactedQuery,
