@@ -1,0 +1,57 @@
+"""Record and replay: a recording client writes a cassette without secrets when it is
+closed, and a replay client answers from it without the network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import netlayer
+
+TOKEN = "canary-token-8d41f2"
+API_KEY = "canary-key-03be7a"
+
+
+def test_a_recording_replays_without_the_network(base_url: str, tmp_path: Path) -> None:
+    cassette = tmp_path / "movies.json"
+    config = {"baseURL": base_url, "auth": {"bearer": TOKEN},
+              "cassette": {"file": str(cassette), "mode": "record"}}
+    with netlayer.Client(config, timeout=10) as client:
+        recorded = client.get("echo/search", query={"api_key": API_KEY, "q": "dune"})
+        movie = client.get("movies/1").value
+        with pytest.raises(netlayer.StatusError):
+            client.get("status/500")
+    assert cassette.exists()  # written when the client closed
+    text = cassette.read_text()
+    assert "canary" not in text and "REDACTED" in text
+    exchanges = json.loads(text)["exchanges"]
+    assert [e["request"]["url"].split("/", 3)[3] for e in exchanges] == [
+        "echo/search?api_key=REDACTED&q=dune", "movies/1", "status/500"]
+
+    # Every connection would go to a socket that does not exist: only the cassette answers.
+    replay = {"baseURL": base_url, "unixSocket": str(tmp_path / "nobody.sock"),
+              "cassette": {"file": str(cassette), "mode": "replay"}}
+    with netlayer.Client(replay) as client:
+        echo = client.get("echo/search", query={"api_key": "any other key", "q": "dune"})
+        assert echo.status == recorded.status
+        assert echo.value["headers"]["authorization"] == "REDACTED"
+        assert echo.value["args"]["q"] == ["dune"]
+        assert client.get("movies/1").value == movie
+        with pytest.raises(netlayer.StatusError) as failure:
+            client.get("status/500")
+        assert failure.value.status == 500
+        with pytest.raises(netlayer.NotConnectedError, match="GET .*/movies/2"):
+            client.get("movies/2")
+
+
+def test_bad_cassette_settings_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match="cassette"):
+        netlayer.Client({"cassette": {"file": str(tmp_path / "missing.json"), "mode": "replay"}})
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"netlayerCassette": 1, "exchanges": [{"request": {}}]}')
+    with pytest.raises(netlayer.InvalidRequestError, match="exchange 0"):
+        netlayer.Client({"cassette": {"file": str(broken), "mode": "replay"}})
+    with pytest.raises(netlayer.InvalidRequestError, match="mode"):
+        netlayer.Client({"cassette": {"file": str(broken), "mode": "rewind"}})
