@@ -21,6 +21,8 @@ json: each block must parse, and is then checked for what it shows:
   table of kinds;
 * an array of ``{"id", "result"}``: what ``nl_queue_take`` returns, with the keys a
   real ``nl_queue_take`` gives, each ``result`` checked as above;
+* an object with ``netlayerCassette``: a cassette file; a replay client must load it
+  and answer each exchange's request with its recorded status or error kind;
 * any other object: an endpoint; ``nl_request`` of it against the test server must
   not fail with ``invalid_request``.
 
@@ -279,6 +281,29 @@ class JsonChecker:
         elif "error" in doc:
             raise Failure(f"{where}a success document has no 'error'")
 
+    def check_cassette(self, doc: Dict[str, Any], text: str) -> None:
+        """Replays the cassette: each exchange's request gets its recorded answer."""
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "cassette.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            config = json.dumps({"cassette": {"file": path, "mode": "replay"}})
+            client, error = self.library.client_new(config)
+            if not client:
+                raise Failure(f"a replay client refused the cassette: {error}")
+            try:
+                for n, exchange in enumerate(doc.get("exchanges", [])):
+                    request = exchange["request"]
+                    endpoint = json.dumps({"path": request["url"], "isFullPath": True, "method": request["method"]})
+                    result = self.library.request(client, endpoint)
+                    if "response" in exchange:
+                        if result.get("status") != exchange["response"]["status"]:
+                            raise Failure(f"exchange {n}: replayed {result}, not status {exchange['response']['status']}")
+                    elif result.get("ok") or result["error"]["kind"] != exchange["error"]["kind"]:
+                        raise Failure(f"exchange {n}: replayed {result}, not error kind {exchange['error']['kind']}")
+            finally:
+                self.library.lib.nl_client_free(client)
+
     def check(self, block: Block) -> str:
         text = block.code.replace(SNIPPET_BASE_URL, self.base_url)
         try:
@@ -299,6 +324,9 @@ class JsonChecker:
         if "ok" in doc:
             self.check_result(doc)
             return "result"
+        if "netlayerCassette" in doc:
+            self.check_cassette(doc, text)
+            return "cassette"
         if "baseURL" in doc:
             client, error = self.library.client_new(text)
             if not client:

@@ -83,6 +83,13 @@ class RequestKeys(MethodKeys, total=False):
     method: str
 
 
+class CassetteDocument(TypedDict):
+    """The config's ``cassette``: record every exchange to ``file``, or answer from it."""
+
+    file: str
+    mode: Literal["record", "replay"]
+
+
 class ConfigKeys(TypedDict, total=False):
     """Keywords of ``Client(...)``: the config document's keys."""
 
@@ -124,6 +131,7 @@ class ConfigKeys(TypedDict, total=False):
     adaptMayChangeOrigin: bool
     adapt_may_change_origin: bool
     stub: Sequence[Mapping[str, Any]]
+    cassette: CassetteDocument
     endpoints: Mapping[str, Mapping[str, Any]]
     retry: Mapping[str, Any]
     deadline: float
