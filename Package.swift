@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Link flags that make `libnetlayer.so` self-contained and tidy:
@@ -13,6 +13,14 @@ let cLibraryLinkFlags: [String] = [
 ] + (Context.environment["NETLAYER_SANITIZER_BUILD"] == nil ? ["-Xlinker", "-zdefs"] : [])
 // A sanitizer build (scripts/test-asan) leaves the runtime's symbols to the executable.
 
+/// Set by the CMake build, which builds only the `netlayer` product: without the
+/// OpenCombine declaration SwiftPM resolves no package at all, even in a tree where an
+/// earlier `swift build --traits Combine` left OpenCombine pinned in Package.resolved.
+let cLibraryOnly = Context.environment["NETLAYER_C_LIBRARY_ONLY"] != nil
+let openCombine: [Target.Dependency] = cLibraryOnly ? [] : [
+    .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
+]
+
 let package = Package(
     name: "Netlayer",
     products: [
@@ -20,8 +28,13 @@ let package = Package(
         .library(name: "Netlayer", targets: ["Netlayer"]),
         .library(name: "NetlayerCombine", targets: ["NetlayerCombine"]),
     ],
-    dependencies: [
-        // Combine's API on Linux, for NetlayerCombine only: the core depends on nothing.
+    // NetlayerCombine's publishers need Combine's API, which Linux gets from OpenCombine.
+    // Only packages that enable this trait resolve OpenCombine: the core, the C library
+    // (and so the CMake build) depend on no other package.
+    traits: [
+        .trait(name: "Combine", description: "NetlayerCombine's publishers on Linux, through OpenCombine"),
+    ],
+    dependencies: cLibraryOnly ? [] : [
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
@@ -47,15 +60,11 @@ let package = Package(
         ),
         .target(
             name: "NetlayerCombine",
-            dependencies: [
-                "Netlayer",
-                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
-            ]
+            dependencies: ["Netlayer"] + openCombine
         ),
         .testTarget(
             name: "NetlayerTests",
-            dependencies: ["Netlayer", "NetlayerCombine",
-                           .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux]))]
+            dependencies: ["Netlayer", "NetlayerCombine"] + openCombine
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,6 @@
+// Apple platforms have Combine; Linux has OpenCombine when the package trait "Combine"
+// is on. Without either, this module is empty.
+#if canImport(Combine) || Combine
 #if canImport(Combine)
 import Combine
 #else
@@ -20,7 +23,7 @@ where E.Response == Output {
         subscriber.receive(subscription: Inner(subscriber: subscriber, service: service, endpoint: endpoint))
     }
 
-    private final class Inner<S: Subscriber>: Subscription, @unchecked Sendable
+    private final class Inner<S: Subscriber>: Subscription, ResultSink, @unchecked Sendable
     where S.Input == Output, S.Failure == DataTransferError {
         // Guarded by `mutex`: Subscriber values are not Sendable, so no Mutex<...>.
         private var mutex = pthread_mutex_t()
@@ -52,21 +55,29 @@ where E.Response == Output {
                 return !started && subscriber != nil
             }
             guard start else { return }
-            let transfer = service.request(with: endpoint) { [self] (result: Result<Output, DataTransferError>) in
-                let target = locked { () -> S? in
-                    defer { subscriber = nil; self.transfer = nil }
-                    return subscriber
-                }
-                guard let target else { return }
-                switch result {
-                case .success(let value):
-                    _ = target.receive(value)
-                    target.receive(completion: .finished)
-                case .failure(let error):
-                    target.receive(completion: .failure(error))
-                }
+            // The handler reaches this subscription through a protocol without S: a
+            // closure that used S would send S's metatype to the transport thread, and
+            // Subscriber types need not be Sendable.
+            let sink: any ResultSink<Output> = self
+            let transfer = service.request(with: endpoint) { (result: Result<Output, DataTransferError>) in
+                sink.deliver(result)
             }
             locked { if subscriber != nil { self.transfer = transfer } }
+        }
+
+        func deliver(_ result: Result<Output, DataTransferError>) {
+            let target = locked { () -> S? in
+                defer { subscriber = nil; transfer = nil }
+                return subscriber
+            }
+            guard let target else { return }
+            switch result {
+            case .success(let value):
+                _ = target.receive(value)
+                target.receive(completion: .finished)
+            case .failure(let error):
+                target.receive(completion: .failure(error))
+            }
         }
 
         func cancel() {
@@ -79,6 +90,12 @@ where E.Response == Output {
     }
 }
 
+/// Where a transfer's result goes: a subscription, seen without its subscriber's type.
+private protocol ResultSink<Value>: AnyObject, Sendable {
+    associatedtype Value
+    func deliver(_ result: Result<Value, DataTransferError>)
+}
+
 extension DataTransferService {
     /// The endpoint as a publisher (iOS-Network-Layer's Combine service).
     public func publisher<T: Decodable & Sendable, E: ResponseRequestable & Sendable>(for endpoint: E)
@@ -86,3 +103,4 @@ extension DataTransferService {
         DataTransferPublisher(service: self, endpoint: endpoint)
     }
 }
+#endif

@@ -94,7 +94,7 @@ import Testing
         var members = JSONWriter()
         members.raw("{")
         for (i, (name, value)) in [("a", "1"), ("b\"c", "x"), ("d", "q\"t"), ("e", "caf\u{e9}")].enumerated() {
-            Array(name.utf8).withUnsafeBufferPointer { n in
+            _ = Array(name.utf8).withUnsafeBufferPointer { n in
                 Array(value.utf8).withUnsafeBufferPointer { v in members.write(member: n, value: v, first: i == 0) }
             }
         }

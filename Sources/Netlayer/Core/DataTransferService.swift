@@ -6,7 +6,7 @@ public protocol DataTransferService: Sendable {
     /// Sends `endpoint` and decodes the response with its `responseDecoder`,
     /// keeping status, headers and timing.
     @discardableResult
-    func response<T: Decodable, E: ResponseRequestable>(
+    func response<T: Decodable & Sendable, E: ResponseRequestable>(
         with endpoint: E,
         completion: @escaping @Sendable (Result<DataResponse<T>, DataTransferError>) -> Void
     ) -> (any NetworkCancellable)? where E.Response == T
@@ -22,7 +22,7 @@ public protocol DataTransferService: Sendable {
 extension DataTransferService {
     /// The seeds' completion form: the decoded value only.
     @discardableResult
-    public func request<T: Decodable, E: ResponseRequestable>(
+    public func request<T: Decodable & Sendable, E: ResponseRequestable>(
         with endpoint: E,
         completion: @escaping @Sendable (Result<T, DataTransferError>) -> Void
     ) -> (any NetworkCancellable)? where E.Response == T {
@@ -68,7 +68,7 @@ public struct DefaultDataTransferService: DataTransferService {
     }
 
     @discardableResult
-    public func response<T: Decodable, E: ResponseRequestable>(
+    public func response<T: Decodable & Sendable, E: ResponseRequestable>(
         with endpoint: E,
         completion: @escaping @Sendable (Result<DataResponse<T>, DataTransferError>) -> Void
     ) -> (any NetworkCancellable)? where E.Response == T {
