@@ -13,11 +13,7 @@ let cLibraryLinkFlags: [String] = [
 ] + (Context.environment["NETLAYER_SANITIZER_BUILD"] == nil ? ["-Xlinker", "-zdefs"] : [])
 // A sanitizer build (scripts/test-asan) leaves the runtime's symbols to the executable.
 
-/// Set by the CMake build, which builds only the `netlayer` product: without the
-/// OpenCombine declaration SwiftPM resolves no package at all, even in a tree where an
-/// earlier `swift build --traits Combine` left OpenCombine pinned in Package.resolved.
-let cLibraryOnly = Context.environment["NETLAYER_C_LIBRARY_ONLY"] != nil
-let openCombine: [Target.Dependency] = cLibraryOnly ? [] : [
+let openCombine: [Target.Dependency] = [
     .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
 ]
 
@@ -29,12 +25,13 @@ let package = Package(
         .library(name: "NetlayerCombine", targets: ["NetlayerCombine"]),
     ],
     // NetlayerCombine's publishers need Combine's API, which Linux gets from OpenCombine.
-    // Only packages that enable this trait resolve OpenCombine: the core, the C library
-    // (and so the CMake build) depend on no other package.
+    // Only a build that enables this trait resolves OpenCombine: the core and the C
+    // library (and so the CMake build) depend on no other package. A Package.resolved
+    // that pins OpenCombine (from such a build in the same tree) is fetched anyway.
     traits: [
         .trait(name: "Combine", description: "NetlayerCombine's publishers on Linux, through OpenCombine"),
     ],
-    dependencies: cLibraryOnly ? [] : [
+    dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
