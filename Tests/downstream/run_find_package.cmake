@@ -20,6 +20,12 @@ if(rc OR NOT flags MATCHES "-lnetlayer")
   message(FATAL_ERROR "pkg-config netlayer failed or gave unexpected flags: '${flags}'")
 endif()
 separate_arguments(flag_list UNIX_COMMAND "${flags}")
-run(cc "${SOURCE}/../consumer.c" ${flag_list} "-Wl,-rpath,${WORK}/prefix/lib" -o "${WORK}/consumer_pc")
+# The run path the README tells pkg-config users to set: the installed libdir.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${pc_env} pkg-config --variable=libdir netlayer
+                OUTPUT_VARIABLE libdir OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(rc OR NOT EXISTS "${libdir}/libnetlayer.so.1")
+  message(FATAL_ERROR "pkg-config --variable=libdir netlayer gave '${libdir}', which has no libnetlayer.so.1")
+endif()
+run(cc "${SOURCE}/../consumer.c" ${flag_list} "-Wl,-rpath,${libdir}" -o "${WORK}/consumer_pc")
 run(${WITH_SERVER} "${WORK}/consumer_pc")
 message(STATUS "find_package and pkg-config consumers ok")
