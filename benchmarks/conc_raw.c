@@ -23,6 +23,7 @@
  */
 #define CONC_WITH_CURL
 #include "conc_common.h"
+#include <netlayer.h> /* NL_VERSION_STRING only: the raw client sends the User-Agent Netlayer sends */
 
 struct xfer {
     CURL *h;
@@ -123,7 +124,7 @@ int main(int argc, char **argv) {
         /* The request Netlayer sends by default (compression on, its User-Agent), so both
          * sides put the same request on the wire and the difference is Netlayer's own. */
         curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/0.1.0");
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/" NL_VERSION_STRING);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &xs[i].body);
         curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)&xs[i]);

@@ -56,7 +56,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== build"
-cc -O2 -Wall -o "$work/seq_raw" "$here/seq_raw.c" -lcurl
+cc -O2 -Wall -I"$include_dir" -o "$work/seq_raw" "$here/seq_raw.c" -lcurl
 # A copy of the library in the work dir, under its soname too: a build that replaces
 # the library while the rounds run does not change what they measure.
 mkdir -p "$work/lib"

@@ -20,6 +20,7 @@
  * build: cc -O2 -o seq_raw seq_raw.c -lcurl
  */
 #include <curl/curl.h>
+#include <netlayer.h> /* NL_VERSION_STRING only: the raw client sends the User-Agent Netlayer sends */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ int main(int argc, char **argv) {
     /* The request Netlayer sends by default (compression on, its User-Agent), so both
      * sides put the same request on the wire and the difference is Netlayer's own. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/0.1.0");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/" NL_VERSION_STRING);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
 

@@ -30,7 +30,8 @@ extern "C" {
 #  define NL_EXTERN
 #endif
 
-/** Version of this header; compare with nl_version() at run time. */
+/** Version of this header; compare with nl_version() at run time.
+ *  Copies of the file VERSION (scripts/set-version writes them). */
 #define NL_VERSION_MAJOR 0
 #define NL_VERSION_MINOR 1
 #define NL_VERSION_PATCH 0

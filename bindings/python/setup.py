@@ -1,7 +1,7 @@
 """Build hooks: bundle libnetlayer into the package and tag the wheel for the platform.
 
 Metadata lives in pyproject.toml. At build time the library is looked up in, in order:
-``$NETLAYER_BUILD_LIB`` (a directory holding libnetlayer.so.0.1.0, or the file itself)
+``$NETLAYER_BUILD_LIB`` (a directory holding libnetlayer.so.VERSION, or the file itself)
 and ``../../build/lib`` relative to this file (the CMake build of the source tree). When
 found it is copied into the package as ``netlayer/libnetlayer.so.1`` (its soname) and the
 wheel is marked platform-specific; when not (an sdist built elsewhere), the build says so
@@ -22,7 +22,21 @@ from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-LIBRARY_FILE = "libnetlayer.so.0.1.0"
+
+
+def read_version() -> str:
+    """The top-level VERSION file in the source tree; an sdist's PKG-INFO otherwise."""
+    source_tree = HERE.parent.parent / "VERSION"
+    if source_tree.is_file():
+        return source_tree.read_text().strip()
+    for line in (HERE / "PKG-INFO").read_text().splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError("netlayer: no VERSION file and no PKG-INFO to read the version from")
+
+
+VERSION = read_version()
+LIBRARY_FILE = f"libnetlayer.so.{VERSION}"
 BUNDLED_NAME = "libnetlayer.so.1"
 
 
@@ -121,4 +135,4 @@ if LIBRARY is not None:
 
         cmdclass["bdist_wheel"] = PlatformWheel
 
-setup(cmdclass=cmdclass, distclass=BinaryDistribution if LIBRARY is not None else Distribution)
+setup(version=VERSION, cmdclass=cmdclass, distclass=BinaryDistribution if LIBRARY is not None else Distribution)

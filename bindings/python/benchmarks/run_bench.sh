@@ -8,7 +8,7 @@
 # benchmarks/results), TARGETS_OUT (a file the target lines are appended to),
 # PACKAGE_DIR (the Python package installed and measured; default bindings/python).
 #
-# Needs the CMake build (build/lib/libnetlayer.so.0.1.0) and nginx (/usr/sbin/nginx);
+# Needs the CMake build (build/lib/libnetlayer.so.1) and nginx (/usr/sbin/nginx);
 # installs libcurl's and OpenSSL's headers (apt-get) when missing, since pycurl is
 # built from source against the system's libcurl. Creates its own virtualenv,
 # build/venv-bench (not the project's dependencies), installs the peers and this
@@ -21,8 +21,8 @@ root="$(cd "$here/../../.." && pwd)"
 
 lib_dir="${NETLAYER_LIB_DIR:-$root/build/lib}"
 results_dir="${RESULTS_DIR:-$root/benchmarks/results}"
-if [ ! -e "$lib_dir/libnetlayer.so.0.1.0" ]; then
-    echo "error: $lib_dir/libnetlayer.so.0.1.0 not found; build the library first:" \
+if [ ! -e "$lib_dir/libnetlayer.so.1" ]; then
+    echo "error: $lib_dir/libnetlayer.so.1 not found; build the library first:" \
          "cmake -S . -B build -G Ninja && cmake --build build" >&2
     exit 1
 fi

@@ -123,7 +123,7 @@ def _failure_message(notes: Sequence[str]) -> str:
         "To fix it, either:",
         "  - build the library (cmake -S . -B build -G Ninja && cmake --build build, in the "
         "Netlayer source tree) and reinstall this package (pip install ./bindings/python), "
-        "which bundles build/lib/libnetlayer.so.0.1.0 into it; or",
+        "which bundles the library of build/lib into it; or",
         f"  - set {ENV_LIBRARY} to the full path of libnetlayer.so "
         "(for example build/lib/libnetlayer.so); or",
         "  - install the library (cmake --install build) where the dynamic loader finds it.",
