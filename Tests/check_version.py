@@ -23,7 +23,7 @@ COPIES = [
     ("bindings/python/netlayer/__init__.py", r"__version__ = \"([^\"]*)\""),
 ]
 HEADER_PARTS = ("MAJOR", "MINOR", "PATCH")
-DOC_GLOBS = ("README.md", "docs/*.md", "bindings/python/README.md")
+DOC_GLOBS = ("README.md", "docs/*.md", "bindings/python/README.md", "benchmarks/README.md")
 DOC_PATTERN = r"netlayer[/ ](\d+\.\d+\.\d+)\b"
 
 
