@@ -111,6 +111,7 @@ def test_install_without_a_library_says_so_on_the_terminal(tmp_path: Path) -> No
     source = tmp_path / "src" / "netlayer"  # no build/lib two levels up
     shutil.copytree(ROOT / "bindings" / "python", source, symlinks=False,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so*"))
+    shutil.copy(ROOT / "VERSION", tmp_path / "VERSION")  # where the package's build reads its version
     main, child = pty.openpty()
 
     def own_terminal() -> None:  # the pty becomes the controlling terminal, as for a user
