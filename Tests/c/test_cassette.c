@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "fault_helpers.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -23,28 +24,6 @@ static char *make_temp_dir(void)
     char *dir = nlt_format("/tmp/nl-cassette-XXXXXX");
     REQUIRE(dir != NULL && mkdtemp(dir) != NULL);
     return dir;
-}
-
-/* The whole file, NUL-terminated (caller frees), or NULL when it cannot be read. */
-static char *read_text_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *text;
-    long size;
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    text = (char *)malloc((size_t)size + 1);
-    if (text != NULL && fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = '\0';
-    } else {
-        free(text);
-        text = NULL;
-    }
-    fclose(f);
-    return text;
 }
 
 static void write_text_file(const char *path, const char *text)
@@ -131,7 +110,7 @@ static void test_a_recording_replays_without_the_network_and_keeps_no_secret(voi
     REQUIRE_MSG(stat(file, &info) == 0, "no cassette at %s", file);
     CHECK_INT_EQ(info.st_mode & 0777, 0644);
     umask(mask);
-    text = read_text_file(file);
+    text = fh_read_file(file);
     REQUIRE(text != NULL);
     CHECK_MSG(strstr(text, "canary") == NULL, "a secret reached the cassette: %.200s", strstr(text, "canary"));
     CHECK(strstr(text, "REDACTED") != NULL);
@@ -337,7 +316,7 @@ static void test_a_cassette_that_cannot_be_saved_is_reported_on_stderr(void)
     dup2(saved, 2);
     close(saved);
     close(fd);
-    text = read_text_file(captured);
+    text = fh_read_file(captured);
     CHECK_MSG(text && strstr(text, "\"event\":\"error\"") && strstr(text, "cassette") && strstr(text, file),
               "stderr: %s", text ? text : "(none)");
     free(text);
