@@ -81,8 +81,11 @@ private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?
                            _ overlayJSON: UnsafePointer<CChar>?) -> Result<JSON, NetworkError> {
     guard let name else { return .failure(.invalidRequest("endpoint name is NULL")) }
     let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
-    guard let named = handle.client.namedEndpoints[nameText] else {
-        return .failure(.invalidRequest("no endpoint named '\(nameText.escapedForMessage)' in the config's endpoints"))
+    let named: JSON
+    do {
+        named = try handle.client.namedEndpoint(nameText)
+    } catch {
+        return .failure(error)
     }
     let overlay: JSON
     do {

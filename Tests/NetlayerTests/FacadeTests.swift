@@ -35,6 +35,17 @@ import Testing
         }
     }
 
+    @Test func aShortFormPathCannotLeaveTheBaseURL() async throws {
+        let client = try NetlayerClient(baseURL: base)
+        defer { _ = client.shutdown() }
+        do {
+            _ = try await client.send(Endpoint<JSON>.get("http://127.0.0.1:1/elsewhere"))
+            Issue.record("a full URL as a path was sent")
+        } catch {
+            #expect(error.kind == .urlGeneration)
+        }
+    }
+
     @Test func aBadBaseURLFailsTheClientNotTheFirstRequest() {
         #expect(throws: NetworkError.self) { try NetlayerClient(baseURL: "not a url") }
     }

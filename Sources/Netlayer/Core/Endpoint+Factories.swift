@@ -5,12 +5,13 @@
 /// let created: Movie = try await client.send(.post("movies", body: newMovie)).value
 /// ```
 extension Endpoint {
-    /// A request with `method` to `path` (relative to the base URL unless it is a
-    /// full URL), with an `Encodable` body sent as JSON.
+    /// A request with `method` to `path` under the base URL, with an `Encodable` body
+    /// sent as JSON. A path that is a full URL is refused (`urlGeneration`), so a path
+    /// built from input cannot leave the base URL; set `isFullPath` to send one.
     public static func make(_ method: HTTPMethod, _ path: String, query: JSONObject = [:],
                             body: (any Encodable & Sendable)? = nil, headers: HTTPHeaders = [:],
                             decoder: any ResponseDecoder = JSONResponseDecoder()) -> Endpoint {
-        Endpoint(path: path, isFullPath: Self.isAbsolute(path), method: method, headerParameters: headers,
+        Endpoint(path: path, method: method, headerParameters: headers,
                  queryParameters: query, bodyParametersEncodable: body, responseDecoder: decoder)
     }
 
@@ -50,11 +51,5 @@ extension Endpoint {
         copy.bodyData = bodyData
         copy.xmlRoot = xmlRoot
         return copy
-    }
-
-    /// Whether `path` is a full URL rather than a path under the base URL.
-    private static func isAbsolute(_ path: String) -> Bool {
-        let lowered = path.prefix(8).lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 }

@@ -24,19 +24,23 @@ extension NetlayerClient {
     /// The names of the config's named endpoints.
     public var endpointNames: [String] { namedEndpoints.map(\.key) }
 
+    /// The config's named endpoint `name`, as its document.
+    package func namedEndpoint(_ name: String) throws(NetworkError) -> JSON {
+        guard let named = namedEndpoints[name] else {
+            throw .invalidRequest("no endpoint named '\(name.escapedForMessage)' in the config's endpoints")
+        }
+        return named
+    }
+
     private func namedEndpoint(_ name: String, params: JSONObject,
                                overlay: JSONObject) throws(DataTransferError) -> Endpoint<JSON> {
-        do {
-            guard let named = namedEndpoints[name] else {
-                throw NetworkError.invalidRequest("no endpoint named '\(name.escapedForMessage)' in the config's endpoints")
-            }
+        do throws(NetworkError) {
+            let named = try namedEndpoint(name)
             var overlay = overlay
             if !params.isEmpty { overlay["params"] = .object(params) }
             return try EndpointDocument(EndpointDocument.merged(named: named, overlay: .object(overlay))).endpoint
-        } catch let error as NetworkError {
-            throw .networkFailure(error)
         } catch {
-            throw .networkFailure(.invalidRequest("\(error)"))
+            throw .networkFailure(error)
         }
     }
 }
