@@ -1,0 +1,182 @@
+/// One validation: walks a value and a schema together, following `$ref`s, and stops at
+/// the first violation. It keeps the `$ref`s being evaluated so that a loop (A → A, or
+/// A → B → A without descending into the value) is reported instead of recursing forever.
+struct SchemaRun {
+    /// Deeper nesting than this (a value hundreds of levels deep under a recursive
+    /// schema) is reported rather than risking the stack of a small thread.
+    static let maxDepth = 200
+
+    let document: JSON
+    let direction: SchemaValidator.Direction
+    private var activeRefs: [(ref: String, pointer: String)] = []
+    private var depth = 0
+
+    init(document: JSON, direction: SchemaValidator.Direction) {
+        self.document = document
+        self.direction = direction
+    }
+
+    mutating func check(_ value: JSON, against schema: JSON, at pointer: String) -> SchemaViolation? {
+        let keywords: JSONObject
+        switch schema {
+        case .bool(true): return nil
+        case .bool(false): return SchemaViolation(pointer: pointer, message: "is not allowed here (its schema is false)")
+        case .object(let object): keywords = object
+        default: return nil  // not a schema: a document error that is not the value's fault
+        }
+        if keywords.isEmpty { return nil }
+        depth += 1
+        defer { depth -= 1 }
+        if depth > Self.maxDepth {
+            return SchemaViolation(pointer: pointer, message: "nests deeper than \(Self.maxDepth) schema levels")
+        }
+        // 3.0's `nullable` admits null whatever else the schema says; published documents
+        // also put it beside `$ref` and `allOf`, where 3.0 strictly ignores it.
+        if value.isNull, keywords["nullable"] == .bool(true) { return nil }
+        if let ref = keywords["$ref"]?.stringValue, let violation = checkRef(ref, value, at: pointer) {
+            return violation
+        }
+        if let violation = checkType(value, keywords, at: pointer) { return violation }
+        if let violation = checkEnumAndConst(value, keywords, at: pointer) { return violation }
+        switch value {
+        case .int, .double, .number:
+            if let violation = checkNumber(value, keywords, at: pointer) { return violation }
+        case .string(let string):
+            if let violation = checkString(string, keywords, at: pointer) { return violation }
+        case .array(let items):
+            if let violation = checkArray(items, keywords, at: pointer) { return violation }
+        case .object(let object):
+            if let violation = checkObject(object, keywords, at: pointer) { return violation }
+        case .null, .bool: break
+        }
+        return checkComposition(value, keywords, at: pointer)
+    }
+
+    // MARK: $ref
+
+    private mutating func checkRef(_ ref: String, _ value: JSON, at pointer: String) -> SchemaViolation? {
+        guard ref.hasPrefix("#") else {
+            return SchemaViolation(
+                pointer: pointer,
+                message: "cannot be checked: $ref '\(ref.escapedForMessage)' is not local to the document")
+        }
+        guard let target = Self.resolve(ref, in: document) else {
+            return SchemaViolation(
+                pointer: pointer,
+                message: "cannot be checked: $ref '\(ref.escapedForMessage)' points at nothing in the document")
+        }
+        // The same $ref again at the same place in the value, while it is still being
+        // evaluated there, can only recurse forever.
+        if activeRefs.contains(where: { $0.ref == ref && $0.pointer == pointer }) {
+            return SchemaViolation(
+                pointer: pointer,
+                message: "cannot be checked: $ref '\(ref.escapedForMessage)' refers back to itself (a $ref loop)")
+        }
+        activeRefs.append((ref, pointer))
+        defer { activeRefs.removeLast() }
+        return check(value, against: target, at: pointer)
+    }
+
+    /// The value a local `$ref` ("#", "#/components/schemas/Pet", "#/a~1b/%25") points at.
+    static func resolve(_ ref: String, in document: JSON) -> JSON? {
+        guard ref.first == "#", let fragment = percentDecoded(ref.dropFirst()) else { return nil }
+        if fragment.isEmpty { return document }
+        guard fragment.first == "/" else { return nil }  // a named anchor, which OpenAPI documents rarely use
+        var node = document
+        for rawToken in fragment.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let token = String(rawToken).replacing("~1", with: "/").replacing("~0", with: "~")
+            switch node {
+            case .object(let object):
+                guard let next = object[token] else { return nil }
+                node = next
+            case .array(let items):
+                guard let index = Int(token), items.indices.contains(index),
+                    token == "0" || !token.hasPrefix("0")
+                else { return nil }
+                node = items[index]
+            default: return nil
+            }
+        }
+        return node
+    }
+
+    private static func percentDecoded(_ text: Substring) -> String? {
+        guard text.contains("%") else { return String(text) }
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8.makeIterator()
+        while let byte = utf8.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    // MARK: allOf, anyOf, oneOf, not
+
+    private mutating func checkComposition(_ value: JSON, _ keywords: JSONObject, at pointer: String) -> SchemaViolation? {
+        if let schemas = keywords["allOf"]?.arrayValue {
+            for schema in schemas {
+                if let violation = check(value, against: schema, at: pointer) { return violation }
+            }
+        }
+        if let schemas = keywords["anyOf"]?.arrayValue, !schemas.isEmpty {
+            var failures: [SchemaViolation] = []
+            for schema in schemas {
+                guard let violation = check(value, against: schema, at: pointer) else { break }
+                failures.append(violation)
+            }
+            if failures.count == schemas.count {
+                return noneMatched(failures, keyword: "anyOf", at: pointer)
+            }
+        }
+        if let schemas = keywords["oneOf"]?.arrayValue, !schemas.isEmpty {
+            var failures: [SchemaViolation] = []
+            var matched: [Int] = []
+            for (index, schema) in schemas.enumerated() {
+                if let violation = check(value, against: schema, at: pointer) {
+                    failures.append(violation)
+                } else {
+                    matched.append(index + 1)
+                }
+            }
+            if matched.isEmpty { return noneMatched(failures, keyword: "oneOf", at: pointer) }
+            if matched.count > 1 {
+                let which = matched.map { "#\($0)" }.joined(separator: ", ")
+                return SchemaViolation(
+                    pointer: pointer,
+                    message: "matches \(matched.count) of the \(schemas.count) schemas of oneOf (\(which)); it must match exactly one")
+            }
+        }
+        if let schema = keywords["not"], check(value, against: schema, at: pointer) == nil {
+            return SchemaViolation(pointer: pointer, message: "must not match the schema of 'not'")
+        }
+        return nil
+    }
+
+    /// "matches none of the 3 schemas of anyOf", with the violation of the branch that
+    /// got deepest into the value: most likely the one the caller meant.
+    private func noneMatched(_ failures: [SchemaViolation], keyword: String, at pointer: String) -> SchemaViolation {
+        var message = "matches none of the \(failures.count) schemas of \(keyword)"
+        if failures.count == 1 {
+            message = "does not match the schema of \(keyword)"
+        }
+        if let (index, closest) = failures.enumerated().max(by: { $0.element.pointer.count < $1.element.pointer.count }) {
+            let place = closest.pointer == pointer ? "" : "\(closest.pointer) "
+            message += " (closest, #\(index + 1): \(place)\(closest.message))"
+        }
+        return SchemaViolation(pointer: pointer, message: message)
+    }
+}

@@ -1,0 +1,40 @@
+/// Checks JSON values against the schemas of an OpenAPI 3.0 or 3.1 document — the
+/// JSON Schema subset OpenAPI uses — and reports the first violation with the JSON
+/// pointer of the value at fault.
+///
+/// Both dialects are accepted everywhere, because published documents mix them: 3.0's
+/// `nullable` and boolean `exclusiveMinimum` work in 3.1 documents, 3.1's type arrays,
+/// `const`, `prefixItems` and boolean schemas in 3.0 ones. Annotations (`format`,
+/// `example`, `default`, `discriminator`, `xml`, …) are ignored: real documents carry
+/// defaults and examples that break their own schemas. Only local `$ref`s (`#/…`) are
+/// followed; any other is reported as a violation naming it.
+package struct SchemaValidator: Sendable {
+    /// Which way a value travels: `readOnly` properties need not be sent in a request,
+    /// `writeOnly` ones need not come back in a response, even when `required`.
+    package enum Direction: Sendable { case request, response }
+
+    /// The whole document, which `$ref`s resolve against.
+    let document: JSON
+
+    /// `document` is the whole OpenAPI document; `$ref`s such as
+    /// "#/components/schemas/Pet" resolve against it (a JSON pointer, with `~0`/`~1`
+    /// escapes and percent-decoding).
+    package init(document: JSON) {
+        self.document = document
+    }
+
+    /// The first violation of `schema` by `value`, or nil when `value` conforms.
+    /// `pointer` is the JSON pointer of `value` ("" for the root); violations below it
+    /// extend it.
+    package func firstViolation(
+        of value: JSON, against schema: JSON, at pointer: String = "", direction: Direction = .request
+    ) -> SchemaViolation? {
+        var run = SchemaRun(document: document, direction: direction)
+        return run.check(value, against: schema, at: pointer)
+    }
+
+    /// The schema a local `$ref` points at, or nil when it is not local or leads nowhere.
+    package func resolve(_ ref: String) -> JSON? {
+        SchemaRun.resolve(ref, in: document)
+    }
+}

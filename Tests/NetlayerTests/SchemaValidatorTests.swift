@@ -1,0 +1,144 @@
+import Testing
+@testable import Netlayer
+
+@Suite struct SchemaValidatorTests {
+    /// A Petstore-like 3.0 document with the sloppiness published ones have.
+    static let document: JSON = [
+        "openapi": "3.0.3",
+        "components": [
+            "schemas": [
+                "Pet": [
+                    "type": "object",
+                    "required": ["name", "photoUrls", "id"],
+                    "properties": [
+                        "id": ["type": "integer", "format": "int64", "readOnly": true],
+                        "name": ["type": "string", "example": 7],
+                        "category": ["$ref": "#/components/schemas/Category"],
+                        "photoUrls": ["type": "array", "items": ["type": "string"]],
+                        "tags": ["type": "array", "items": ["$ref": "#/components/schemas/Tag"]],
+                        "status": ["type": "string", "enum": ["available", "pending", "sold"], "default": 3],
+                        "secret": ["type": "string", "writeOnly": true],
+                    ],
+                ],
+                "Category": ["type": "object", "required": ["name"], "properties": ["name": ["type": "string"]]],
+                "Tag": ["type": "object", "properties": ["name": ["type": "string", "nullable": true]], "additionalProperties": false],
+                "Node": ["type": "object", "properties": ["children": ["type": "array", "items": ["$ref": "#/components/schemas/Node"]]]],
+                "Loop": ["$ref": "#/components/schemas/Loop"],
+                "a/b~c%": ["type": "boolean"],
+            ],
+        ],
+    ]
+    let validator = SchemaValidator(document: Self.document)
+    let pet: JSON = ["$ref": "#/components/schemas/Pet"]
+
+    func violation(_ value: JSON, _ schema: JSON, _ direction: SchemaValidator.Direction = .request) -> SchemaViolation? {
+        validator.firstViolation(of: value, against: schema, direction: direction)
+    }
+
+    @Test func namesThePointerAndTheFaultOfNestedRefs() {
+        let base: JSON = ["name": "Rex", "photoUrls": []]
+        #expect(violation(base, pet) == nil)
+        var value = base
+        value = ["name": 5, "photoUrls": []]
+        #expect(violation(value, pet) == SchemaViolation(pointer: "/name", message: "must be a string, not a number"))
+        value = ["name": "Rex", "photoUrls": [], "category": [:]]
+        #expect(violation(value, pet) == SchemaViolation(pointer: "/category", message: "is missing required property 'name'"))
+        value = ["name": "Rex", "photoUrls": [], "category": ["name": ["x"]]]
+        #expect(violation(value, pet)?.pointer == "/category/name")
+        value = ["name": "Rex", "photoUrls": [], "tags": [["name": "a"], ["name": 1]]]
+        #expect(violation(value, pet) == SchemaViolation(pointer: "/tags/1/name", message: "must be a string or null, not a number"))
+        value = ["name": "Rex", "photoUrls": [], "tags": [["name": nil, "colour": "red"]]]
+        #expect(violation(value, pet) == SchemaViolation(pointer: "/tags/0", message: "has unknown property 'colour'"))
+        value = ["name": "Rex", "photoUrls": [], "status": "lost"]
+        #expect(violation(value, pet) == SchemaViolation(pointer: "/status", message: #"must be one of "available", "pending", "sold""#))
+        #expect(violation(["photoUrls": []], pet) == SchemaViolation(pointer: "", message: "is missing required property 'name'"))
+        #expect(violation("Rex", pet) == SchemaViolation(pointer: "", message: "must be an object, not a string"))
+    }
+
+    @Test func readOnlyIsNotRequiredInRequestsNorWriteOnlyInResponses() {
+        let schema: JSON = [
+            "required": ["id", "secret"],
+            "properties": ["id": ["readOnly": true], "secret": ["writeOnly": true]],
+        ]
+        #expect(violation(["secret": "s"], schema, .request) == nil)
+        #expect(violation([:], schema, .request)?.message == "is missing required property 'secret'")
+        #expect(violation(["id": 1], schema, .response) == nil)
+        #expect(violation([:], schema, .response)?.message == "is missing required property 'id'")
+        // Through a $ref too: Pet's id is readOnly.
+        #expect(violation(["name": "Rex", "photoUrls": []], pet, .response)?.message == "is missing required property 'id'")
+    }
+
+    @Test func integersMayBeWrittenAnyWay() {
+        let integer: JSON = ["type": "integer"]
+        #expect(violation(.int(7), integer) == nil)
+        #expect(violation(.double(7.0), integer) == nil)
+        #expect(violation(.number("18446744073709551616"), integer) == nil)
+        #expect(violation(.number("1.00000000000000000000e3"), integer) == nil)
+        #expect(violation(.number("1.00000000000000000001"), integer)?.message == "must be an integer, not a number")
+        #expect(violation(.double(7.5), integer)?.message == "must be an integer, not a number")
+        #expect(violation(.number("18446744073709551616"), ["maximum": .int(.max)])?.message == "must be at most 9223372036854775807")
+        #expect(violation(.number("0.3000000000000001"), ["multipleOf": 0.1])?.message == "must be a multiple of 0.1")
+        #expect(violation(.double(0.3), ["multipleOf": 0.1]) == nil)
+    }
+
+    @Test func bothFormsOfExclusiveBoundsAndNullable() {
+        #expect(violation(5, ["minimum": 5, "exclusiveMinimum": true])?.message == "must be greater than 5")
+        #expect(violation(5, ["exclusiveMinimum": 5])?.message == "must be greater than 5")
+        #expect(violation(5, ["maximum": 5, "exclusiveMaximum": true])?.message == "must be less than 5")
+        #expect(violation(5, ["minimum": 5, "exclusiveMinimum": false]) == nil)
+        #expect(violation(nil, ["type": "string", "nullable": true]) == nil)
+        #expect(violation(nil, ["$ref": "#/components/schemas/Category", "nullable": true]) == nil)
+        #expect(violation(nil, ["type": ["string", "null"]]) == nil)
+        #expect(violation(nil, ["type": "string"])?.message == "must be a string, not null")
+    }
+
+    @Test func refsThatCannotBeFollowedAreNamedNotFatal() {
+        #expect(violation(1, ["$ref": "#/components/schemas/Missing"])?.message
+            == "cannot be checked: $ref '#/components/schemas/Missing' points at nothing in the document")
+        #expect(violation(1, ["$ref": "other.yaml#/Pet"])?.message
+            == "cannot be checked: $ref 'other.yaml#/Pet' is not local to the document")
+        #expect(violation(1, ["$ref": "#/components/schemas/Loop"])?.message.contains("a $ref loop") == true)
+        #expect(violation(true, ["$ref": "#/components/schemas/a~1b~0c%25"]) == nil)
+        #expect(violation(1, ["$ref": "#/components/schemas/a~1b~0c%25"])?.message == "must be a boolean, not a number")
+    }
+
+    @Test func recursiveSchemasCheckFiniteValues() {
+        let node: JSON = ["$ref": "#/components/schemas/Node"]
+        let tree: JSON = ["children": [["children": []], ["children": [["children": [1]]]]]]
+        #expect(violation(tree, node) == SchemaViolation(pointer: "/children/1/children/0/children/0", message: "must be an object, not a number"))
+        var deep: JSON = ["children": []]
+        for _ in 0..<300 { deep = ["children": [deep]] }
+        #expect(violation(deep, node)?.message.contains("nests deeper than") == true)
+    }
+
+    @Test func patternsCountCodePointsAndBadPatternsAreIgnored() {
+        #expect(violation("💩", ["maxLength": 1]) == nil)
+        #expect(violation("ab", ["maxLength": 1])?.message == "must be at most 1 character long")
+        #expect(violation("abc", ["pattern": "^[a-z]+$"]) == nil)
+        #expect(violation("ab1", ["pattern": "^[a-z]+$"])?.message == "must match the pattern '^[a-z]+$'")
+        #expect(violation("abc", ["pattern": "(unclosed"]) == nil)
+        #expect(violation(["x-1": 1], ["patternProperties": ["(": ["type": "string"]]]) == nil)
+    }
+
+    @Test func anyOfAndOneOfSayWhichBranchCameClosest() {
+        let schema: JSON = ["anyOf": [
+            ["type": "string"],
+            ["type": "object", "properties": ["n": ["type": "integer"]]],
+        ]]
+        #expect(violation(["n": "x"], schema)?.message
+            == "matches none of the 2 schemas of anyOf (closest, #2: /n must be an integer, not a string)")
+        let oneOf: JSON = ["oneOf": [["type": "integer"], ["minimum": 0]]]
+        #expect(violation(1, oneOf)?.message == "matches 2 of the 2 schemas of oneOf (#1, #2); it must match exactly one")
+        #expect(violation(-1.5, oneOf)?.message.hasPrefix("matches none of the 2 schemas of oneOf") == true)
+        #expect(violation(1, ["not": ["type": "integer"]])?.message == "must not match the schema of 'not'")
+        #expect(violation(1, false)?.message == "is not allowed here (its schema is false)")
+    }
+
+    @Test func enumsCompareByValueAndLongOnesAreCut() {
+        #expect(violation(1.0, ["enum": [1, 2]]) == nil)
+        #expect(violation(true, ["enum": [1]])?.message == "must be 1")
+        let many = JSON.array((1...20).map { .int($0) })
+        #expect(violation(0, ["enum": many])?.message == "must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, … (20 values)")
+        #expect(violation([1, 1.0], ["uniqueItems": true])?.message == "must not have duplicate items (#0 and #1 are equal)")
+    }
+}
