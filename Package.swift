@@ -61,7 +61,9 @@ let package = Package(
         ),
         .testTarget(
             name: "NetlayerTests",
-            dependencies: ["Netlayer", "NetlayerCombine"] + openCombine
+            dependencies: ["Netlayer", "NetlayerCombine"] + openCombine,
+            // Data files the tests read by their #filePath, not bundled resources.
+            exclude: ["Resources"]
         ),
     ],
     swiftLanguageModes: [.v6]
