@@ -1,0 +1,161 @@
+import Testing
+@testable import Netlayer
+
+/// Every cell of the OpenAPI "Style Examples" table (3.1.1, which corrects 3.0.3's label
+/// row to RFC 6570), for a parameter named `color`. Query cells are the pairs before the
+/// URL builder percent-encodes them, so the table's `%20`, `%7C` and `%5B`/`%5D` appear
+/// here as space, `|` and brackets.
+@Suite struct ParameterSerializerTests {
+    static let string: JSON = "blue"
+    static let array: JSON = ["blue", "black", "brown"]
+    static let object: JSON = ["R": 100, "G": 200, "B": 150]
+
+    /// (style, explode, empty, string, array, object); nil where the table says n/a.
+    static let pathRows: [(ParameterStyle, Bool, String?, String, String, String)] = [
+        (.matrix, false, ";color", ";color=blue", ";color=blue,black,brown", ";color=R,100,G,200,B,150"),
+        (.matrix, true, ";color", ";color=blue", ";color=blue;color=black;color=brown", ";R=100;G=200;B=150"),
+        (.label, false, ".", ".blue", ".blue,black,brown", ".R,100,G,200,B,150"),
+        (.label, true, ".", ".blue", ".blue.black.brown", ".R=100.G=200.B=150"),
+        (.simple, false, "", "blue", "blue,black,brown", "R,100,G,200,B,150"),
+        (.simple, true, "", "blue", "blue,black,brown", "R=100,G=200,B=150"),
+    ]
+
+    static let queryRows: [(ParameterStyle, Bool, String?, String?, String?, String?)] = [
+        (.form, false, "color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
+        (.form, true, "color=", "color=blue", "color=blue&color=black&color=brown", "R=100&G=200&B=150"),
+        (.spaceDelimited, false, nil, nil, "color=blue black brown", "color=R 100 G 200 B 150"),
+        (.spaceDelimited, true, nil, nil, nil, nil),
+        (.pipeDelimited, false, nil, nil, "color=blue|black|brown", "color=R|100|G|200|B|150"),
+        (.pipeDelimited, true, nil, nil, nil, nil),
+        (.deepObject, false, nil, nil, nil, nil),
+        (.deepObject, true, nil, nil, nil, "color[R]=100&color[G]=200&color[B]=150"),
+    ]
+
+    static func rendered(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    @Test func pathCellsOfTheStyleExamplesTable() throws {
+        for (style, explode, empty, string, array, object) in Self.pathRows {
+            func path(_ value: JSON) throws -> String {
+                try ParameterSerializer.pathText(name: "color", value: value, style: style, explode: explode)
+            }
+            let row = "\(style) explode=\(explode)"
+            if let empty {
+                #expect(try path("") == empty, "\(row) empty")
+                #expect(try path(nil) == empty, "\(row) undefined")
+            }
+            #expect(try path(Self.string) == string, "\(row) string")
+            #expect(try path(Self.array) == array, "\(row) array")
+            #expect(try path(Self.object) == object, "\(row) object")
+        }
+    }
+
+    @Test func queryCellsOfTheStyleExamplesTable() throws {
+        for (style, explode, empty, string, array, object) in Self.queryRows {
+            func query(_ value: JSON) throws -> String {
+                Self.rendered(try ParameterSerializer.queryPairs(name: "color", value: value, style: style, explode: explode))
+            }
+            let row = "\(style) explode=\(explode)"
+            if let empty {
+                #expect(try query("") == empty, "\(row) empty")
+                #expect(try query(nil) == empty, "\(row) undefined")
+            }
+            if let string { #expect(try query(Self.string) == string, "\(row) string") }
+            if let array { #expect(try query(Self.array) == array, "\(row) array") }
+            if let object { #expect(try query(Self.object) == object, "\(row) object") }
+        }
+    }
+
+    @Test func headersAreSimpleAndCookiesFormWithoutEncoding() throws {
+        for (style, explode, empty, string, array, object) in Self.pathRows where style == .simple {
+            #expect(try ParameterSerializer.headerText(name: "color", value: "", explode: explode) == empty)
+            #expect(try ParameterSerializer.headerText(name: "color", value: Self.string, explode: explode) == string)
+            #expect(try ParameterSerializer.headerText(name: "color", value: Self.array, explode: explode) == array)
+            #expect(try ParameterSerializer.headerText(name: "color", value: Self.object, explode: explode) == object)
+        }
+        #expect(try ParameterSerializer.headerText(name: "X", value: "a b/ü", explode: false) == "a b/ü")
+        for (style, explode, empty, string, array, object) in Self.queryRows where style == .form {
+            func cookie(_ value: JSON) throws -> String {
+                Self.rendered(try ParameterSerializer.cookiePairs(name: "color", value: value, explode: explode))
+            }
+            #expect(try cookie(nil) == empty)
+            #expect(try cookie(Self.string) == string)
+            #expect(try cookie(Self.array) == array)
+            #expect(try cookie(Self.object) == object)
+        }
+    }
+
+    @Test func pathValuesArePercentEncodedButTheStyleDelimitersAreNot() throws {
+        func path(_ value: JSON, _ style: ParameterStyle = .simple, explode: Bool = false, name: String = "id") throws -> String {
+            try ParameterSerializer.pathText(name: name, value: value, style: style, explode: explode)
+        }
+        #expect(try path("a/b?c#d%e f") == "a%2Fb%3Fc%23d%25e%20f")
+        #expect(try path("é€") == "%C3%A9%E2%82%AC")
+        #expect(try path("-._~AZaz09") == "-._~AZaz09")
+        #expect(try path(";=,.&+") == "%3B%3D%2C.%26%2B")
+        #expect(try path(["a,b", "c/d"]) == "a%2Cb,c%2Fd")
+        #expect(try path(["k=y": "v;w"], .matrix, explode: true) == ";k%3Dy=v%3Bw")
+        #expect(try path("x y", .matrix, name: "a b") == ";a%20b=x%20y")
+        #expect(try path(["a.b", "c"], .label, explode: true) == ".a.b.c")
+    }
+
+    @Test func scalarsAreWrittenAsJSONWritesThem() throws {
+        func simple(_ value: JSON) throws -> String {
+            try ParameterSerializer.pathText(name: "n", value: value, style: .simple, explode: false)
+        }
+        #expect(try simple(7) == "7")
+        #expect(try simple(.int(-9_223_372_036_854_775_808)) == "-9223372036854775808")
+        #expect(try simple(1.5) == "1.5")
+        #expect(try simple(.number("18446744073709551616")) == "18446744073709551616")
+        #expect(try simple(true) == "true")
+        #expect(try simple([false, nil, 2.0]) == "false,,2")
+        #expect(Self.rendered(try ParameterSerializer.queryPairs(name: "q", value: "a&b=c", style: .form, explode: true)) == "q=a&b=c")
+    }
+
+    @Test func whatNoStyleCanWriteIsRefusedNamingTheParameter() {
+        func refusal(_ body: () throws -> Void) -> String? {
+            do {
+                try body()
+                return nil
+            } catch {
+                if case .invalidRequest(let message)? = error as? NetworkError { return message }
+                return "not invalidRequest: \(error)"
+            }
+        }
+        #expect(refusal { _ = try ParameterSerializer.pathText(name: "ids", value: [[1]], style: .simple, explode: false) }
+            == "parameter 'ids': item 0 is an array; no parameter style serializes an array or object nested in another")
+        #expect(refusal { _ = try ParameterSerializer.queryPairs(name: "f", value: ["a": ["b": 1]], style: .deepObject, explode: true) }
+            == "parameter 'f': property 'a' is an object; no parameter style serializes an array or object nested in another")
+        #expect(refusal { _ = try ParameterSerializer.queryPairs(name: "f", value: [1], style: .deepObject, explode: true) }
+            == "parameter 'f': style deepObject needs an object, not an array")
+        #expect(refusal { _ = try ParameterSerializer.queryPairs(name: "f", value: ["a": 1], style: .pipeDelimited, explode: true) }?
+            .hasPrefix("parameter 'f': style 'pipeDelimited' cannot explode an object") == true)
+        #expect(refusal { _ = try ParameterSerializer.pathText(name: "p", value: 1, style: .form, explode: true) }?
+            .hasPrefix("parameter 'p': style 'form' is not one a path parameter can have") == true)
+        #expect(refusal { _ = try ParameterSerializer.queryPairs(name: "q", value: 1, style: .label, explode: true) }?
+            .hasPrefix("parameter 'q': style 'label' is not one a query parameter can have") == true)
+        #expect(refusal { _ = try ParameterSerializer.headerText(name: "X-Trace", value: "a\r\nInjected: 1", explode: false) }
+            == "parameter 'X-Trace': a header cannot contain CR, LF or NUL")
+        #expect(refusal { _ = try ParameterSerializer.headerText(name: "X-Trace", value: ["a\u{0}"], explode: false) } != nil)
+        #expect(refusal { _ = try ParameterSerializer.cookiePairs(name: "sid", value: "a; admin=1", explode: true) }
+            == "parameter 'sid': a cookie cannot contain ';'")
+        #expect(refusal { _ = try ParameterSerializer.cookiePairs(name: "sid", value: "a\nb", explode: true) }
+            == "parameter 'sid': a cookie cannot contain CR, LF or NUL")
+    }
+
+    @Test func stylesByLocationAndDefaultExplode() {
+        let allowed = ["path": ["matrix", "label", "simple"], "query": ["form", "spaceDelimited", "pipeDelimited", "deepObject"],
+                       "header": ["simple"], "cookie": ["form"], "body": []]
+        for (location, styles) in allowed {
+            for style in ParameterStyle.allCases {
+                #expect(ParameterSerializer.allows(style, in: location) == styles.contains(style.rawValue), "\(style) in \(location)")
+            }
+        }
+        #expect(ParameterStyle.allCases.filter { ParameterSerializer.defaultExplode(for: $0) } == [.form])
+        #expect(Self.rendered(try! ParameterSerializer.queryPairs(name: "f", value: ["a": 1], style: .deepObject, explode: false)) == "f[a]=1")
+        #expect(try! ParameterSerializer.queryPairs(name: "f", value: nil, style: .deepObject, explode: true).isEmpty)
+        #expect(Self.rendered(try! ParameterSerializer.queryPairs(name: "t", value: [], style: .form, explode: true)) == "")
+        #expect(Self.rendered(try! ParameterSerializer.queryPairs(name: "t", value: [], style: .form, explode: false)) == "t=")
+    }
+}
