@@ -117,6 +117,8 @@ import Testing
         #expect(violation("abc", ["pattern": "^[a-z]+$"]) == nil)
         #expect(violation("ab1", ["pattern": "^[a-z]+$"])?.message == "must match the pattern '^[a-z]+$'")
         #expect(violation("abc", ["pattern": "(unclosed"]) == nil)
+        #expect(violation("e\u{301}", ["pattern": "^.$"])?.message == "must match the pattern '^.$'")
+        #expect(violation("e\u{301}", ["pattern": "^..$"]) == nil)
         #expect(violation(["x-1": 1], ["patternProperties": ["(": ["type": "string"]]]) == nil)
     }
 

@@ -82,7 +82,7 @@ extension SchemaRun {
             return SchemaViolation(pointer: pointer, message: "must be at most \(Self.count(maximum, "character")) long")
         }
         // A pattern Swift's Regex cannot compile is ignored: it is the document's fault.
-        if let pattern = keywords["pattern"]?.stringValue, let regex = try? Regex(pattern),
+        if let pattern = keywords["pattern"]?.stringValue, let regex = Self.regex(pattern),
             !Self.matches(regex, string)
         {
             return SchemaViolation(pointer: pointer, message: "must match the pattern '\(pattern.escapedForMessage)'")
@@ -141,7 +141,7 @@ extension SchemaRun {
         }
         let patterns = keywords["patternProperties"]?.objectValue ?? JSONObject()
         let compiled: [(Regex<AnyRegexOutput>, JSON)] = patterns.compactMap { member in
-            (try? Regex(member.key)).map { ($0, member.value) }
+            Self.regex(member.key).map { ($0, member.value) }
         }
         let additional = keywords["additionalProperties"]
         for member in object {
@@ -175,6 +175,13 @@ extension SchemaRun {
             node = target
         }
         return false
+    }
+
+    /// `pattern` compiled to match code points as ECMA-262 patterns do (Swift's default
+    /// is grapheme clusters, where "." would take "e" and its combining accent together);
+    /// nil when Swift cannot compile it.
+    static func regex(_ pattern: String) -> Regex<AnyRegexOutput>? {
+        (try? Regex(pattern))?.matchingSemantics(.unicodeScalar)
     }
 
     /// Whether `regex` matches anywhere in `text` (JSON Schema patterns are not anchored);
