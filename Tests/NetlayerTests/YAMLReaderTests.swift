@@ -192,5 +192,7 @@ import Testing
         let fromJSON = try JSONParser.parse(json)
         #expect(fromYAML == fromJSON)
         #expect(fromYAML["paths"]?["/pet/{petId}"]?["get"]?["operationId"] == "getPetById")
+        // JSON is YAML too: the JSON text read as YAML is the same value.
+        #expect(try YAMLReader.parse(json, what: "petstore-openapi.json") == fromJSON)
     }
 }
