@@ -40,9 +40,16 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libyaml reads YAML OpenAPI documents: a system library rather than Yams or
+        // OpenAPIKit, so that the C library's build resolves no Swift package.
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
         .target(
             name: "Netlayer",
-            dependencies: ["CCurl"]
+            dependencies: ["CCurl", "CYAML"]
         ),
         .target(
             name: "NetlayerC",
