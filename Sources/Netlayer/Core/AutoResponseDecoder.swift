@@ -51,6 +51,9 @@ public struct AutoResponseDecoder: ResponseDecoder {
 
     /// `decoder` itself, or for an `AutoResponseDecoder` the one it chooses for `response`.
     public static func resolve(_ decoder: any ResponseDecoder, for response: HTTPResponse) -> any ResponseDecoder {
+        if type(of: decoder) == SchemaCheckedResponseDecoder.self, let choice = choice(for: response) {
+            return (decoder as! SchemaCheckedResponseDecoder).resolved(for: choice)
+        }
         guard type(of: decoder) == AutoResponseDecoder.self, let choice = choice(for: response) else { return decoder }
         return Self.decoder(for: choice)
     }

@@ -22,6 +22,9 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         public var makeJSONDecoder: (@Sendable () -> JSONDecoder)?
         /// Named endpoints: endpoint documents `call(_:params:)` sends by name.
         public var namedEndpoints = JSONObject()
+        /// An OpenAPI document whose operations are named endpoints too (the named
+        /// endpoints above win over an operation of the same name).
+        public var openAPI: OpenAPIConfig?
         /// Rules a stub transport answers from, instead of the network (nil: the network).
         public var stubRules: [StubSessionManager.Rule]?
         /// Record every exchange into a cassette, or answer from one (nil: neither).
@@ -110,6 +113,12 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
 
     /// The config's named endpoints, as documents.
     package var namedEndpoints: JSONObject { parts.namedEndpoints }
+
+    /// The config's OpenAPI document and its settings.
+    package var openAPI: OpenAPIConfig? { parts.openAPI }
+
+    /// Whether the client has a base URL (else paths must be full URLs).
+    package var hasBaseURL: Bool { !parts.config.baseURL.isEmpty }
 
     /// How `send` decodes JSON into `Decodable` types, when an endpoint does not say.
     package var makeJSONDecoder: (@Sendable () -> JSONDecoder)? { parts.makeJSONDecoder }

@@ -21,6 +21,10 @@ public struct RequestResult: Sendable {
            let choice = AutoResponseDecoder.choice(for: response) {
             decoderChoice = choice
             decoder = AutoResponseDecoder.decoder(for: choice)
+        } else if type(of: decoder) == SchemaCheckedResponseDecoder.self, case .success(let response) = outcome.result,
+                  let choice = AutoResponseDecoder.choice(for: response) {
+            decoderChoice = choice
+            decoder = (decoder as! SchemaCheckedResponseDecoder).resolved(for: choice)
         }
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
         if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {

@@ -16,6 +16,8 @@ public struct ConfigDocument: Sendable {
     package var cassette: CassetteDocument?
     /// Named endpoints, kept as documents so `nl_call` can merge an overlay first.
     package var endpoints = JSONObject()
+    /// The `openapi` document, its credentials and settings.
+    package var openAPI: OpenAPIConfig?
     package var errorRules: [RuleBasedErrorResolver.Rule] = []
     /// `log.level`, else `NETLAYER_LOG`, else off.
     package var logLevel = LogLevel.environmentDefault
@@ -31,7 +33,7 @@ public struct ConfigDocument: Sendable {
         "maxRedirects", "maxResponseBytes", "maxConcurrent", "compression", "userAgent", "proxy", "tls", "auth", "cookies", "endpoints",
         "retry", "deadline", "errorResolver", "log", "cache",
         "maxStreamItemBytes", "maxDownloadBytes", "httpVersion", "unixSocket", "resolve", "interface", "adaptMayChangeOrigin", "stub",
-        "cassette",
+        "cassette", "openapi",
     ]
     static let unsupportedKeys: Set<String> = []
 
@@ -151,6 +153,13 @@ public struct ConfigDocument: Sendable {
             }
         }
 
+        if let openAPI = doc.value("openapi") {
+            let config = try OpenAPIConfig(openAPI)
+            // An API key is a secret wherever it goes, like Authorization.
+            redactedHeaders.formUnion(config.secretNames.headers)
+            redactedQuery.formUnion(config.secretNames.query)
+            self.openAPI = config
+        }
         // Headers the config marks secret stay with their origin, like Authorization.
         network.requestOptions.secretHeaders = redactedHeaders.subtracting(["set-cookie"])
         if !options.tls.verify { tlsVerifyOff = true }

@@ -11,6 +11,7 @@ extension ConfigDocument {
         parts.cassette = cassette?.clientMode(redaction: CassetteRedaction(headers: redactedHeaders,
                                                                            queryNames: redactedQuery))
         parts.namedEndpoints = endpoints
+        parts.openAPI = openAPI
         parts.errorResolver = RuleBasedErrorResolver(rules: errorRules)
         parts.logger = NetworkLogger(level: logLevel, redactedHeaders: redactedHeaders, redactedQuery: redactedQuery,
                                      sink: log)

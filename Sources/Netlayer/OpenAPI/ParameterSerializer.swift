@@ -73,18 +73,39 @@ package enum ParameterSerializer {
     }
 
     /// Cookie pairs (style form): an exploded array gives repeated pairs, an exploded
-    /// object one pair per property; otherwise one pair, "a,b,c" or "R,100,G,200". CR, LF,
-    /// NUL and `;` are refused: they would end the header or the cookie.
+    /// object one pair per property; otherwise one pair, "a,b,c" or "R,100,G,200".
+    /// Values are percent-encoded outside RFC 6265's cookie octets (the comma of the
+    /// style kept), so `;`, spaces and quotes cannot end the cookie; a name holding CR,
+    /// LF, NUL, `;` or `=` is refused.
     package static func cookiePairs(name: String, value: JSON, explode: Bool) throws(NetworkError) -> [(String, String)] {
         let pairs = formPairs(name: name, try Shape(name: name, value: value), explode: explode)
+        var encoded: [(String, String)] = []
         for (key, text) in pairs {
-            try refuseLineBreaks(key + text, in: name, for: "a cookie")
-            if (key + text).contains(";") {
-                throw .invalidRequest("parameter '\(name.escapedForMessage)': a cookie cannot contain ';'")
+            try refuseLineBreaks(key, in: name, for: "a cookie")
+            if key.contains(";") || key.contains("=") || key.contains(" ") {
+                throw .invalidRequest("parameter '\(name.escapedForMessage)': a cookie name cannot contain ';', '=' or a space")
+            }
+            encoded.append((key, cookieText(text)))
+        }
+        return encoded
+    }
+
+    /// `text` with every byte outside RFC 6265's cookie-octet (and the comma) as %XX.
+    private static func cookieText(_ text: String) -> String {
+        var out: [UInt8] = []
+        for b in text.utf8 {
+            let octet = b == 0x21 || (0x23...0x2C).contains(b) || (0x2D...0x3A).contains(b)
+                || (0x3C...0x5B).contains(b) || (0x5D...0x7E).contains(b)
+            if octet && b != UInt8(ascii: "%") {
+                out.append(b)
+            } else {
+                out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
             }
         }
-        return pairs
+        return String(decoding: out, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// The default `explode` for a style: true only for form.
     package static func defaultExplode(for style: ParameterStyle) -> Bool {
