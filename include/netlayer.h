@@ -109,6 +109,11 @@ NL_EXTERN char *nl_request(nl_client *client, const char *endpoint_json);
  * (an endpoint document, all keys optional, plus "params" to fill the
  * {placeholders} of the path) merged over it, and waits for it.
  *
+ * A name the config's "endpoints" do not have is looked up among the operations
+ * of its "openapi" document: then "params" are the operation's parameters (path,
+ * query, header, cookie) and "body" its request body, checked against the
+ * document before anything is sent (docs/documents.md, "OpenAPI operations").
+ *
  * @param name          borrowed; an unknown name is "invalid_request".
  * @param overlay_json  borrowed; NULL means "{}".
  * @return a result document the caller frees with nl_free(); NULL only when
@@ -141,6 +146,19 @@ NL_EXTERN const char *nl_request_borrowed(nl_client *client, const char *endpoin
  * Threads: as nl_request().
  */
 NL_EXTERN const char *nl_call_borrowed(nl_client *client, const char *name, const char *overlay_json);
+
+/**
+ * Lists what nl_call() can call: the config's named endpoints, then the
+ * operations of its "openapi" document, as
+ * `{"operations": [{"name", "method", "path", "source", "params", "body", ...}]}`
+ * (docs/documents.md, "Discovery").
+ *
+ * @param client  the client; NULL yields an "invalid_request" failure document.
+ * @return a JSON document the caller frees with nl_free(); NULL only when
+ *         memory is exhausted.
+ * Threads: any thread, also inside a callback; the list never changes.
+ */
+NL_EXTERN char *nl_client_operations(nl_client *client);
 
 /**
  * Runs a JSON array of endpoint documents concurrently (at most the config's

@@ -42,7 +42,16 @@ final class ClientHandle: Sendable, ForkParticipant {
     /// (a new one when nil).
     func prepare(_ document: JSON, id: UInt64? = nil, callbacks: RequestCallbacks? = nil) -> Prepared {
         do {
-            var parsed = try EndpointDocument(document)  // changed in place: one copy of the endpoint
+            return prepare(parsed: try EndpointDocument(document), id: id, callbacks: callbacks)
+        } catch {
+            return .failed(ResultDocument.failure(.networkFailure(error)))
+        }
+    }
+
+    /// The request of an endpoint document already read (`nl_call`'s named endpoint).
+    func prepare(parsed document: consuming EndpointDocument, id: UInt64? = nil, callbacks: RequestCallbacks? = nil) -> Prepared {
+        do {
+            var parsed = document  // changed in place: one copy of the endpoint
             let id = id ?? client.newID()
             let hooks = self.hooks
             if parsed.wantsProgress {

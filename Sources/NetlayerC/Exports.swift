@@ -76,17 +76,11 @@ private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePoint
     return handle.perform(handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document"))
 }
 
-/// The endpoint document `nl_call(name, overlay)` performs, or the failure document.
+/// The endpoint `nl_call(name, overlay)` performs, or the failure.
 private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?,
-                           _ overlayJSON: UnsafePointer<CChar>?) -> Result<JSON, NetworkError> {
+                           _ overlayJSON: UnsafePointer<CChar>?) -> Result<EndpointDocument, NetworkError> {
     guard let name else { return .failure(.invalidRequest("endpoint name is NULL")) }
     let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
-    let named: JSON
-    do {
-        named = try handle.client.namedEndpoint(nameText)
-    } catch {
-        return .failure(error)
-    }
     let overlay: JSON
     do {
         overlay = try overlayJSON.map { try JSONParser.parse(CString.bytes($0)) } ?? .object(JSONObject())
@@ -94,7 +88,7 @@ private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?
         return .failure(.invalidRequest("overlay is not valid JSON: \(error)"))
     }
     do {
-        return .success(try EndpointDocument.merged(named: named, overlay: overlay))
+        return .success(try handle.client.namedEndpointDocument(nameText, overlay: overlay))
     } catch {
         return .failure(error)
     }
@@ -118,7 +112,7 @@ private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
     guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
     if handle.client.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
     switch namedEndpoint(handle, name, overlayJSON) {
-    case .success(let document): return handle.perform(handle.prepare(document))
+    case .success(let document): return handle.perform(handle.prepare(parsed: document))
     case .failure(let error): return ResultDocument.failure(.networkFailure(error))
     }
 }
@@ -169,7 +163,7 @@ public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
     let id = handle.client.newID()
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
-    case .success(let document): prepared = handle.prepare(document, id: id)
+    case .success(let document): prepared = handle.prepare(parsed: document, id: id)
     case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
     }
     handle.start(prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
@@ -195,7 +189,7 @@ public func nl_call_start(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
     let id = handle.client.newID()
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
-    case .success(let document): prepared = handle.prepare(document, id: id, callbacks: callbacks)
+    case .success(let document): prepared = handle.prepare(parsed: document, id: id, callbacks: callbacks)
     case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
     }
     handle.start(prepared, id: id, notify: callbacks.complete)
@@ -260,4 +254,10 @@ public func nl_thread_set_interrupt_fd(_ fd: Int32) -> Int32 {
 @_cdecl("nl_free")
 public func nl_free(_ pointer: UnsafeMutableRawPointer?) {
     free(pointer)
+}
+
+@_cdecl("nl_client_operations")
+public func nl_client_operations(_ client: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
+    return output(JSONWriter.serialize(.object(["operations": .array(handle.client.operations)])))
 }

@@ -39,6 +39,10 @@ Endpoints (any method unless noted):
                              returns {"token": new}
        /error-json/<status>?message=M
                              that status with {"error":{"message":M}}
+       /petstore/...         the Swagger Petstore's answers for the OpenAPI tests:
+                             GET /petstore/pet/<id> a Pet (id 666: one that breaks
+                             the Pet schema), GET /petstore/pet/findByStatus a list
+                             of Pets; any other request the /echo description
 """
 
 import argparse
@@ -360,6 +364,9 @@ class Handler(BaseHTTPRequestHandler):
 
         if segs and segs[0] == "echo":
             return self._echo(parts, body)
+
+        if segs and segs[0] == "petstore":
+            return self._petstore(segs[1:], parts, body)
 
         if len(segs) == 2 and segs[0] == "status":
             try:
@@ -709,6 +716,17 @@ class Handler(BaseHTTPRequestHandler):
             "connection": self.conn_id,
         }
         return self._send_json(200, doc)
+
+    def _petstore(self, segs, parts, body):
+        if self.command == "GET" and segs == ["pet", "findByStatus"]:
+            status = (parse_qs(parts.query).get("status") or ["available"])[0]
+            return self._send_json(200, [{"id": 1, "name": "doggie", "photoUrls": [], "status": status}])
+        if self.command == "GET" and len(segs) == 2 and segs[0] == "pet" and segs[1].isdigit():
+            if segs[1] == "666":
+                return self._send_json(200, {"id": "six", "name": "imp", "photoUrls": []})
+            return self._send_json(200, {"id": int(segs[1]), "name": "doggie", "category": {"id": 1, "name": "Dogs"},
+                                         "photoUrls": ["https://example.com/d.png"], "tags": [], "status": "available"})
+        return self._echo(parts, body)
 
     def _movies(self, segs, method, body):
         if len(segs) == 1:
