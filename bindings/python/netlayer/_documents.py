@@ -93,6 +93,7 @@ CONFIG = _Object({
     "tls": _Object(_plain("verify", "caFile", "pinnedPublicKey", "certFile", "keyFile", "keyPassword")),
     "cookies": _Object(_plain("enabled", "file", "save")),
     "cassette": _Object(_plain("file", "mode")),
+    "openapi": _Object(_plain("file", "document", "credentials", "validateResponses")),
     "stub": _ListOf(_Object(_plain("path", "method", "status", "headers", "body", "bodyBase64",
                                    "delay", "error"))),
     "endpoints": _MapOf(ENDPOINT),

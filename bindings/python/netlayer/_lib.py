@@ -95,6 +95,10 @@ lib.nl_request_borrowed.restype = ctypes.c_char_p
 lib.nl_call_borrowed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
 lib.nl_call_borrowed.restype = ctypes.c_char_p
 
+# char *nl_client_operations(nl_client *client);
+lib.nl_client_operations.argtypes = [ctypes.c_void_p]
+lib.nl_client_operations.restype = OwnedString
+
 # char *nl_request_batch(nl_client *client, const char *endpoints_json_array);
 lib.nl_request_batch.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 lib.nl_request_batch.restype = OwnedString

@@ -105,7 +105,9 @@ class SyncMixin(ClientBase):
 
     def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Unpack[EndpointOptions]) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
-        ``params`` filling the ``{placeholders}`` of its path."""
+        ``params`` filling the ``{placeholders}`` of its path; for an operation of the
+        config's ``openapi`` document, ``params`` are its parameters and ``json=`` (or
+        ``body=``) its request body, checked against the document before sending."""
         document = _overlay(params, overlay)
         if "on_progress" in document:
             return self._perform_started(document, name)
@@ -117,6 +119,15 @@ class SyncMixin(ClientBase):
         if raw is None:
             raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)
+
+    def operations(self) -> List[Dict[str, Any]]:
+        """What ``call`` can call (nl_client_operations): the config's named endpoints,
+        then the operations of its ``openapi`` document, each a dict with ``name``,
+        ``method``, ``path``, ``source`` (``"endpoints"`` or ``"openapi"``), ``params``
+        (each ``name``, ``in``, ``required``, ``schema``) and ``body``."""
+        with self._using() as handle:
+            raw = take_string(lib.nl_client_operations(handle))
+        return list(_json.loads(raw)["operations"])
 
     def batch(self, endpoints: Sequence[Endpoint]) -> List[Union[Response, Error]]:
         """Runs endpoint documents concurrently (nl_request_batch); returns, in input
@@ -164,4 +175,4 @@ class SyncMixin(ClientBase):
 
 
 HOLDING_CODES.update(method.__code__ for method in (
-    SyncMixin._perform, SyncMixin._perform_started, SyncMixin.call, SyncMixin.batch))
+    SyncMixin._perform, SyncMixin._perform_started, SyncMixin.call, SyncMixin.batch, SyncMixin.operations))

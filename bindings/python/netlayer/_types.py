@@ -90,6 +90,17 @@ class CassetteDocument(TypedDict):
     mode: Literal["record", "replay"]
 
 
+class OpenAPIConfig(TypedDict, total=False):
+    """The config's ``openapi`` in its object form: the document (``file`` or
+    ``document``), credentials per security scheme, and response checking."""
+
+    file: str
+    document: Union[str, Mapping[str, Any]]
+    credentials: Mapping[str, Union[str, Mapping[str, str]]]
+    validateResponses: bool
+    validate_responses: bool
+
+
 class ConfigKeys(TypedDict, total=False):
     """Keywords of ``Client(...)``: the config document's keys."""
 
@@ -132,6 +143,7 @@ class ConfigKeys(TypedDict, total=False):
     adapt_may_change_origin: bool
     stub: Sequence[Mapping[str, Any]]
     cassette: CassetteDocument
+    openapi: Union[str, OpenAPIConfig]
     endpoints: Mapping[str, Mapping[str, Any]]
     retry: Mapping[str, Any]
     deadline: float

@@ -1,0 +1,194 @@
+"""The config's ``openapi`` key from Python: every operation of the published Swagger
+Petstore 3 document called against the test server with arguments generated from its
+own schemas, wrong arguments named with nothing sent, credentials filled in and kept out
+of logs, discovery, and a large real API description (OpenAI's, 3.4 MB) loaded."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator
+from urllib.parse import quote
+
+import pytest
+
+import netlayer
+
+SPECS = Path(__file__).resolve().parents[3] / "Tests" / "openapi"
+PETSTORE_YAML = SPECS / "petstore-openapi.yaml"
+#: The same document as PyYAML reads it: the test resolves its schemas from this.
+PETSTORE = json.loads((SPECS / "petstore-openapi.json").read_text())
+
+
+@pytest.fixture
+def petstore(base_url: str) -> Iterator[netlayer.Client]:
+    config = {"base_url": base_url + "petstore/",
+              "openapi": {"file": str(PETSTORE_YAML),
+                          "credentials": {"api_key": "k-123", "petstore_auth": "tok-9"}}}
+    with netlayer.Client(config, timeout=10) as client:
+        yield client
+
+
+def _resolve(schema: Dict[str, Any]) -> Dict[str, Any]:
+    while "$ref" in schema:
+        node: Any = PETSTORE
+        for token in schema["$ref"].lstrip("#/").split("/"):
+            node = node[token]
+        schema = node
+    return schema
+
+
+def _sample(schema: Dict[str, Any]) -> Any:
+    """A value the schema accepts, built from the schema alone."""
+    schema = _resolve(schema)
+    if "enum" in schema:
+        return schema["enum"][-1]
+    kind = schema.get("type", "object")
+    if kind == "integer":
+        return 7
+    if kind == "number":
+        return 1.5
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        return "x y/z" if schema.get("format") != "binary" else "AAEC"
+    if kind == "array":
+        return [_sample(schema.get("items", {}))]
+    return {name: _sample(sub) for name, sub in schema.get("properties", {}).items()}
+
+
+def test_every_petstore_operation_is_callable(petstore: netlayer.Client) -> None:
+    operations = [op for op in petstore.operations() if op["source"] == "openapi"]
+    assert len(operations) == 19
+    for op in operations:
+        params = {p["name"]: _sample(p["schema"]) for p in op["params"]}
+        keys: Dict[str, Any] = {}
+        if op["body"] is not None:
+            keys["body"] = _sample(op["body"]["schema"])
+        response = petstore.call(op["name"], params, **keys)
+        assert response.status == 200, op["name"]
+        expected_path = "/petstore" + re.sub(r"\{([^}]+)\}", lambda m: quote(str(params[m.group(1)]), safe=""), op["path"])
+        value = response.value
+        if isinstance(value, dict) and "method" in value:  # the echo: what went on the wire
+            assert value["method"] == op["method"], op["name"]
+            assert value["path"] == expected_path, op["name"]
+            for p in op["params"]:
+                if p["in"] == "query":
+                    assert p["name"] in value["args"], (op["name"], p["name"])
+                if p["in"] == "header":
+                    assert value["headers"][p["name"].lower()] == str(params[p["name"]])
+            if op["body"] is not None:
+                assert value["bodyLength"] > 0, op["name"]
+
+
+def test_get_pet_by_id(petstore: netlayer.Client) -> None:
+    pet = petstore.call("getPetById", {"petId": 7}).json()
+    assert pet["id"] == 7 and pet["name"] == "doggie"
+    listed = petstore.call("findPetsByStatus", {"status": "sold"}).value
+    assert listed[0]["status"] == "sold"
+
+
+def _requests_seen(base_url: str) -> int:
+    with netlayer.Client(base_url) as client:
+        return int(client.get("stats").value["requests"])
+
+
+@pytest.mark.parametrize(("name", "params", "body", "named"), [
+    ("getPetById", {}, None, "'petId'"),
+    ("getPetById", {"petId": "7"}, None, "parameter 'petId'"),
+    ("getPetById", {"pet_id": 7}, None, "did you mean 'petId'?"),
+    ("findPetsByStatus", {"status": "asleep"}, None, "parameter 'status'"),
+    ("findPetsByTags", {"tags": "one"}, None, "parameter 'tags'"),
+    ("addPet", {}, {"name": "rex"}, "photoUrls"),
+    ("addPet", {}, {"name": "rex", "photoUrls": [], "tags": [{"id": "t"}]}, "'/tags/0/id'"),
+    ("placeOrder", {}, {"quantity": "two"}, "'/quantity'"),
+    ("createUsersWithListInput", {}, [{"id": 1}, {"userStatus": "x"}], "'/1/userStatus'"),
+])
+def test_wrong_arguments_fail_before_anything_is_sent(
+        petstore: netlayer.Client, base_url: str, name: str, params: Dict[str, Any], body: Any, named: str) -> None:
+    before = _requests_seen(base_url)
+    keys: Dict[str, Any] = {} if body is None else {"json": body}
+    with pytest.raises(netlayer.InvalidRequestError) as failure:
+        petstore.call(name, params, **keys)
+    assert named in str(failure.value)
+    assert _requests_seen(base_url) == before + 1  # only the /stats call itself
+
+
+def test_responses_are_checked_when_asked(base_url: str) -> None:
+    config = {"baseURL": base_url + "petstore/", "openapi": {"file": str(PETSTORE_YAML), "validate_responses": True}}
+    with netlayer.Client(config) as client:
+        assert client.call("getPetById", {"petId": 1}).value["id"] == 1
+        with pytest.raises(netlayer.ParsingError) as failure:
+            client.call("getPetById", {"petId": 666})
+        assert "'/id'" in str(failure.value)
+
+
+def test_api_keys_are_redacted_in_logs(base_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    config = {"baseURL": base_url + "petstore/", "log": {"level": "debug"},
+              "openapi": {"file": str(PETSTORE_YAML), "credentials": {"api_key": "canary-3f9"}}}
+    with caplog.at_level(logging.DEBUG, logger="netlayer"):
+        with netlayer.Client(config) as client:
+            echo = client.call("getInventory").value
+    assert echo["headers"]["api_key"] == "canary-3f9"
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "getInventory" in logged or "/store/inventory" in logged
+    assert "canary-3f9" not in logged
+    assert "<redacted>" in logged  # the header was logged, without its value
+
+
+def test_the_config_names_what_is_wrong(base_url: str) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match="did you mean 'petstore_auth'"):
+        netlayer.Client({"baseURL": base_url, "openapi": {"file": str(PETSTORE_YAML),
+                                                          "credentials": {"petstore_oauth": "t"}}})
+    with pytest.raises(netlayer.InvalidRequestError, match="must be .*username.*password"):
+        netlayer.Client({"baseURL": base_url, "openapi": {"document": {
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {},
+            "components": {"securitySchemes": {"basic": {"type": "http", "scheme": "basic"}}}},
+            "credentials": {"basic": "user:pass"}}})
+
+
+def test_basic_credentials_and_yaml_text(base_url: str) -> None:
+    document = """
+openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: /echo}]
+security: [{basic: []}]
+components:
+  securitySchemes:
+    basic: {type: http, scheme: basic}
+paths:
+  /things/{id}:
+    get:
+      operationId: getThing
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+        - {name: filter, in: query, style: deepObject, explode: true, schema: {type: object}}
+"""
+    config = {"baseURL": base_url, "openapi": {"document": document,
+                                               "credentials": {"basic": {"username": "u", "password": "p"}}}}
+    with netlayer.Client(config) as client:
+        echo = client.call("getThing", {"id": "a/b", "filter": {"colour": "red"}}).value
+    assert echo["path"] == "/echo/things/a%2Fb"
+    assert echo["args"] == {"filter[colour]": ["red"]}
+    assert echo["headers"]["authorization"] == "Basic dTpw"
+
+
+def test_a_large_real_api_description(base_url: str, tmp_path: Path) -> None:
+    spec = tmp_path / "openai-openapi.json"
+    spec.write_bytes(gzip.decompress((SPECS / "openai-openapi.json.gz").read_bytes()))
+    started = time.monotonic()
+    config = {"baseURL": base_url + "echo/", "openapi": {"file": str(spec), "credentials": {"ApiKeyAuth": "sk-canary"}}}
+    with netlayer.Client(config) as client:
+        loaded = time.monotonic() - started
+        names = {op["name"] for op in client.operations()}
+        assert len(names) >= 280 and "createChatCompletion" in names
+        echo = client.call("retrieveModel", {"model": "gpt-4o"}).value
+        assert echo["path"] == "/echo/models/gpt-4o"
+        assert echo["headers"]["authorization"] == "Bearer sk-canary"
+        with pytest.raises(netlayer.InvalidRequestError, match="createChatCompletion.*body"):
+            client.call("createChatCompletion", json={"model": "gpt-4o"})
+    assert loaded < 30, f"loading took {loaded:.1f} s"
