@@ -93,6 +93,10 @@ typedef struct run_options {
 int run_request(const char *config_json, const char *endpoint_json, const char *call_name,
                 const run_options *options);
 
+/* `netlayer ops`: prints what the config's named endpoints and OpenAPI operations
+ * are (the JSON document with --result); returns the exit status. */
+int list_operations(const char *config_json, const run_options *options);
+
 /* The exit status a result document stands for; see --help. */
 int exit_status_for(const jnode *result, int check_status);
 

@@ -21,7 +21,8 @@ static const char general_help[] =
     "usage: netlayer METHOD URL [ITEM...] [OPTIONS]     methods: get post put patch delete head options,\n"
     "                                                   or any method in capitals (PROPFIND)\n"
     "       netlayer URL [ITEM...] [OPTIONS]            GET, or POST when items give a body\n"
-    "       netlayer call NAME [key=value...] --config CONFIG.json [OPTIONS]\n"
+    "       netlayer call NAME [key=value...] [--body JSON] --config CONFIG.json [OPTIONS]\n"
+    "       netlayer ops --config CONFIG.json [--result]   what call can call (named endpoints, OpenAPI)\n"
     "       netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
     "       netlayer COMMAND --help | --version\n"
     "\n"
@@ -45,6 +46,7 @@ static const char general_help[] =
     "  --check-status    exit 4 for a 4xx status, 5 for a 5xx status (without it: print the body, exit 0)\n"
     "  -f, --form        send fields as application/x-www-form-urlencoded\n"
     "  --timeout SECONDS bound each attempt (default 30)\n"
+    "  --body JSON       call: the request body (JSON text, or @file.json), checked by an OpenAPI operation\n"
     "  --ignore-stdin    never read standard input as the body\n"
     "\n"
     "Exit status:\n"
@@ -59,6 +61,7 @@ static const char general_help[] =
     "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021\n"
     "  netlayer get http://127.0.0.1:8080/bytes/4096 --download data.bin\n"
     "  netlayer call movie id=2 --config api.json\n"
+    "  netlayer call getPetById petId:=7 --config petstore.json\n"
     "Environment: NETLAYER_LOG=debug|info|error|off sets the log level of configs without log.level.\n";
 
 static const char *command_help(const char *command) {
@@ -66,10 +69,20 @@ static const char *command_help(const char *command) {
         return "usage: netlayer call NAME [ITEM...] --config CONFIG.json [OPTIONS]\n"
                "Sends the config's named endpoint NAME. key=value and key:=json fill its {placeholders};\n"
                "name==value adds query parameters, Header:value headers, @file a body file.\n"
+               "For an operation of the config's OpenAPI document, key=value and key:=json are its\n"
+               "parameters and --body JSON (or --body @file.json) its body, checked before sending.\n"
                "Options as for every command (netlayer --help).\n"
                "Example:\n"
                "  netlayer call movie id=2 --config api.json\n"
                "  with api.json: {\"baseURL\": \"http://127.0.0.1:8080/\", \"endpoints\": {\"movie\": {\"path\": \"movies/{id}\"}}}\n";
+    if (strcmp(command, "ops") == 0)
+        return "usage: netlayer ops --config CONFIG.json [--result]\n"
+               "Lists what `netlayer call` can call: the config's named endpoints, then the operations of\n"
+               "its OpenAPI document (config key \"openapi\"), each with its parameters and body.\n"
+               "--result prints the list as JSON (nl_client_operations).\n"
+               "Example:\n"
+               "  netlayer ops --config petstore.json\n"
+               "  with petstore.json: {\"baseURL\": \"http://127.0.0.1:8080/\", \"openapi\": \"petstore.yaml\"}\n";
     if (strcmp(command, "request") == 0)
         return "usage: netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
                "Sends an endpoint document (docs/documents.md); - reads it from standard input.\n"
@@ -113,7 +126,7 @@ static size_t distance(const char *a, const char *b) {
 }
 
 static int unknown_command(const char *command) {
-    static const char *const commands[] = { "get", "post", "put", "patch", "delete", "head", "options", "call", "request" };
+    static const char *const commands[] = { "get", "post", "put", "patch", "delete", "head", "options", "call", "request", "ops" };
     size_t i;
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (distance(command, commands[i]) <= 2 && strlen(command) > 2) {
@@ -158,10 +171,10 @@ static char *config_text(const char *path, int verbose) {
 }
 
 int main(int argc, char **argv) {
-    enum { MODE_HTTP, MODE_CALL, MODE_REQUEST } mode = MODE_HTTP;
+    enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS } mode = MODE_HTTP;
     run_options run = { 0, 0, -1, 0, 0, NULL };
     request_spec spec = { NULL, NULL, 0, 0 };
-    const char *config_path = NULL, *target = NULL, *timeout = NULL, *command = argc > 1 ? argv[1] : "";
+    const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
     char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[128];
     int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0;
     buf endpoint = { 0 };
@@ -175,6 +188,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(command, "call") == 0) mode = MODE_CALL;
     else if (strcmp(command, "request") == 0) mode = MODE_REQUEST;
+    else if (strcmp(command, "ops") == 0) mode = MODE_OPS;
     else if (strstr(command, "://") || command[0] == ':') { target = command; }
     else {
         for (k = 0; k < sizeof http_methods / sizeof http_methods[0]; k++)
@@ -203,6 +217,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--check-status") == 0) run.check_status = 1;
         else if (strcmp(a, "-f") == 0 || strcmp(a, "--form") == 0) spec.form = 1;
         else if (strcmp(a, "--ignore-stdin") == 0) ignore_stdin = 1;
+        else if (strcmp(a, "--body") == 0 && mode == MODE_CALL) status = option_value(argc, argv, &i, &body);
         else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) status = option_value(argc, argv, &i, &run.download);
         else if (strcmp(a, "--timeout") == 0) {
             char *end;
@@ -214,6 +229,15 @@ int main(int argc, char **argv) {
     if (help) { fputs(mode == MODE_HTTP ? command_help("") : command_help(command), stdout); return 0; }
     if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
     if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = 1;
+    if (mode == MODE_OPS) {
+        if (target) return usage_error("ops takes no arguments, not '%s'", target);
+        if (!config_path) return usage_error("%s needs --config CONFIG.json", command);
+        config = config_text(config_path, run.verbose);
+        status = list_operations(config, &run);
+        free(config);
+        free(items);
+        return status;
+    }
     if (!target) return usage_error("%s needs a URL, a name or a document", mode == MODE_HTTP ? "the request" : command);
     if (mode == MODE_CALL && !config_path) return usage_error("call needs --config CONFIG.json (it holds %s)", target);
     if (mode == MODE_REQUEST && count) return usage_error("request takes one document, not '%s'", items[0]);
@@ -265,7 +289,21 @@ int main(int argc, char **argv) {
             if (isatty(STDERR_FILENO)) buf_puts(&endpoint, ",\"progress\":true");
             first = 0;
         } else if (mode == MODE_HTTP) buf_puts(&endpoint, ",\"acceptableStatus\":[[100,599]]");   /* --check-status decides */
-        if (timeout) buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout);
+        if (timeout) { buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout); first = 0; }
+        if (body) {
+            size_t size = 0;
+            char *text = body[0] == '@' ? read_whole(body + 1, &size) : NULL;
+            if (body[0] == '@' && !text) {
+                fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, strerror(errno));
+                free(config); free(endpoint.data); free(items);
+                return EXIT_USAGE;
+            }
+            /* Passed as written: the library names a body that is not JSON. */
+            buf_printf(&endpoint, "%s\"body\":", first ? "" : ",");
+            if (text) buf_add(&endpoint, text, size); else buf_puts(&endpoint, body);
+            free(text);
+            first = 0;
+        }
         buf_add(&endpoint, "}", 1);
     }
     status = run_request(config, endpoint.data, mode == MODE_CALL ? target : NULL, &run);
