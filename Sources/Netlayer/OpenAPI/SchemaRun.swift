@@ -7,12 +7,15 @@ struct SchemaRun {
     static let maxDepth = 200
 
     let document: JSON
+    /// The document's `$ref`s already resolved (`SchemaValidator.targets`).
+    let targets: [String: JSON]
     let direction: SchemaValidator.Direction
     private var activeRefs: [(ref: String, pointer: String)] = []
     private var depth = 0
 
-    init(document: JSON, direction: SchemaValidator.Direction) {
+    init(document: JSON, targets: [String: JSON] = [:], direction: SchemaValidator.Direction) {
         self.document = document
+        self.targets = targets
         self.direction = direction
     }
 
@@ -60,7 +63,7 @@ struct SchemaRun {
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(ref.escapedForMessage)' is not local to the document")
         }
-        guard let target = Self.resolve(ref, in: document) else {
+        guard let target = targets[ref] ?? Self.resolve(ref, in: document) else {
             return SchemaViolation(
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(ref.escapedForMessage)' points at nothing in the document")

@@ -15,12 +15,37 @@ package struct SchemaValidator: Sendable {
 
     /// The whole document, which `$ref`s resolve against.
     let document: JSON
+    /// Every local `$ref` of the document, resolved once: a large document's
+    /// `components` hold thousands of members, and a call's check follows dozens of refs.
+    let targets: [String: JSON]
 
     /// `document` is the whole OpenAPI document; `$ref`s such as
     /// "#/components/schemas/Pet" resolve against it (a JSON pointer, with `~0`/`~1`
     /// escapes and percent-decoding).
     package init(document: JSON) {
         self.document = document
+        var targets: [String: JSON] = [:]
+        var pending = [document]
+        while let node = pending.popLast() {
+            switch node {
+            case .object(let object):
+                for member in object {
+                    if member.key == "$ref", case .string(let ref) = member.value, targets[ref] == nil,
+                       let target = SchemaRun.resolve(ref, in: document) {
+                        targets[ref] = target
+                    } else if case .object = member.value {
+                        pending.append(member.value)
+                    } else if case .array = member.value {
+                        pending.append(member.value)
+                    }
+                }
+            case .array(let items):
+                pending.append(contentsOf: items.filter { $0.objectValue != nil || $0.arrayValue != nil })
+            default:
+                break
+            }
+        }
+        self.targets = targets
     }
 
     /// The first violation of `schema` by `value`, or nil when `value` conforms.
@@ -29,12 +54,12 @@ package struct SchemaValidator: Sendable {
     package func firstViolation(
         of value: JSON, against schema: JSON, at pointer: String = "", direction: Direction = .request
     ) -> SchemaViolation? {
-        var run = SchemaRun(document: document, direction: direction)
+        var run = SchemaRun(document: document, targets: targets, direction: direction)
         return run.check(value, against: schema, at: pointer)
     }
 
     /// The schema a local `$ref` points at, or nil when it is not local or leads nowhere.
     package func resolve(_ ref: String) -> JSON? {
-        SchemaRun.resolve(ref, in: document)
+        targets[ref] ?? SchemaRun.resolve(ref, in: document)
     }
 }
