@@ -24,7 +24,8 @@
 #   MEM_ROUNDS        rounds of memory runs in run_conc.sh (default 1)
 #   PY_ARGS           extra bench_http.py options, e.g. "--seq 1000 --conc 2000"
 #   RESULTS_DIR       where the results go (default: results/ next to this script)
-#   SUITES            which to run (default "seq conc python")
+#   SUITES            which to run (default "seq conc python"; "openapi" runs
+#                     run_openapi.sh too, which has no target of its own)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -66,6 +67,7 @@ for suite in $SUITES; do
         conc) N=$CONC_N "$here/run_conc.sh" || rc=$? ;;
         # shellcheck disable=SC2086  # PY_ARGS is a list of options
         python) "$root/bindings/python/benchmarks/run_bench.sh" --rounds "$ROUNDS" $PY_ARGS || rc=$? ;;
+        openapi) "$here/run_openapi.sh" || rc=$? ;;
         *) echo "run_all: unknown suite $suite" >&2; rc=2 ;;
     esac
     status+=("$suite=$rc:$(( $(date +%s) - t0 ))")
