@@ -124,6 +124,25 @@ import Testing
         #expect(fromJSON.operations.map(\.name) == document.operations.map(\.name))
     }
 
+    @Test func getPetByIdFromThePetstoreDocument() async throws {
+        struct Pet: Decodable, Sendable { let id: Int; let name: String }
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../openapi")
+        let config = try ConfigDocument(json: """
+            {"baseURL": "\(base)petstore/", "openapi": {"file": "\(folder.appendingPathComponent("petstore-openapi.yaml").path)",
+             "credentials": {"api_key": "k-1"}, "validateResponses": true}}
+            """)
+        let client = try NetlayerClient(config: config)
+        defer { _ = client.shutdown() }
+        let pet = try await client.call("getPetById", params: ["petId": 7], as: Pet.self).value
+        #expect(pet.id == 7 && pet.name == "doggie")
+        do {
+            _ = try await client.call("getPetById", params: ["petId": 666])
+            Issue.record("a Pet that breaks its schema was accepted")
+        } catch {
+            #expect(error.kind == .parsing && error.message.contains("'/id'"), "\(error.message)")
+        }
+    }
+
     @Test func brokenDocumentsAreRefusedWithTheirFault() {
         let cases: [(JSON, String)] = [
             (["swagger": "2.0"], "Swagger 2.0"),
