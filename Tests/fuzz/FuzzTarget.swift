@@ -1,4 +1,4 @@
-// libFuzzer entry point over Netlayer's JSON entry points. Built by Tests/fuzz/run.sh
+// libFuzzer entry point over Netlayer's JSON entry points and OpenAPI documents. Built by Tests/fuzz/run.sh
 // together with the Netlayer and NetlayerC sources as one module, so internal types
 // are reachable. The first byte picks the entry point; the rest is its input.
 
@@ -6,15 +6,26 @@
 public func netlayerFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 0 else { return 0 }
     let input = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    switch data[0] % 6 {
+    switch data[0] % 7 {
     case 0: fuzzConfig(input)
     case 1: fuzzEndpoint(input)
     case 2: fuzzDecoding(input)
     case 3: fuzzPathTemplate(input)
     case 4: fuzzStream(input)
+    case 5: fuzzOpenAPI(input)
     default: fuzzJSONRoundTrip(input)
     }
     return 0
+}
+
+/// OpenAPI documents as JSON or YAML text (libyaml's events, scalars, aliases, `$ref`s),
+/// then a call of each operation without arguments: its checks and serialization.
+private func fuzzOpenAPI(_ input: UnsafeBufferPointer<UInt8>) {
+    guard let document = try? OpenAPIDocument(text: input) else { return }
+    for operation in document.operations.prefix(8) {
+        _ = try? document.endpointDocument(for: operation, overlay: .object(["params": .object(JSONObject())]),
+                                           credentials: OpenAPICredentials(), hasBaseURL: true)
+    }
 }
 
 /// Config documents: parsing, validation, named endpoints.

@@ -22,7 +22,8 @@ if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer 
     echo "== building the fuzz target"
     swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
         -I "$root/Sources/CCurl" -Xcc -fmodule-map-file="$root/Sources/CCurl/module.modulemap" \
-        "$out/src/"*.swift -lcurl -o "$out/netlayer-fuzz" 2>&1 | grep -v "warning:" | grep -E "error|rror:" || true
+        -I "$root/Sources/CYAML" -Xcc -fmodule-map-file="$root/Sources/CYAML/module.modulemap" \
+        "$out/src/"*.swift -lcurl -lyaml -o "$out/netlayer-fuzz" 2>&1 | grep -v "warning:" | grep -E "error|rror:" || true
     [ -x "$out/netlayer-fuzz" ] || { echo "fuzz build failed" >&2; exit 1; }
 fi
 echo "== fuzzing for ${seconds}s (corpus: Tests/fuzz/corpus + build/fuzz/corpus)"
