@@ -180,7 +180,7 @@ public struct EndpointDocument: Sendable {
         var parts: [MultipartPart] = []
         for (i, item) in items.enumerated() {
             let part = try DocumentReader(item, context: "\(context) key 'multipart' part \(i)")
-            try part.checkKeys(known: ["name", "text", "file", "base64", "filename", "contentType"])
+            try part.checkKeys(known: multipartPartKeys)
             guard let name = try part.string("name") else {
                 throw .invalidRequest("\(part.context) needs 'name'")
             }
@@ -206,6 +206,22 @@ public struct EndpointDocument: Sendable {
         return parts
     }
 
+    /// The keys of a `multipart` part.
+    package static let multipartPartKeys: Set<String> = ["name", "text", "file", "base64", "filename", "contentType"]
+
+    /// Merges one overlay key over a named endpoint (or an OpenAPI operation's
+    /// document): it replaces, except the objects `headers`, `query` and `response`,
+    /// whose members merge.
+    package static func merge(_ member: JSONObject.Element, into merged: inout JSONObject) {
+        if ["headers", "query", "response"].contains(member.key),
+           case .object(let add) = member.value, case .object(var existing)? = merged[member.key] {
+            for m in add { existing[m.key] = m.value }
+            merged[member.key] = .object(existing)
+        } else {
+            merged[member.key] = member.value
+        }
+    }
+
     /// The named endpoint `base` with `overlay` merged over it: overlay keys replace,
     /// except the objects `headers`, `query` and `response`, whose members merge.
     /// `params` fills the path's placeholders.
@@ -222,13 +238,7 @@ public struct EndpointDocument: Sendable {
                 params = p
                 continue
             }
-            if ["headers", "query", "response"].contains(member.key),
-               case .object(let add) = member.value, case .object(var existing)? = merged[member.key] {
-                for m in add { existing[m.key] = m.value }
-                merged[member.key] = .object(existing)
-            } else {
-                merged[member.key] = member.value
-            }
+            merge(member, into: &merged)
         }
         let path = merged["path"]?.stringValue ?? ""
         merged["path"] = .string(try PathTemplate.render(path, params: params))

@@ -80,13 +80,7 @@ extension OpenAPIDocument {
         try addBody(call, operation: operation, to: &document)
 
         for member in call.object where member.key != "params" && member.key != "body" && member.key != "bodyEncoding" {
-            if ["headers", "query", "response"].contains(member.key), case .object(let add) = member.value,
-               case .object(var existing)? = document[member.key] {
-                for m in add { existing[m.key] = m.value }
-                document[member.key] = .object(existing)
-            } else {
-                document[member.key] = member.value
-            }
+            EndpointDocument.merge(member, into: &document)
         }
         return .object(document)
     }

@@ -127,8 +127,9 @@ public struct OpenAPIRequestBody: Sendable {
     /// Whether `value` is a multipart file part (`{"file": path}` or `{"base64": ...}`).
     static func isFilePart(_ value: JSON) -> Bool {
         guard case .object(let object) = value else { return false }
-        let allowed: Set<String> = ["file", "base64", "filename", "contentType"]
-        return (object["file"] != nil || object["base64"] != nil) && object.allSatisfy { allowed.contains($0.key) }
+        // A part without its name: the property's name is the part's.
+        return (object["file"] != nil || object["base64"] != nil)
+            && object.allSatisfy { $0.key != "name" && $0.key != "text" && EndpointDocument.multipartPartKeys.contains($0.key) }
     }
 
     private static func scalarText(_ value: JSON) -> String {
