@@ -110,7 +110,7 @@ def parse(text: str) -> Tuple[str, List[Group]]:
             for row in table.rows:
                 for column, cell in zip(table.header, row):
                     m = re.match(r"^(repeated|distinct) (req/s|CPU µs/req)$", column)
-                    if m and cell.strip():
+                    if m and cell.strip() not in ("", "–", "-"):  # "–": a kind not measured
                         group.add(row[0], m.group(1), "rps" if m.group(2) == "req/s" else "cpu", number(cell))
     for name, group in groups.items():
         if group.clients and len(names.get(name, [])) == len(group.clients):

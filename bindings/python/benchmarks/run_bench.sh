@@ -69,7 +69,7 @@ echo "nginx: $url"
 
 # The sequential reference: libcurl from C (benchmarks/seq_raw.c), built against the
 # same system libcurl.
-cc -O2 -Wall -o "$dir/seq_raw" "$root/benchmarks/seq_raw.c" -lcurl
+cc -O2 -Wall -I"$root/include" -o "$dir/seq_raw" "$root/benchmarks/seq_raw.c" -lcurl
 
 targets=()
 if [ -n "${TARGETS_OUT:-}" ]; then
