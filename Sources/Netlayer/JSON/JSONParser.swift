@@ -96,6 +96,7 @@ public struct JSONParser {
             index += 1
             return .object(object)
         }
+        object.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else {
@@ -126,6 +127,7 @@ public struct JSONParser {
             index += 1
             return .array(array)
         }
+        array.reserveCapacity(4)
         while true {
             skipWhitespace()
             array.append(try parseValue(depth: depth))
