@@ -69,6 +69,19 @@ class SyncMixin(ClientBase):
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys:
             return self._perform(_dumps_fast({"path": path, "method": "GET"}))
+        if len(endpoint_keys) == 1 and ("query" in endpoint_keys or "params" in endpoint_keys):
+            # get(path, params=...): the keywords are a fresh dict and a query needs no
+            # renaming, so it becomes the document as it is (what _method would build).
+            document: Dict[str, Any] = endpoint_keys  # type: ignore[assignment]
+            if "params" in document:
+                document["query"] = document.pop("params")
+            document["path"] = path
+            document["method"] = "GET"
+            try:
+                payload = _dumps_fast(document)
+            except TypeError:  # an integer beyond 64 bits
+                payload = _dumps(document)
+            return self._perform(payload)
         return self._send("GET", path, endpoint_keys)
 
     def post(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:

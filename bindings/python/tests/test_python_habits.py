@@ -43,6 +43,11 @@ def test_base_url_given_twice_is_a_clear_error(base_url: str) -> None:
 def test_params_is_the_query(client: netlayer.Client) -> None:
     echo = client.get("echo", params={"page": 2, "q": "a b"}).value
     assert echo["args"] == {"page": ["2"], "q": ["a b"]}
+    assert client.get("echo", query={"page": 3}).value["args"] == {"page": ["3"]}
+    big = 2**64 + 1  # beyond orjson: the exact encoder sends it
+    assert client.get("echo", params={"n": big}).value["args"] == {"n": [str(big)]}
+    with pytest.raises(netlayer.InvalidRequestError, match="query"):
+        client.get("echo", params=[("a", 1)])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="'params' and 'query' both given"):
         client.get("echo", params={"a": 1}, query={"b": 2})
 
