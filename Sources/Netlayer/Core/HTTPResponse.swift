@@ -11,11 +11,11 @@ public struct HTTPResponse: Sendable {
         _modify { yield &unique().statusCode }
     }
     public var headers: HTTPHeaders {
-        get { storage.headers }
+        _read { yield storage.headers }  // borrowed: reading one field copies nothing
         _modify { yield &unique().headers }
     }
     public var body: [UInt8] {
-        get { storage.body }
+        _read { yield storage.body }  // borrowed: reading one field copies nothing
         _modify { yield &unique().body }
     }
     /// Wall time in milliseconds, the redirects followed to get here included.
@@ -30,12 +30,12 @@ public struct HTTPResponse: Sendable {
     }
     /// The URL of the last request, after redirects.
     public var effectiveURL: String {
-        get { storage.effectiveURL }
+        _read { yield storage.effectiveURL }  // borrowed: reading one field copies nothing
         _modify { yield &unique().effectiveURL }
     }
     /// Where the body was saved, for a request with `downloadTo`.
     public var downloadedFile: String? {
-        get { storage.downloadedFile }
+        _read { yield storage.downloadedFile }  // borrowed: reading one field copies nothing
         _modify { yield &unique().downloadedFile }
     }
     /// Body bytes received (also when they went to a file or a stream).
@@ -55,7 +55,7 @@ public struct HTTPResponse: Sendable {
     }
     /// The HTTP version the response came in: "1.0", "1.1", "2" or "3" (nil when unknown).
     public var httpVersion: String? {
-        get { storage.httpVersion }
+        _read { yield storage.httpVersion }  // borrowed: reading one field copies nothing
         _modify { yield &unique().httpVersion }
     }
 

@@ -145,9 +145,12 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
         let token = DeferredCancellable()
         inFlight.withLock { $0[id] = token }
         let engine = self.engine
+        // The table, not the client, is captured: a weak reference to the client would
+        // give it a side table, after which every retain of it takes the slow path.
+        let inFlight = self.inFlight
         @Sendable func send() {
-            token.attach(engine.network.send(request, id: id) { [weak self] outcome in
-                self?.inFlight.withLock { _ = $0.removeValue(forKey: id) }
+            token.attach(engine.network.send(request, id: id) { outcome in
+                inFlight.withLock { _ = $0.removeValue(forKey: id) }
                 completion(RequestResult(outcome, request: request, decoder: decoder, dataTransfer: engine.dataTransfer))
             })
         }
