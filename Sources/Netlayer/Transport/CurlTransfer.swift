@@ -13,6 +13,9 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// The loop that runs this transfer; nil for a blocking transfer on a caller's
     /// thread, which notices a cancel through its progress callback instead.
     private(set) weak var loop: CurlEventLoop?
+    /// `loop == nil` at the start, read without loading the weak reference (each load
+    /// is a slow-path retain of the loop).
+    let isBlocking: Bool
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
@@ -55,6 +58,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
          completion: @escaping NetworkSessionManager.CompletionHandler) {
         self.request = request
         self.loop = loop
+        isBlocking = loop == nil
         self.share = share
         self.completion = completion
     }
@@ -128,7 +132,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let easy = handle.pointer
         self.easy = easy
         self.handle = handle
-        let reuse = handle.canReuse(for: request, blocking: loop == nil)
+        let reuse = handle.canReuse(for: request, blocking: isBlocking)
         if !reuse { handle.resetIfUsed() }
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -149,7 +153,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         handle.errorBuffer[0] = 0
         if callsProgress {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
-        } else if loop == nil {
+        } else if isBlocking {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, state))  // read by nl_progress_stop_on_cancel
         }
         var list: UnsafeMutablePointer<curl_slist>?
@@ -202,12 +206,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if callsProgress {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
-        } else if loop == nil {
+        } else if isBlocking {
             // A blocking transfer notices a cancel (client shutdown) in its progress callback.
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_progress_stop_on_cancel(easy))
         }
-        if loop != nil, request.url.hasASCIIPrefix("https:") {
+        if !isBlocking, request.url.hasASCIIPrefix("https:") {
             // Wait for a connection being set up to the same host rather than open one
             // more: over HTTP/2 (ALPN) the requests then share it as streams.
             check(nl_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
@@ -250,7 +254,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         if let error = configureBody(easy, check: check) { return error }
         guard rc == CURLE_OK else { return rejected(rc) }
-        handle.profile = EasyProfile(request, blocking: loop == nil)
+        handle.profile = EasyProfile(request, blocking: isBlocking)
         return nil
     }
 
@@ -258,7 +262,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// stream's silence (a loop transfer's is watched by its loop, to the millisecond;
     /// libcurl calls a blocking transfer's callback at least once a second).
     private var callsProgress: Bool {
-        request.transfer.progress != nil || (loop == nil && silence != nil)
+        request.transfer.progress != nil || (isBlocking && silence != nil)
     }
 
     /// Whether the stream has been silent too long (asked by libcurl's progress
