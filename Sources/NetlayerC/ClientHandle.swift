@@ -3,11 +3,13 @@ import Netlayer
 /// The object behind an `nl_client *`: the core client, its named endpoints and its
 /// hooks. It reads documents into requests and writes results as documents; the
 /// core client runs the requests.
-final class ClientHandle: Sendable, ForkParticipant {
+final class ClientHandle: Sendable {
     let client: NetlayerClient
     let hooks: HookTable
     /// The config's own secret query names, kept out of error messages too.
     private let redactedQuery: Set<String>
+    /// The hook table's lock in the fork registry (see `ForkLocks`).
+    private let forkLocks: ForkLocks
 
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
@@ -23,13 +25,8 @@ final class ClientHandle: Sendable, ForkParticipant {
         // the loop thread.
         parts.startsOnLoopThread = { !hooks.isEmpty }
         client = try NetlayerClient(parts)
-        ProcessFork.register(self)
+        forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })
     }
-
-    deinit { ProcessFork.unregister(self) }
-
-    func lockForFork() { hooks.lockForFork() }
-    func unlockAfterFork() { hooks.unlockAfterFork() }
 
     /// A request prepared from a document: either ready to send, or already failed.
     enum Prepared {

@@ -9,7 +9,7 @@ import Synchronization
 /// A client keeps working in a child of `fork()`: there its first use starts a new
 /// transport (the parent's loop thread does not exist in the child, and its
 /// connections are the parent's), and the parent's is left untouched.
-public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
+public final class NetlayerClient: @unchecked Sendable {
     /// What a client is made of; everything but the transport, which it makes.
     public struct Parts: Sendable {
         public var config: any NetworkConfigurable
@@ -67,18 +67,21 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
 
     private let parts: Parts
     private let nextID = Atomic<UInt64>(1)
-    private let inFlight = Locked<[UInt64: DeferredCancellable]>([:])
+    private let inFlight: Locked<[UInt64: DeferredCancellable]>
     /// Replaced only in a child of `fork()`, under `engineLock` (see `engine`).
     nonisolated(unsafe) private var current: Engine
-    private let engineLock = Locked(())
+    private let engineLock: Locked<Void>
+    /// This client's locks in the fork registry (see `ForkLocks`).
+    private let forkLocks: ForkLocks
 
     public init(_ parts: Parts) throws(NetworkError) {
         self.parts = parts
         current = try Engine(parts)
-        ProcessFork.register(self)
+        let (engineLock, inFlight) = (Locked(()), Locked<[UInt64: DeferredCancellable]>([:]))
+        (self.engineLock, self.inFlight) = (engineLock, inFlight)
+        forkLocks = ForkLocks(lock: { engineLock.lockForFork(); inFlight.lockForFork() },
+                              unlock: { inFlight.unlockAfterFork(); engineLock.unlockAfterFork() })
     }
-
-    deinit { ProcessFork.unregister(self) }
 
     /// The engine of this process. In a child of `fork()` the parent's engine is kept
     /// as it is, never touched again, and a new one starts.
@@ -93,16 +96,6 @@ public final class NetlayerClient: @unchecked Sendable, ForkParticipant {
             }
             return current
         }
-    }
-
-    package func lockForFork() {
-        engineLock.lockForFork()
-        inFlight.lockForFork()
-    }
-
-    package func unlockAfterFork() {
-        inFlight.unlockAfterFork()
-        engineLock.unlockAfterFork()
     }
 
     // MARK: Requests

@@ -11,6 +11,29 @@ package protocol ForkParticipant: AnyObject, Sendable {
     func unlockAfterFork()
 }
 
+/// The locks an object takes around `fork()`, registered in the object's place. The
+/// registry holds participants weakly, and a weak reference gives its target a side
+/// table, after which every retain and release of the target takes a slow path: a
+/// client, retained several times per request, keeps this small object instead,
+/// which nothing retains per request. Registered while it lives.
+package final class ForkLocks: ForkParticipant {
+    private let lock: @Sendable () -> Void
+    private let unlock: @Sendable () -> Void
+
+    /// - Parameters: `lock` takes the locks (before a fork), `unlock` gives them back
+    ///   (after it, in the parent and in the child); neither may capture the owner.
+    package init(lock: @escaping @Sendable () -> Void, unlock: @escaping @Sendable () -> Void) {
+        self.lock = lock
+        self.unlock = unlock
+        ProcessFork.register(self)
+    }
+
+    deinit { ProcessFork.unregister(self) }
+
+    package func lockForFork() { lock() }
+    package func unlockAfterFork() { unlock() }
+}
+
 /// Which process this is, as far as clients are concerned: the count of `fork()`s
 /// that led to it. A client that sees a count other than the one it started under
 /// runs in a child, where its event-loop thread does not exist and its connections
