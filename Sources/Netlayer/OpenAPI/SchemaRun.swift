@@ -136,35 +136,53 @@ struct SchemaRun {
             }
         }
         if let schemas = keywords["anyOf"]?.arrayValue, !schemas.isEmpty {
-            var failures: [SchemaViolation] = []
-            for schema in schemas {
-                guard let violation = check(value, against: schema, at: pointer) else { break }
-                failures.append(violation)
-            }
-            if failures.count == schemas.count {
-                return noneMatched(failures, keyword: "anyOf", at: pointer)
+            if let branch = discriminatedBranch(of: value, keywords, among: schemas) {
+                if let violation = check(value, against: branch, at: pointer) { return violation }
+            } else if let violation = checkAnyOf(value, schemas, at: pointer) {
+                return violation
             }
         }
         if let schemas = keywords["oneOf"]?.arrayValue, !schemas.isEmpty {
-            var failures: [SchemaViolation] = []
-            var matched: [Int] = []
-            for (index, schema) in schemas.enumerated() {
-                if let violation = check(value, against: schema, at: pointer) {
-                    failures.append(violation)
-                } else {
-                    matched.append(index + 1)
-                }
-            }
-            if matched.isEmpty { return noneMatched(failures, keyword: "oneOf", at: pointer) }
-            if matched.count > 1 {
-                let which = matched.map { "#\($0)" }.joined(separator: ", ")
-                return SchemaViolation(
-                    pointer: pointer,
-                    message: "matches \(matched.count) of the \(schemas.count) schemas of oneOf (\(which)); it must match exactly one")
+            if let branch = discriminatedBranch(of: value, keywords, among: schemas) {
+                if let violation = check(value, against: branch, at: pointer) { return violation }
+            } else if let violation = checkOneOf(value, schemas, at: pointer) {
+                return violation
             }
         }
         if let schema = keywords["not"], check(value, against: schema, at: pointer) == nil {
             return SchemaViolation(pointer: pointer, message: "must not match the schema of 'not'")
+        }
+        return nil
+    }
+
+    private mutating func checkAnyOf(_ value: JSON, _ schemas: [JSON], at pointer: String) -> SchemaViolation? {
+        var failures: [SchemaViolation] = []
+        for schema in schemas {
+            guard let violation = check(value, against: schema, at: pointer) else { break }
+            failures.append(violation)
+        }
+        if failures.count == schemas.count {
+            return noneMatched(failures, keyword: "anyOf", at: pointer)
+        }
+        return nil
+    }
+
+    private mutating func checkOneOf(_ value: JSON, _ schemas: [JSON], at pointer: String) -> SchemaViolation? {
+        var failures: [SchemaViolation] = []
+        var matched: [Int] = []
+        for (index, schema) in schemas.enumerated() {
+            if let violation = check(value, against: schema, at: pointer) {
+                failures.append(violation)
+            } else {
+                matched.append(index + 1)
+            }
+        }
+        if matched.isEmpty { return noneMatched(failures, keyword: "oneOf", at: pointer) }
+        if matched.count > 1 {
+            let which = matched.map { "#\($0)" }.joined(separator: ", ")
+            return SchemaViolation(
+                pointer: pointer,
+                message: "matches \(matched.count) of the \(schemas.count) schemas of oneOf (\(which)); it must match exactly one")
         }
         return nil
     }

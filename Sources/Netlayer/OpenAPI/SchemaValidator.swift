@@ -4,8 +4,10 @@
 ///
 /// Both dialects are accepted everywhere, because published documents mix them: 3.0's
 /// `nullable` and boolean `exclusiveMinimum` work in 3.1 documents, 3.1's type arrays,
-/// `const`, `prefixItems` and boolean schemas in 3.0 ones. Annotations (`format`,
-/// `example`, `default`, `discriminator`, `xml`, …) are ignored: real documents carry
+/// `const`, `prefixItems` and boolean schemas in 3.0 ones. A `discriminator` beside
+/// `oneOf`/`anyOf` picks the one branch a value is checked against
+/// (`SchemaRun+Discriminator`). Annotations (`format`, `example`, `default`, `xml`, …)
+/// are ignored: real documents carry
 /// defaults and examples that break their own schemas. Only local `$ref`s (`#/…`) are
 /// followed; any other is reported as a violation naming it.
 package struct SchemaValidator: Sendable {

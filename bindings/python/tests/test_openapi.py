@@ -191,4 +191,40 @@ def test_a_large_real_api_description(base_url: str, tmp_path: Path) -> None:
         assert echo["headers"]["authorization"] == "Bearer sk-canary"
         with pytest.raises(netlayer.InvalidRequestError, match="createChatCompletion.*body"):
             client.call("createChatCompletion", json={"model": "gpt-4o"})
+        # Its messages' discriminator ("role") names no schema: each branch's enum decides.
+        chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+        assert json.loads(client.call("createChatCompletion", json=chat).value["body"]) == chat
+        with pytest.raises(netlayer.InvalidRequestError, match="'/messages/0'.*oneOf"):
+            client.call("createChatCompletion", json={"model": "gpt-4o", "messages": [{"role": "robot"}]})
     assert loaded < 30, f"loading took {loaded:.1f} s"
+
+
+def test_a_discriminator_picks_the_schema_of_a_body(base_url: str) -> None:
+    document = """
+openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: /echo}]
+paths:
+  /pets:
+    post:
+      operationId: addPet
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              oneOf: [{$ref: "#/components/schemas/Cat"}, {$ref: "#/components/schemas/Dog"}]
+              discriminator: {propertyName: petType, mapping: {cat: Cat, dog: "#/components/schemas/Dog"}}
+components:
+  schemas:
+    Cat: {type: object, required: [petType], properties: {petType: {type: string}, meow: {type: boolean}}}
+    Dog: {type: object, required: [petType], properties: {petType: {type: string}, bark: {type: boolean}}}
+"""
+    with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
+        # Both open branches accept a cat: without the discriminator, oneOf would refuse it.
+        cat = {"petType": "cat", "meow": True}
+        assert json.loads(client.call("addPet", json=cat).value["body"]) == cat
+        before = _requests_seen(base_url)
+        with pytest.raises(netlayer.InvalidRequestError, match="body at '/bark' must be a boolean"):
+            client.call("addPet", json={"petType": "dog", "bark": "loud"})
+        assert _requests_seen(base_url) == before + 1  # only the /stats call itself
