@@ -15,6 +15,9 @@ import Testing
                         "properties": ["petType": ["type": "string"], "bark": ["type": "boolean"]]],
                 "Bird": ["type": "object", "required": ["petType", "wings"],
                          "properties": ["petType": ["type": "string"], "wings": ["type": "integer"]]],
+                // A discriminator whose mapping leads back to itself.
+                "Loop": ["oneOf": [["$ref": "#/components/schemas/Cat"]],
+                         "discriminator": ["propertyName": "petType", "mapping": ["loop": "Loop"]]],
             ],
         ],
     ]
@@ -68,5 +71,11 @@ import Testing
         ]]]
         #expect(violation(["petType": "fish"], dangling)?.message.hasPrefix("matches 2 of the 2") == true)
         #expect(violation(["petType": "far"], dangling)?.message.hasPrefix("matches 2 of the 2") == true)
+    }
+
+    @Test func aMappingThatLeadsBackIsReportedNotFollowedForever() {
+        let loop: JSON = ["$ref": "#/components/schemas/Loop"]
+        #expect(violation(["petType": "loop"], loop)?.message.contains("refers back to itself") == true)
+        #expect(violation(["petType": "Cat"], loop) == nil)
     }
 }
