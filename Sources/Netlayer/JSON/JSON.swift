@@ -134,12 +134,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         }
     }
 
-    /// Appends without looking for an existing key; the parser uses it after its
-    /// own duplicate check.
     /// Room for `count` members: a parsed object's first member allocates once
     /// for the few members most objects have, not once per doubling.
     mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
 
+    /// Appends without looking for an existing key; the parser uses it after its
+    /// own duplicate check.
     mutating func appendUnchecked(_ key: String, _ value: JSON) {
         members.append(Member(key: key, value: value))
     }
