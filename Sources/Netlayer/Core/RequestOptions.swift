@@ -27,48 +27,48 @@ public struct RequestOptions: Sendable, Hashable {
     /// request of one attempt, what is left of it (which bounds a streamed transfer).
     public var deadline: Double?
 
-    private var box = Box()
+    private var boxed = CopyOnWrite(Boxed())
 
     public init() {}
 
     public var acceptableStatus: AcceptableStatus {
-        get { box.acceptableStatus }
-        set { uniqueBox().acceptableStatus = newValue }
+        get { boxed.value.acceptableStatus }
+        set { boxed.value.acceptableStatus = newValue }
     }
     public var userAgent: String? {
-        get { box.userAgent }
-        set { uniqueBox().userAgent = newValue }
+        get { boxed.value.userAgent }
+        set { boxed.value.userAgent = newValue }
     }
     /// A proxy URL for libcurl (`http://`, `socks5://`, ...); nil means none.
     public var proxy: String? {
-        get { box.proxy }
-        set { uniqueBox().proxy = newValue }
+        get { boxed.value.proxy }
+        set { boxed.value.proxy = newValue }
     }
     public var tls: TLSOptions {
-        get { box.tls }
-        set { uniqueBox().tls = newValue }
+        get { boxed.value.tls }
+        set { boxed.value.tls = newValue }
     }
     /// HTTP version, Unix domain socket, DNS overrides and the local interface.
     public var transport: TransportChoices {
-        get { box.transport }
-        set { uniqueBox().transport = newValue }
+        get { boxed.value.transport }
+        set { boxed.value.transport = newValue }
     }
     /// When and how failed attempts are tried again.
     public var retry: RetryPolicy {
-        get { box.retry }
-        set { uniqueBox().retry = newValue }
+        get { boxed.value.retry }
+        set { boxed.value.retry = newValue }
     }
     /// Request headers, besides Authorization, Cookie and Proxy-Authorization, that
     /// carry secrets (a config's `log.redact`, lower case): like those, they are not
     /// sent on to another origin when a redirect is followed.
     public var secretHeaders: Set<String> {
-        get { box.secretHeaders }
-        set { uniqueBox().secretHeaders = newValue }
+        get { boxed.value.secretHeaders }
+        set { boxed.value.secretHeaders = newValue }
     }
     /// How requests authenticate; basic and bearer become the `Authorization` header.
     public var auth: Authentication? {
-        get { box.auth }
-        set { uniqueBox().auth = newValue }
+        get { boxed.value.auth }
+        set { boxed.value.auth = newValue }
     }
 
     /// `netlayer/` and the library's version.
@@ -77,7 +77,7 @@ public struct RequestOptions: Sendable, Hashable {
     /// Whether the boxed options (user agent, proxy, TLS, transport, auth and the rest)
     /// equal `other`'s: at once when both share one box, as a client's requests do.
     func sameBoxedOptions(as other: RequestOptions) -> Bool {
-        box === other.box || box.isEqual(to: other.box)
+        boxed.sharesBox(with: other.boxed) || boxed.value == other.boxed.value
     }
 
     public static func == (lhs: RequestOptions, rhs: RequestOptions) -> Bool {
@@ -96,13 +96,8 @@ public struct RequestOptions: Sendable, Hashable {
         hasher.combine(tls)
     }
 
-    private mutating func uniqueBox() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(copying: box) }
-        return box
-    }
-
-    /// Written only through `uniqueBox()`, so a box shared by copies never changes.
-    private final class Box: @unchecked Sendable {
+    /// The options that hold strings, sets and arrays (see `CopyOnWrite`).
+    private struct Boxed: Sendable, Equatable {
         var acceptableStatus: AcceptableStatus = .successful
         var userAgent: String? = RequestOptions.defaultUserAgent
         var proxy: String?
@@ -111,24 +106,5 @@ public struct RequestOptions: Sendable, Hashable {
         var retry = RetryPolicy()
         var secretHeaders: Set<String> = []
         var auth: Authentication?
-
-        init() {}
-
-        init(copying other: Box) {
-            acceptableStatus = other.acceptableStatus
-            userAgent = other.userAgent
-            proxy = other.proxy
-            tls = other.tls
-            transport = other.transport
-            retry = other.retry
-            secretHeaders = other.secretHeaders
-            auth = other.auth
-        }
-
-        func isEqual(to other: Box) -> Bool {
-            acceptableStatus == other.acceptableStatus && userAgent == other.userAgent && proxy == other.proxy
-                && tls == other.tls && transport == other.transport && retry == other.retry
-                && secretHeaders == other.secretHeaders && auth == other.auth
-        }
     }
 }
