@@ -23,7 +23,7 @@ extension SchemaRun {
         if let mapped = discriminator["mapping"]?.objectValue?[tag]?.stringValue {
             let ref = Self.reference(mapped)
             if let branch = schemas.first(where: { $0.objectValue?["$ref"]?.stringValue == ref }) { return branch }
-            guard ref.hasPrefix("#"), targets[ref] ?? Self.resolve(ref, in: document) != nil else { return nil }
+            guard ref.hasPrefix("#"), target(of: ref) != nil else { return nil }
             return ["$ref": .string(ref)]
         }
         let ref = Self.reference(tag)

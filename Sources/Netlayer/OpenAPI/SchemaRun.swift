@@ -63,7 +63,7 @@ struct SchemaRun {
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(ref.escapedForMessage)' is not local to the document")
         }
-        guard let target = targets[ref] ?? Self.resolve(ref, in: document) else {
+        guard let target = target(of: ref) else {
             return SchemaViolation(
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(ref.escapedForMessage)' points at nothing in the document")
@@ -78,6 +78,11 @@ struct SchemaRun {
         activeRefs.append((ref, pointer))
         defer { activeRefs.removeLast() }
         return check(value, against: target, at: pointer)
+    }
+
+    /// What a local `$ref` of the document points at: resolved once up front, else now.
+    func target(of ref: String) -> JSON? {
+        targets[ref] ?? Self.resolve(ref, in: document)
     }
 
     /// The value a local `$ref` ("#", "#/components/schemas/Pet", "#/a~1b/%25") points at.
