@@ -77,11 +77,7 @@ class SyncMixin(ClientBase):
                 document["query"] = document.pop("params")
             document["path"] = path
             document["method"] = "GET"
-            try:
-                payload = _dumps_fast(document)
-            except TypeError:  # an integer beyond 64 bits
-                payload = _dumps(document)
-            return self._perform(payload)
+            return self._perform(_dumps(document))
         return self._send("GET", path, endpoint_keys)
 
     def post(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
@@ -110,11 +106,7 @@ class SyncMixin(ClientBase):
         document = _method(method, path, endpoint_keys)
         if "on_progress" in document:
             return self._perform_started(document, None)
-        try:
-            payload = _dumps_fast(document)
-        except TypeError:  # a bytes body, an integer beyond 64 bits
-            payload = _dumps(document)
-        return self._perform(payload)
+        return self._perform(_dumps(document))
 
     def call(self, name: str, params: Optional[Mapping[str, Any]] = None, **overlay: Unpack[EndpointOptions]) -> Response:
         """Performs the config's endpoint ``name`` (nl_call), ``overlay`` merged over it and
