@@ -41,8 +41,8 @@ extern "C" {
 #define NL_ABI_VERSION 1
 
 /**
- * An HTTP client: configuration, one connection pool and one event-loop
- * thread. Opaque; create with nl_client_new(), destroy with nl_client_free().
+ * An HTTP client: configuration, one connection pool, one event-loop thread
+ * and one thread that runs completion callbacks beside it. Opaque; create with nl_client_new(), destroy with nl_client_free().
  */
 typedef struct nl_client nl_client;
 
@@ -186,7 +186,9 @@ typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_dat
  * Starts a request and returns at once; `callback` runs exactly once for the
  * returned id, on a library thread, with a success, an error or kind
  * "cancelled". Problems with the endpoint document are reported through the
- * callback too.
+ * callback too. Completion callbacks run one at a time, on the client's
+ * delivery thread beside its event loop (on the event loop while a hook is
+ * set): a slow callback delays other callbacks, not other transfers.
  *
  * @param endpoint_json  borrowed; copied before the call returns.
  * @param user_data      passed to `callback` untouched; the caller keeps it

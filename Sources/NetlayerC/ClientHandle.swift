@@ -21,8 +21,8 @@ final class ClientHandle: Sendable {
         parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
         parts.errorResolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)
         // The first attempt's ADAPT and LOG hooks run as a request starts, and hooks run
-        // on a library thread (contract, section 6): with a hook set, requests start on
-        // the loop thread.
+        // on a library thread, the client's event loop (contract, section 6): with a hook
+        // set, requests start and complete on the loop thread.
         parts.startsOnLoopThread = { !hooks.isEmpty }
         client = try NetlayerClient(parts)
         forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })
@@ -120,8 +120,8 @@ final class ClientHandle: Sendable {
     /// The result documents of `count` requests, in order (`nl_request_batch`).
     func perform(count: Int, prepare: (Int) -> Prepared) -> [[UInt8]] {
         var failed: [Int: [UInt8]] = [:]
-        // Each document is written on the loop thread as its request completes, while the
-        // others are still in flight: no serial tail of writing after the last one.
+        // Each document is written on a library thread as its request completes, while
+        // the others are still in flight: no serial tail of writing after the last one.
         let results = client.perform(count: count, prepare: { index in
             switch prepare(index) {
             case .failed(let document):
@@ -139,8 +139,9 @@ final class ClientHandle: Sendable {
     func start(_ prepared: Prepared, id: UInt64, notify: AsyncCallback) {
         switch prepared {
         case .failed(let document):
-            // The contract promises the callback on a library thread, never inline.
-            client.execute { notify(id, document) }
+            // The contract promises the callback on a library thread, never inline, and
+            // completion callbacks run one at a time.
+            client.deliver { notify(id, document) }
         case .ready(let request, let decoder, _):
             client.start(request, decoder: decoder, id: id) { [redactedQuery] in
                 notify(id, Self.document($0, redactedQuery: redactedQuery))

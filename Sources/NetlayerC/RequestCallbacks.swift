@@ -1,6 +1,6 @@
 import Netlayer
 
-/// `nl_callback` and its `user_data`, carried to the loop thread.
+/// `nl_callback` and its `user_data`, carried to a library thread.
 struct AsyncCallback: @unchecked Sendable {
     typealias Function = @convention(c) (UInt64, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
 

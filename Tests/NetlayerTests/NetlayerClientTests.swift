@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test(arguments: [false, true])
-    func anAsynchronousRequestCompletesOnceOnTheLoopThread(onLoop: Bool) throws {
+    func anAsynchronousRequestCompletesOnceOnALibraryThread(onLoop: Bool) throws {
         let client = try client(startsOnLoopThread: onLoop)
         defer { _ = client.shutdown() }
         let (request, decoder, id) = try request(client, "json")
@@ -66,9 +66,32 @@ import Testing
         usleep(20_000)
         let calls = seen.withLock { $0 }
         #expect(calls.count == 1)
-        #expect(calls.first?.0 == true, "completions run on the client's loop thread")
+        #expect(calls.first?.0 == true, "completions run on one of the client's threads")
         #expect(calls.first.flatMap { text($0.1) } != nil)
         #expect(!client.cancel(id: id), "a finished request cannot be cancelled")
+    }
+
+    /// Completions run on a delivery thread beside the loop, so one that takes its time
+    /// leaves the loop free for other transfers.
+    @Test func aSlowCompletionLeavesTheLoopRunning() throws {
+        let client = try client()
+        defer { _ = client.shutdown() }
+        let (request, decoder, id) = try request(client, "json")
+        let (entered, release) = (Latch(), Latch())
+        client.start(request, decoder: decoder, id: id) { _ in
+            entered.countDown()
+            release.wait()
+        }
+        entered.wait()
+        let loopRan = Locked(false)
+        client.execute { loopRan.withLock { $0 = true } }
+        var waited = 0
+        while !loopRan.withLock({ $0 }) && waited < 5000 {
+            usleep(1000)
+            waited += 1
+        }
+        release.countDown()
+        #expect(loopRan.withLock { $0 }, "the loop waited for a completion")
     }
 
     @Test func cancellingByIdEndsTheRequestAsCancelled() throws {

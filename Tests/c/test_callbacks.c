@@ -439,6 +439,88 @@ static void test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored(void)
     nl_client_free(c);
 }
 
+/* ---- a slow completion callback and the loop ----------------------------------------- */
+
+typedef struct slow_completion {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int entered;
+    int done;
+    double ended_ms;  /* when the callback returned */
+} slow_completion;
+
+static void on_complete_slowly(uint64_t id, const char *result_json, void *user_data)
+{
+    slow_completion *s = (slow_completion *)user_data;
+    (void)id;
+    (void)result_json;
+    pthread_mutex_lock(&s->m);
+    s->entered = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+    sleep_ms(400);
+    pthread_mutex_lock(&s->m);
+    s->ended_ms = now_ms();
+    s->done = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+}
+
+static double last_event_ms;  /* guarded by the request_state's mutex */
+static void on_event_timed(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
+{
+    request_state *s = (request_state *)user_data;
+    on_event(id, event_json, reply, user_data);
+    pthread_mutex_lock(&s->m);
+    last_event_ms = now_ms();
+    pthread_mutex_unlock(&s->m);
+}
+
+/* Completions run on a thread of their own beside the event loop: while one callback
+ * takes its time, other requests' transfers and their events go on. */
+static void test_a_slow_completion_callback_does_not_hold_up_other_transfers(void)
+{
+    nl_client *c = client_for(NULL);
+    slow_completion slow;
+    request_state b;
+    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+    double last;
+    memset(&slow, 0, sizeof slow);
+    pthread_mutex_init(&slow.m, NULL);
+    pthread_cond_init(&slow.cv, NULL);
+    state_init(&b);
+    cb.on_complete = on_complete_slowly;
+    cb.user_data = &slow;
+    CHECK(nl_request_start(c, "{\"path\": \"json\"}", &cb) != 0);
+    pthread_mutex_lock(&slow.m);
+    while (!slow.entered)
+        pthread_cond_wait(&slow.cv, &slow.m);
+    pthread_mutex_unlock(&slow.m);
+
+    cb = callbacks_for(&b, 1, 0);
+    cb.on_progress = on_event_timed;
+    CHECK(nl_request_start(c, "{\"path\": \"bytes/300000\", \"progress\": true, \"response\": {\"decoder\": \"none\"}}",
+                           &cb) != 0);
+    wait_done(&b);
+    CHECK_OK(b.result);
+    REQUIRE(json_array_size(b.events) >= 1);
+    CHECK_INT_EQ(jpath_num(json_array_get(b.events, json_array_size(b.events) - 1), "done", -1), 300000);
+    pthread_mutex_lock(&b.m);
+    last = last_event_ms;
+    pthread_mutex_unlock(&b.m);
+    pthread_mutex_lock(&slow.m);
+    while (!slow.done)
+        pthread_cond_wait(&slow.cv, &slow.m);
+    CHECK_MSG(last < slow.ended_ms,
+              "the other request's events waited for the slow callback (last event %.0f ms after it ended)",
+              last - slow.ended_ms);
+    pthread_mutex_unlock(&slow.m);
+    nl_client_free(c);
+    state_destroy(&b);
+    pthread_cond_destroy(&slow.cv);
+    pthread_mutex_destroy(&slow.m);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -452,6 +534,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_an_adapt_hook_fails_the_request_with_its_kind_and_message),
         NLT_TEST(test_retry_and_resolve_error_hooks_fail_with_their_message),
         NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),
+        NLT_TEST(test_a_slow_completion_callback_does_not_hold_up_other_transfers),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

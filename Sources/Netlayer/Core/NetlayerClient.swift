@@ -35,8 +35,9 @@ public final class NetlayerClient: @unchecked Sendable {
         public var logger: any NetworkErrorLogger & DataTransferErrorLogger = DefaultNetworkErrorLogger()
         /// A new response cache (one per transport), or nil for none.
         public var makeCache: (@Sendable () -> any ResponseCaching)?
-        /// Whether requests must start on the loop thread, now: true while callbacks
-        /// that promise to run on a library thread (the C ABI's hooks) are set.
+        /// Whether requests must start and complete on the loop thread, now: true while
+        /// callbacks that promise to run on the loop thread (the C ABI's hooks) are set.
+        /// Otherwise completions run on a delivery thread beside the loop.
         public var startsOnLoopThread: @Sendable () -> Bool = { false }
 
         public init(config: any NetworkConfigurable) { self.config = config }
@@ -62,6 +63,14 @@ public final class NetlayerClient: @unchecked Sendable {
                                             logger: parts.logger, cache: parts.makeCache?())
             dataTransfer = DefaultDataTransferService(with: network, errorResolver: parts.errorResolver,
                                                       errorLogger: parts.logger)
+        }
+
+        /// Runs what follows a transfer (decoding, the caller's completion) on the
+        /// delivery thread, beside the loop: with requests in flight the loop thread is
+        /// the bottleneck. With `onLoop` (callbacks that promise the loop thread are
+        /// set), at once, on the loop thread.
+        func followUp(onLoop: Bool, _ task: @escaping @Sendable () -> Void) {
+            if onLoop { task() } else { session.deliver(task) }
         }
     }
 
@@ -131,8 +140,16 @@ public final class NetlayerClient: @unchecked Sendable {
     /// Runs `task` on the loop thread, in order with completions.
     public func execute(_ task: @escaping @Sendable () -> Void) { engine.session.execute(task) }
 
-    /// Sends `request` and returns at once; `completion` runs exactly once, on the
-    /// loop thread. Until then `cancel(id)` cancels it.
+    /// Runs `task` where completions of `start` run (the delivery thread; the loop
+    /// thread while `startsOnLoopThread`), one at a time with them.
+    public func deliver(_ task: @escaping @Sendable () -> Void) {
+        let engine = self.engine
+        if parts.startsOnLoopThread() { engine.session.execute(task) } else { engine.session.deliver(task) }
+    }
+
+    /// Sends `request` and returns at once; `completion` runs exactly once, on a
+    /// library thread (the delivery thread; the loop thread while `startsOnLoopThread`).
+    /// Until then `cancel(id)` cancels it.
     public func start(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64,
                       completion: @escaping @Sendable (RequestResult) -> Void) {
         let token = DeferredCancellable()
@@ -141,10 +158,13 @@ public final class NetlayerClient: @unchecked Sendable {
         // The table, not the client, is captured: a weak reference to the client would
         // give it a side table, after which every retain of it takes the slow path.
         let inFlight = self.inFlight
+        let startsOnLoopThread = parts.startsOnLoopThread
         @Sendable func send() {
             token.attach(engine.network.send(request, id: id) { outcome in
-                inFlight.withLock { _ = $0.removeValue(forKey: id) }
-                completion(RequestResult(outcome, request: request, decoder: decoder, dataTransfer: engine.dataTransfer))
+                engine.followUp(onLoop: startsOnLoopThread()) {
+                    inFlight.withLock { _ = $0.removeValue(forKey: id) }
+                    completion(RequestResult(outcome, request: request, decoder: decoder, dataTransfer: engine.dataTransfer))
+                }
             })
         }
         if parts.startsOnLoopThread() { engine.session.execute(send) } else { send() }
@@ -175,7 +195,7 @@ public final class NetlayerClient: @unchecked Sendable {
     }
 
     /// Prepares, sends and waits for `count` requests, each result turned into what
-    /// the caller keeps by `finish` as its request completes (on the loop thread, while
+    /// the caller keeps by `finish` as its request completes (on a library thread, while
     /// the others are still in flight); results keep input order, nil where `prepare`
     /// gave no request.
     ///
@@ -187,15 +207,18 @@ public final class NetlayerClient: @unchecked Sendable {
                                            finish: @escaping @Sendable (RequestResult) -> Element) -> [Element?] {
         let results = BatchResults<Element>(count: count)
         let engine = self.engine
-        let onLoop = parts.startsOnLoopThread()
+        let startsOnLoopThread = parts.startsOnLoopThread
+        let onLoop = startsOnLoopThread()
         let interrupt = ThreadInterrupt.armed()
         for index in 0..<count {
             guard let (request, decoder, id) = prepare(index) else { continue }
             results.expectOneMore()
             @Sendable func send() {
                 results.track(engine.network.send(request, id: id) { outcome in
-                    results.set(index, finish(RequestResult(outcome, request: request, decoder: decoder,
-                                                            dataTransfer: engine.dataTransfer)))
+                    engine.followUp(onLoop: startsOnLoopThread()) {
+                        results.set(index, finish(RequestResult(outcome, request: request, decoder: decoder,
+                                                                dataTransfer: engine.dataTransfer)))
+                    }
                 })
             }
             if onLoop { engine.session.execute(send) } else { send() }

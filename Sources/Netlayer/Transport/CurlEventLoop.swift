@@ -20,6 +20,19 @@ final class CurlEventLoop: @unchecked Sendable {
         var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
         var stopping = false
         var stopped = false
+        /// Set by the loop as it goes to sleep in epoll with nothing queued: only then
+        /// does queuing work need the eventfd (while the loop runs, it takes the
+        /// inbox before it sleeps again).
+        var asleep = false
+
+        var isEmpty: Bool { starts.isEmpty && cancels.isEmpty && tasks.isEmpty && timers.isEmpty }
+
+        /// Whether whoever queued work must wake the loop; the first one after it
+        /// went to sleep does.
+        mutating func takeWake() -> Bool {
+            defer { asleep = false }
+            return asleep
+        }
     }
 
     let maxConcurrent: Int
@@ -74,17 +87,7 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = nl_curl_multi_setopt_timerfn(multi, curlTimerCallback)
         _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
 
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let loop = Unmanaged<CurlEventLoop>.fromOpaque(context!).takeRetainedValue()
-            nl_block_signals()  // process signals go to the application's threads, not this one
-            loop.run()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<CurlEventLoop>.fromOpaque(context).release()
-            throw .generic("could not start the event-loop thread (error \(rc))", curlCode: -1)
-        }
+        thread = try LibraryThread.start("event-loop thread") { self.run() }  // keeps the loop alive until it stops
         threadStarted.store(true, ordering: .releasing)
     }
 
@@ -107,12 +110,12 @@ final class CurlEventLoop: @unchecked Sendable {
         let accepted = inbox.withLock { inbox -> Bool? in
             guard !inbox.stopping else { return nil }
             inbox.starts.append(transfer)
-            return inbox.starts.count == 1
+            return inbox.takeWake()
         }
         switch accepted {
         case nil: transfer.deliverCancelled()
         case true?: wake()
-        case false?: break  // the loop was woken for the first start and takes them all at once
+        case false?: break  // the loop is awake and takes the inbox before it sleeps
         }
     }
 
@@ -120,31 +123,39 @@ final class CurlEventLoop: @unchecked Sendable {
         let accepted = inbox.withLock { inbox -> Bool in
             guard !inbox.stopped else { return false }
             inbox.cancels.append(transfer)
-            return true
+            return inbox.takeWake()
         }
         if accepted { wake() }
     }
 
     /// Runs `task` on the loop thread; after shutdown, on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.stopping else { return nil }
             inbox.tasks.append(task)
-            return true
+            return inbox.takeWake()
         }
-        if accepted { wake() } else { task() }
+        switch accepted {
+        case nil: task()
+        case true?: wake()
+        case false?: break
+        }
     }
 
     /// Runs `task` on the loop thread after `delay` seconds; after shutdown, at once
     /// on the calling thread.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         let deadline = Self.now() + UInt64(max(0, delay) * 1e9)
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.stopping else { return nil }
             inbox.timers.append((deadline, task))
-            return true
+            return inbox.takeWake()
         }
-        if accepted { wake() } else { task() }
+        switch accepted {
+        case nil: task()
+        case true?: wake()
+        case false?: break
+        }
     }
 
     /// Cancels everything, delivers every pending completion and joins the thread.
@@ -161,16 +172,8 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    /// Set on the loop thread when work was queued from inside a completion: the
-    /// loop then polls instead of sleeping, and no eventfd write is needed.
-    private var queuedFromLoop = false
-
     private func wake() {
-        if isCurrentThread {
-            queuedFromLoop = true
-        } else {
-            nl_eventfd_signal(wakeFD)
-        }
+        nl_eventfd_signal(wakeFD)
     }
 
     // MARK: Loop thread
@@ -179,6 +182,7 @@ final class CurlEventLoop: @unchecked Sendable {
         while true {
             let work = inbox.withLock { inbox -> Inbox in
                 let taken = inbox
+                inbox.asleep = false
                 inbox.starts = []
                 inbox.cancels = []
                 inbox.tasks = []
@@ -197,7 +201,17 @@ final class CurlEventLoop: @unchecked Sendable {
             runDueTasks()
             startWaiting()
             runTimerIfDue()
-            let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), waitMilliseconds()))
+            var timeout = waitMilliseconds()
+            if timeout != 0 {
+                // Asleep only with nothing queued; work queued after this wakes it.
+                let sleeps = inbox.withLock { inbox -> Bool in
+                    if !inbox.isEmpty || inbox.stopping { return false }
+                    inbox.asleep = true
+                    return true
+                }
+                if !sleeps { timeout = 0 }
+            }
+            let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), timeout))
             var stillRunning: Int32 = 0
             for i in 0..<max(0, count) {
                 if readyFDs[i] == wakeFD {
@@ -222,10 +236,6 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
     private func waitMilliseconds() -> Int32 {
-        if queuedFromLoop {
-            queuedFromLoop = false
-            return 0
-        }
         let deadline = [timerDeadline, timers.first?.deadline, paused.nextDeadline].compactMap { $0 }.min()
         guard let deadline else { return 1000 }
         let now = Self.now()

@@ -19,6 +19,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     private let share: CurlShare
     private let loop: CurlEventLoop
+    private let delivery: DeliveryThread
     private let blocking = Locked(Blocking())
 
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
@@ -29,6 +30,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         share = try CurlShare(cookies: cookies)
         try share.loadCookiesIfAsked()
         loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
+        delivery = try DeliveryThread()
     }
 
     deinit {
@@ -99,20 +101,29 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         loop.execute(after: delay, task)
     }
 
-    /// Whether the caller is running on this manager's loop thread, where waiting
-    /// for a request of the same manager would deadlock.
-    public var isLoopThread: Bool { loop.isCurrentThread }
+    /// Runs `task` on the delivery thread, after the tasks delivered before it: work
+    /// that follows a completion and need not hold up the loop (decoding, the caller's
+    /// callback). After shutdown, on the calling thread.
+    public func deliver(_ task: @escaping @Sendable () -> Void) {
+        delivery.submit(task)
+    }
 
-    /// Cancels every request, delivers their completions, stops the loop thread and
-    /// waits for blocking requests to return. Does nothing on the loop thread.
+    /// Whether the caller is running on one of this manager's threads (the loop or
+    /// the delivery thread), where waiting for a request of the same manager would
+    /// deadlock.
+    public var isLoopThread: Bool { loop.isCurrentThread || delivery.isCurrentThread }
+
+    /// Cancels every request, delivers their completions, stops the loop and delivery
+    /// threads and waits for blocking requests to return. Does nothing on either thread.
     public func shutdown() {
-        if loop.isCurrentThread { return }
+        if isLoopThread { return }
         let (running, first) = blocking.withLock { state -> ([CurlTransfer], Bool) in
             defer { state.shutDown = true }
             return (state.inFlight, !state.shutDown)
         }
         for transfer in running { transfer.cancel() }
         loop.shutdown()
+        delivery.shutdown()  // after the loop: its last completions deliver here
         // Blocking transfers notice the cancel in their progress callback.
         while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }
         if first { share.saveCookiesIfAsked() }
