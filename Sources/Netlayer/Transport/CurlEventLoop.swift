@@ -12,7 +12,7 @@ import Synchronization
 /// Other threads never touch the multi handle. They queue work under a mutex and
 /// wake the loop through an eventfd; the loop adds, cancels and completes
 /// transfers, and runs completions on its own thread.
-final class CurlEventLoop: @unchecked Sendable {
+final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     private struct Inbox {
         var starts: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
@@ -87,7 +87,7 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = nl_curl_multi_setopt_timerfn(multi, curlTimerCallback)
         _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
 
-        thread = try LibraryThread.start("event-loop thread") { self.run() }  // keeps the loop alive until it stops
+        thread = try startThread("event-loop thread")
         threadStarted.store(true, ordering: .releasing)
     }
 
@@ -178,7 +178,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     // MARK: Loop thread
 
-    private func run() {
+    func run() {
         while true {
             let work = inbox.withLock { inbox -> Inbox in
                 let taken = inbox

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// The loop hands completions over under a mutex and signals the condition only
 /// when this thread sleeps: while both are busy, a hand-over is a lock and an append.
-final class DeliveryThread: @unchecked Sendable {
+final class DeliveryThread: LibraryThread, @unchecked Sendable {
     private struct Queue {
         var tasks: [@Sendable () -> Void] = []
         var sleeping = false
@@ -26,7 +26,7 @@ final class DeliveryThread: @unchecked Sendable {
     init() throws(NetworkError) {
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
-        thread = try LibraryThread.start("delivery thread") { self.run() }  // keeps this alive until it stops
+        thread = try startThread("delivery thread")
         threadStarted.store(true, ordering: .releasing)
     }
 
@@ -70,7 +70,7 @@ final class DeliveryThread: @unchecked Sendable {
         pthread_join(thread, nil)
     }
 
-    private func run() {
+    func run() {
         var batch: [@Sendable () -> Void] = []
         while true {
             pthread_mutex_lock(&mutex)

@@ -1,26 +1,29 @@
 import CCurl
 import Glibc
 
-/// Starts the library's own threads (a client's event loop, its delivery thread).
-enum LibraryThread {
-    private final class Body {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
-    }
+/// An object that runs one of the library's own threads (a client's event loop, its
+/// delivery thread).
+protocol LibraryThread: AnyObject {
+    /// The thread's work; it returns when the thread stops.
+    func run()
+}
 
-    /// A new thread that runs `body` with process signals blocked, so that a signal
-    /// reaches one of the application's threads. `what` names it in the error.
-    static func start(_ what: String, _ body: @escaping () -> Void) throws(NetworkError) -> pthread_t {
+extension LibraryThread {
+    /// Starts a thread that runs `run()` with process signals blocked, so that a signal
+    /// reaches one of the application's threads. The thread holds `self` until it
+    /// stops; nothing else is allocated for it (in a child of `fork()`, where the thread
+    /// does not exist, its owner still reaches the object). `what` names it in the error.
+    func startThread(_ what: String) throws(NetworkError) -> pthread_t {
         var thread = pthread_t()
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let context = Unmanaged.passRetained(self as AnyObject).toOpaque()
         let rc = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            let owner = Unmanaged<AnyObject>.fromOpaque(context!).takeRetainedValue()
             nl_block_signals()
-            body.run()
+            (owner as! any LibraryThread).run()
             return nil
         }, context)
         guard rc == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
+            Unmanaged<AnyObject>.fromOpaque(context).release()
             throw .generic("could not start the \(what) (error \(rc))", curlCode: -1)
         }
         return thread
