@@ -76,8 +76,8 @@ def describe(suite: str, m: Dict[str, str]) -> str:
             f"`nl_request_batch` of K documents at a time; *async* = K `nl_request_async` kept in flight "
             f"(the callback starts the next). CPU = client user+sys (getrusage, all threads) per "
             f"request. *conns* = connections nginx accepted during the run, warm-up included (K = "
-            f"reused throughout). Unpinned: Netlayer's loop thread, the caller and nginx share both "
-            f"CPUs. {common}")
+            f"reused throughout). Unpinned: Netlayer's loop and delivery threads, the caller and nginx share "
+            f"both CPUs. {common}")
 
 
 def fmt(v: Optional[float], digits: int) -> str:
