@@ -138,6 +138,12 @@ static const char *sequence[] = {
     "{\"path\":\"echo\"}",
     "{\"path\":\"json\",\"method\":\"HEAD\"}",
     "{\"path\":\"echo\"}",
+    /* A handle keeps the header list of its last request for the next one with the
+     * same headers: a changed value, the same again, a changed User-Agent, none. */
+    "{\"path\":\"echo\",\"headers\":{\"X-Only-Here\":\"2\"}}",
+    "{\"path\":\"echo\",\"headers\":{\"X-Only-Here\":\"2\"}}",
+    "{\"path\":\"echo\",\"headers\":{\"X-Only-Here\":\"3\",\"User-Agent\":\"mine/1\"}}",
+    "{\"path\":\"echo\"}",
 };
 
 static void check_sequence_result(size_t i, json_t *r)
@@ -154,8 +160,21 @@ static void check_sequence_result(size_t i, json_t *r)
         CHECK_STR_EQ(jpath_str(r, "value.method"), "POST");
         CHECK_STR_EQ(jpath_str(r, "value.headers.x-only-here"), "1");
         break;
-    case 3: case 5: case 7:
+    case 8: case 9:
         CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.headers.x-only-here"), "2");
+        CHECK(strncmp(jpath_str(r, "value.headers.user-agent") ? jpath_str(r, "value.headers.user-agent") : "",
+                      "netlayer/", 9) == 0);
+        break;
+    case 10:
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.headers.x-only-here"), "3");
+        CHECK_STR_EQ(jpath_str(r, "value.headers.user-agent"), "mine/1");
+        break;
+    case 3: case 5: case 7: case 11:
+        CHECK_OK(r);
+        CHECK(strncmp(jpath_str(r, "value.headers.user-agent") ? jpath_str(r, "value.headers.user-agent") : "",
+                      "netlayer/", 9) == 0);
         CHECK_STR_EQ(jpath_str(r, "value.method"), "GET");
         CHECK(jpath_num(r, "value.bodyLength", -1) == 0);
         CHECK(jpath(r, "value.headers.x-only-here") == NULL);

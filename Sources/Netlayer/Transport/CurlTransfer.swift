@@ -35,7 +35,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var easy: UnsafeMutableRawPointer?
     /// The pooled handle `easy` belongs to, from `configure` on.
     private(set) var handle: EasyHandle?
-    private var headerList: UnsafeMutablePointer<curl_slist>?
     /// `CURLOPT_RESOLVE`'s entries, read by libcurl when the transfer starts.
     var resolveList: UnsafeMutablePointer<curl_slist>?
     /// The parsed URL libcurl reads during the transfer, when the client keeps one.
@@ -113,8 +112,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     }
 
     private func releaseResources() {
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
         if let resolveList { curl_slist_free_all(resolveList) }
         resolveList = nil
         sink?.discard()
@@ -156,42 +153,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         } else if isBlocking {
             check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, state))  // read by nl_progress_stop_on_cancel
         }
-        var list: UnsafeMutablePointer<curl_slist>?
-        var line: [UInt8] = []
-        for field in request.headers {
-            // "Name;" is libcurl's way to send a header with an empty value; "Name:" with
-            // only whitespace would remove the header instead.
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: field.name.utf8)
-            let value = HTTPHeaders.wireValue(field.value)
-            if value.isEmpty {
-                line.append(UInt8(ascii: ";"))
-            } else {
-                line.append(UInt8(ascii: ":"))
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: value)
-            }
-            line.append(0)
-            list = line.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { curl_slist_append(list, $0.baseAddress) } }
-        }
-        if (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
-            && request.headers["Expect"] == nil {
-            list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
-        }
-        if let userAgent = options.userAgent, !Self.proxyMayApply(options), request.headers["User-Agent"] == nil {
-            // As a header, libcurl skips formatting it (see CurlGlobal.defaultUserAgentHeader).
-            if userAgent == RequestOptions.defaultUserAgent, let line = CurlGlobal.defaultUserAgentHeader {
-                list = curl_slist_append(list, line)
-            } else {
-                list = curl_slist_append(list, "User-Agent: \(userAgent)")
-            }
-        }
-        if options.compression, let line = CurlGlobal.acceptEncodingHeader,
-           request.headers["Accept-Encoding"] == nil {
-            list = curl_slist_append(list, line)  // what libcurl would send (see acceptEncodingHeader)
-        }
-        headerList = list
-        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
+        let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(options))
+        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: headers)))
         if reuse {
             return rc == CURLE_OK ? nil : rejected(rc)
         }

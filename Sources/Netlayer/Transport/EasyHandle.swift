@@ -24,6 +24,9 @@ final class EasyHandle {
     /// `CURLOPT_COOKIEFILE` is set (the cookie engine is on): `reset()` clears it first,
     /// since libcurl 7.88's `curl_easy_reset` loses that list without freeing it.
     var cookieEngineOn = false
+    /// The `CURLOPT_HTTPHEADER` list of the last transfer, kept for the next one with
+    /// the same headers (most requests of a client send the same few).
+    private var headers: (key: HeaderList, list: UnsafeMutablePointer<curl_slist>?)?
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
@@ -38,7 +41,19 @@ final class EasyHandle {
     deinit {
         if let privateMulti { curl_multi_cleanup(UnsafeMutableRawPointer(privateMulti)) }
         curl_easy_cleanup(pointer)
+        if let list = headers?.list { curl_slist_free_all(list) }
         errorBuffer.deallocate()
+    }
+
+    /// The header list for `key`: the one the last transfer sent when it is the same,
+    /// else a new one (the old one freed: no transfer of this handle runs now). It
+    /// stays valid until the next call or the handle's end.
+    func headerList(for key: HeaderList) -> UnsafeMutablePointer<curl_slist>? {
+        if let headers, headers.key == key { return headers.list }
+        if let list = headers?.list { curl_slist_free_all(list) }
+        let list = key.build()
+        headers = (key, list)
+        return list
     }
 
     /// Runs the configured transfer on this thread like `curl_easy_perform`, but ends
