@@ -42,7 +42,8 @@ extern "C" {
 
 /**
  * An HTTP client: configuration, one connection pool, one event-loop thread
- * and one thread that runs completion callbacks beside it. Opaque; create with nl_client_new(), destroy with nl_client_free().
+ * and, from its first asynchronous completion on, one thread that runs
+ * completion callbacks beside it. Opaque; create with nl_client_new(), destroy with nl_client_free().
  */
 typedef struct nl_client nl_client;
 

@@ -5,6 +5,8 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
+
 /* ---- one request's own state -------------------------------------------------------- */
 
 typedef struct request_state {
@@ -521,6 +523,46 @@ static void test_a_slow_completion_callback_does_not_hold_up_other_transfers(voi
     pthread_mutex_destroy(&slow.m);
 }
 
+/* Threads of this process now (Linux: /proc/self/task). */
+static int thread_count(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* The delivery thread starts with the first asynchronous completion: a client that
+ * only makes blocking requests has its event loop's thread and nothing more. */
+static void test_the_delivery_thread_starts_with_the_first_asynchronous_completion(void)
+{
+    int before = thread_count();
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    json_t *r;
+    REQUIRE(before > 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    CHECK_INT_EQ(thread_count(), before + 1);
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 0);
+    CHECK(nl_request_start(c, "{\"path\": \"json\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_OK(s.result);
+    CHECK_INT_EQ(thread_count(), before + 2);
+    nl_client_free(c);
+    CHECK_INT_EQ(thread_count(), before);
+    state_destroy(&s);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -535,6 +577,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_retry_and_resolve_error_hooks_fail_with_their_message),
         NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),
         NLT_TEST(test_a_slow_completion_callback_does_not_hold_up_other_transfers),
+        NLT_TEST(test_the_delivery_thread_starts_with_the_first_asynchronous_completion),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

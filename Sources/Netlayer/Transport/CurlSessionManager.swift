@@ -30,7 +30,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         share = try CurlShare(cookies: cookies)
         try share.loadCookiesIfAsked()
         loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
-        delivery = try DeliveryThread()
+        delivery = DeliveryThread()
     }
 
     deinit {

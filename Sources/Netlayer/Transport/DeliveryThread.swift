@@ -9,11 +9,17 @@ import Synchronization
 ///
 /// The loop hands completions over under a mutex and signals the condition only
 /// when this thread sleeps: while both are busy, a hand-over is a lock and an append.
+/// The thread starts with the first completion handed over, so a client that only
+/// makes blocking requests never has one.
 final class DeliveryThread: LibraryThread, @unchecked Sendable {
     private struct Queue {
         var tasks: [@Sendable () -> Void] = []
         var sleeping = false
         var stopping = false
+        var started = false
+        /// No thread runs the queue any more (it stopped, or never started and never
+        /// will): tasks run on the caller's thread.
+        var joined = false
     }
 
     private var mutex = pthread_mutex_t()
@@ -21,13 +27,10 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
     private var queue = Queue()
     private var thread = pthread_t()
     private let threadStarted = Atomic<Bool>(false)
-    private var joined = false
 
-    init() throws(NetworkError) {
+    init() {
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
-        thread = try startThread("delivery thread")
-        threadStarted.store(true, ordering: .releasing)
     }
 
     deinit {
@@ -40,11 +43,19 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
         threadStarted.load(ordering: .acquiring) && pthread_equal(pthread_self(), thread) != 0
     }
 
-    /// Runs `task` on this thread after the tasks submitted before it; after
-    /// `shutdown()` has drained the queue, on the calling thread.
+    /// Runs `task` on this thread after the tasks submitted before it (starting the
+    /// thread first if needed); after `shutdown()` has drained the queue, or when no
+    /// thread can be started, on the calling thread.
     func submit(_ task: @escaping @Sendable () -> Void) {
         pthread_mutex_lock(&mutex)
-        if joined {
+        if !queue.joined && !queue.started {
+            if let thread = try? startThread("delivery thread") {
+                self.thread = thread
+                threadStarted.store(true, ordering: .releasing)
+                queue.started = true
+            }
+        }
+        if queue.joined || !queue.started {
             pthread_mutex_unlock(&mutex)
             task()
             return
@@ -62,10 +73,12 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
         if isCurrentThread { return }
         pthread_mutex_lock(&mutex)
         let first = !queue.stopping
+        let started = queue.started
         queue.stopping = true
         queue.sleeping = false
+        if !started { queue.joined = true }
         pthread_mutex_unlock(&mutex)
-        guard first else { return }
+        guard first, started else { return }
         pthread_cond_signal(&condition)
         pthread_join(thread, nil)
     }
@@ -79,7 +92,7 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
                 pthread_cond_wait(&condition, &mutex)
             }
             if queue.tasks.isEmpty {  // stopping, and nothing left
-                joined = true
+                queue.joined = true
                 pthread_mutex_unlock(&mutex)
                 return
             }
