@@ -65,12 +65,18 @@ public final class NetlayerClient: @unchecked Sendable {
                                                       errorLogger: parts.logger)
         }
 
-        /// Runs what follows a transfer (decoding, the caller's completion) on the
-        /// delivery thread, beside the loop: with requests in flight the loop thread is
-        /// the bottleneck. With `onLoop` (callbacks that promise the loop thread are
-        /// set), at once, on the loop thread.
+        /// Runs what follows a transfer (decoding, the caller's completion), called on
+        /// the loop thread: on the delivery thread, beside the loop, since with requests
+        /// in flight the loop thread is the bottleneck; with `onLoop` (callbacks that
+        /// promise the loop thread are set), at once.
         func followUp(onLoop: Bool, _ task: @escaping @Sendable () -> Void) {
             if onLoop { task() } else { session.deliver(task) }
+        }
+
+        /// Runs `task`, from any thread, where `followUp` runs completions, after them
+        /// and never inline: queued on the loop thread with `onLoop`.
+        func deliver(onLoop: Bool, _ task: @escaping @Sendable () -> Void) {
+            if onLoop { session.execute(task) } else { session.deliver(task) }
         }
     }
 
@@ -142,9 +148,8 @@ public final class NetlayerClient: @unchecked Sendable {
 
     /// Runs `task` where completions of `start` run (the delivery thread; the loop
     /// thread while `startsOnLoopThread`), one at a time with them.
-    public func deliver(_ task: @escaping @Sendable () -> Void) {
-        let engine = self.engine
-        if parts.startsOnLoopThread() { engine.session.execute(task) } else { engine.session.deliver(task) }
+    package func deliver(_ task: @escaping @Sendable () -> Void) {
+        engine.deliver(onLoop: parts.startsOnLoopThread(), task)
     }
 
     /// Sends `request` and returns at once; `completion` runs exactly once, on a

@@ -105,18 +105,24 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     // MARK: Any thread
 
-    /// Queues a transfer. After `shutdown()` it is cancelled at once.
-    func start(_ transfer: CurlTransfer) {
+    /// Adds work to the inbox and wakes the loop if it sleeps (while it runs, it takes
+    /// the inbox before it sleeps again); false once the loop is stopping. Inlined:
+    /// as a plain call it measured a third more CPU per request with requests in
+    /// flight (benchmarks/conc_netlayer.c).
+    @inline(__always)
+    private func queue(_ add: (inout Inbox) -> Void) -> Bool {
         let accepted = inbox.withLock { inbox -> Bool? in
             guard !inbox.stopping else { return nil }
-            inbox.starts.append(transfer)
+            add(&inbox)
             return inbox.takeWake()
         }
-        switch accepted {
-        case nil: transfer.deliverCancelled()
-        case true?: wake()
-        case false?: break  // the loop is awake and takes the inbox before it sleeps
-        }
+        if accepted == true { wake() }
+        return accepted != nil
+    }
+
+    /// Queues a transfer. After `shutdown()` it is cancelled at once.
+    func start(_ transfer: CurlTransfer) {
+        if !queue({ $0.starts.append(transfer) }) { transfer.deliverCancelled() }
     }
 
     func enqueueCancel(_ transfer: CurlTransfer) {
@@ -130,32 +136,14 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     /// Runs `task` on the loop thread; after shutdown, on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard !inbox.stopping else { return nil }
-            inbox.tasks.append(task)
-            return inbox.takeWake()
-        }
-        switch accepted {
-        case nil: task()
-        case true?: wake()
-        case false?: break
-        }
+        if !queue({ $0.tasks.append(task) }) { task() }
     }
 
     /// Runs `task` on the loop thread after `delay` seconds; after shutdown, at once
     /// on the calling thread.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         let deadline = Self.now() + UInt64(max(0, delay) * 1e9)
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard !inbox.stopping else { return nil }
-            inbox.timers.append((deadline, task))
-            return inbox.takeWake()
-        }
-        switch accepted {
-        case nil: task()
-        case true?: wake()
-        case false?: break
-        }
+        if !queue({ $0.timers.append((deadline, task)) }) { task() }
     }
 
     /// Cancels everything, delivers every pending completion and joins the thread.

@@ -104,7 +104,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// Runs `task` on the delivery thread, after the tasks delivered before it: work
     /// that follows a completion and need not hold up the loop (decoding, the caller's
     /// callback). After shutdown, on the calling thread.
-    public func deliver(_ task: @escaping @Sendable () -> Void) {
+    func deliver(_ task: @escaping @Sendable () -> Void) {
         delivery.submit(task)
     }
 
