@@ -11,6 +11,14 @@ static inline CURLcode nl_curl_setopt_slist(CURL *h, CURLoption o, struct curl_s
 static inline CURLcode nl_curl_setopt_write(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_read(CURL *h, CURLoption o, curl_read_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
+/* The open and close callbacks of a handle's connections, with one context. */
+static inline CURLcode nl_curl_setopt_sockets(CURL *h, curl_opensocket_callback open, curl_closesocket_callback close,
+                                              void *ctx) {
+    CURLcode rc = curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open);
+    if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, ctx);
+    if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close);
+    return rc != CURLE_OK ? rc : curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, ctx);
+}
 
 static inline CURLcode nl_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode nl_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }

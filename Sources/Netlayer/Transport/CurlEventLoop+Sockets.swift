@@ -3,18 +3,65 @@ import Glibc
 
 /// libcurl's socket and timer callbacks of the multi handle, and the epoll set they keep.
 extension CurlEventLoop {
+    /// libcurl's socket callback. A connection's socket that libcurl stops watching
+    /// (`CURL_POLL_REMOVE`, at the end of each transfer) stays in the epoll set: the
+    /// next transfer on that kept-alive connection wants the same events, so it costs
+    /// no epoll_ctl at all, where removing and adding it again cost two per request. It
+    /// leaves the set when libcurl closes it (`closing`) or when an event comes while
+    /// no transfer watches it (`dropIfUnwanted`). Other sockets (a resolver's, say),
+    /// whose closing this loop is not told about, leave the set at once.
     func watch(socket: Int32, what: Int32) {
         guard socket >= 0 else { return }
         let index = Int(socket)
-        if index >= registered.count { registered.append(contentsOf: repeatElement(false, count: index + 64 - registered.count)) }
+        if index >= sockets.count { sockets.append(contentsOf: repeatElement([], count: index + 64 - sockets.count)) }
+        let state = sockets[index]
         if what == CURL_POLL_REMOVE {
-            // libcurl may already have closed it, which unregisters it: ENOENT is fine.
-            if registered[index] { _ = nl_epoll_set(epoll, socket, what, 1) }
-            registered[index] = false
+            if state.contains(.closeReported) {
+                sockets[index].remove(.wanted)
+            } else {
+                if state.contains(.inSet) { _ = nl_epoll_set(epoll, socket, what, 1) }
+                sockets[index] = []
+            }
         } else {
-            _ = nl_epoll_set(epoll, socket, what, registered[index] ? 1 : 0)
-            registered[index] = true
+            let events = SocketState(rawValue: UInt8(what & CURL_POLL_INOUT))
+            if !state.contains(.inSet) || state.intersection(.events) != events {
+                _ = nl_epoll_set(epoll, socket, what, state.contains(.inSet) ? 1 : 0)
+            }
+            sockets[index] = state.intersection(.closeReported).union([.inSet, .wanted]).union(events)
         }
+    }
+
+    /// Takes an event's socket out of the set when no transfer watches it (a kept-alive
+    /// connection the server closed, say); true when it did.
+    func dropIfUnwanted(_ socket: Int32) -> Bool {
+        let index = Int(socket)
+        guard index < sockets.count, sockets[index].contains(.inSet), !sockets[index].contains(.wanted) else {
+            return false
+        }
+        _ = nl_epoll_set(epoll, socket, CURL_POLL_REMOVE, 1)
+        sockets[index] = sockets[index].intersection(.closeReported)
+        return true
+    }
+
+    /// libcurl's open callback for the loop's connections: a new socket, whose closing
+    /// `closing` will see.
+    func opened(socket: Int32) {
+        let index = Int(socket)
+        if index >= sockets.count { sockets.append(contentsOf: repeatElement([], count: index + 64 - sockets.count)) }
+        sockets[index] = .closeReported
+    }
+
+    /// libcurl's close callback for the loop's connections: the socket leaves the set
+    /// while its descriptor still names it. After the close, a copy of the descriptor
+    /// in a child of fork() would keep the registration alive under a number this
+    /// process may reuse, out of reach of epoll_ctl.
+    func closing(socket: Int32) -> Int32 {
+        let index = Int(socket)
+        if index >= 0, index < sockets.count {
+            if sockets[index].contains(.inSet) { _ = nl_epoll_set(epoll, socket, CURL_POLL_REMOVE, 1) }
+            sockets[index] = []
+        }
+        return close(socket) == 0 ? 0 : 1
     }
 
     static func now() -> UInt64 {
@@ -29,6 +76,33 @@ func curlSocketCallback(_ easy: UnsafeMutableRawPointer?, _ socket: curl_socket_
     guard let context else { return -1 }
     Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().watch(socket: socket, what: what)
     return 0
+}
+
+/// What the loop knows of one descriptor's socket.
+struct SocketState: OptionSet {
+    let rawValue: UInt8
+    /// The events asked for (the bits of CURL_POLL_IN and CURL_POLL_OUT).
+    static let events = SocketState(rawValue: UInt8(CURL_POLL_INOUT))
+    /// A transfer watches it now.
+    static let wanted = SocketState(rawValue: 4)
+    /// It is in the epoll set, with `events`.
+    static let inSet = SocketState(rawValue: 8)
+    /// A connection's socket, opened through the loop's open callback: its closing goes
+    /// through `closing(socket:)`.
+    static let closeReported = SocketState(rawValue: 16)
+}
+
+func curlOpenSocketCallback(_ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
+                            _ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {
+    guard let address else { return CURL_SOCKET_BAD }
+    let socket = Glibc.socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    if socket >= 0, let context { Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().opened(socket: socket) }
+    return socket
+}
+
+func curlCloseSocketCallback(_ context: UnsafeMutableRawPointer?, _ socket: curl_socket_t) -> Int32 {
+    guard let context else { return close(socket) == 0 ? 0 : 1 }
+    return Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().closing(socket: socket)
 }
 
 func curlTimerCallback(_ multi: UnsafeMutableRawPointer?, _ timeoutMs: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {

@@ -206,6 +206,8 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
                     nl_eventfd_drain(wakeFD)
                 } else if !paused.isEmpty, paused.resume(descriptor: readyFDs[i]) {
                     continue
+                } else if dropIfUnwanted(readyFDs[i]) {
+                    continue
                 } else {
                     curl_multi_socket_action(multi, readyFDs[i], readyFlags[i], &stillRunning)
                 }
@@ -265,9 +267,9 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         readCompletions()
     }
 
-    /// Which sockets (by descriptor) are in the epoll set now: one epoll_ctl per
-    /// change instead of a MOD that fails before each ADD.
-    var registered: [Bool] = []
+    /// Per descriptor, what the loop knows of its socket (`watch(socket:what:)`): one
+    /// epoll_ctl per change.
+    var sockets: [SocketState] = []
 
 
     private func enqueue(_ transfer: CurlTransfer) {
@@ -305,6 +307,9 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             return
         }
         let easy = handle.pointer
+        // A connection keeps the close callback of the handle that opened it.
+        _ = nl_curl_setopt_sockets(easy, curlOpenSocketCallback, curlCloseSocketCallback,
+                                   Unmanaged.passUnretained(self).toOpaque())
         let rc = curl_multi_add_handle(multi, easy)
         guard rc == CURLM_OK else {
             recycle(handle)

@@ -83,8 +83,12 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
         pthread_join(thread, nil)
     }
 
+    /// The tasks this thread runs now, and their buffer between turns. A property, not
+    /// a local: in a child of fork() this thread's stack is gone, and memory only it
+    /// reached would be lost.
+    private var running: [@Sendable () -> Void] = []
+
     func run() {
-        var batch: [@Sendable () -> Void] = []
         while true {
             pthread_mutex_lock(&mutex)
             while queue.tasks.isEmpty && !queue.stopping {
@@ -96,10 +100,10 @@ final class DeliveryThread: LibraryThread, @unchecked Sendable {
                 pthread_mutex_unlock(&mutex)
                 return
             }
-            swap(&batch, &queue.tasks)
+            swap(&running, &queue.tasks)
             pthread_mutex_unlock(&mutex)
-            for task in batch { task() }
-            batch.removeAll(keepingCapacity: true)
+            for task in running { task() }
+            running.removeAll(keepingCapacity: true)
         }
     }
 }
