@@ -6,14 +6,14 @@
  * (a closed socket reads as ready forever) or a request that never completes (a new
  * socket under a reused descriptor number left out of the set).
  */
+#include "harness.h"  /* first: it sets the feature-test macros */
+#include "fault_helpers.h"
+#include "async_one.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "harness.h"
-#include "fault_helpers.h"
-#include "async_one.h"
 
 static fh_server g_faulty = { -1, -1, 0, "" };
 
