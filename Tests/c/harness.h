@@ -39,6 +39,21 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ThreadSanitizer cannot follow a multi-threaded fork (it refuses to start threads in
+   the child): tests that fork start with SKIP_UNDER_TSAN(); ASan and valgrind run them. */
+#if defined(__SANITIZE_THREAD__)
+#  define NLT_TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define NLT_TSAN 1
+#  endif
+#endif
+#ifdef NLT_TSAN
+#  define SKIP_UNDER_TSAN() do { nlt_note("skipped: ThreadSanitizer cannot follow fork()"); return; } while (0)
+#else
+#  define SKIP_UNDER_TSAN() do { } while (0)
+#endif
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -254,21 +254,6 @@ static void test_a_stale_descriptor_neither_interrupts_nor_spins(void)
 
 /* ---- fork() ------------------------------------------------------------------------- */
 
-/* ThreadSanitizer cannot follow a multi-threaded fork (it refuses to start threads
-   in the child), so the fork tests are skipped under it; ASan and valgrind run them. */
-#if defined(__SANITIZE_THREAD__)
-#  define NLT_TSAN 1
-#elif defined(__has_feature)
-#  if __has_feature(thread_sanitizer)
-#    define NLT_TSAN 1
-#  endif
-#endif
-#ifdef NLT_TSAN
-#  define SKIP_UNDER_TSAN() do { nlt_note("skipped: ThreadSanitizer cannot follow fork()"); return; } while (0)
-#else
-#  define SKIP_UNDER_TSAN() do { } while (0)
-#endif
-
 static long long connection_of(nl_client *c)
 {
     json_t *r = request_json(c, "{\"path\": \"echo\"}");

@@ -17,16 +17,6 @@
 
 static fh_server g_faulty = { -1, -1, 0, "" };
 
-/* ThreadSanitizer cannot follow a multi-threaded fork (it refuses to start threads
-   in the child), so the fork test is skipped under it; ASan and valgrind run it. */
-#if defined(__SANITIZE_THREAD__)
-#  define NLT_TSAN 1
-#elif defined(__has_feature)
-#  if __has_feature(thread_sanitizer)
-#    define NLT_TSAN 1
-#  endif
-#endif
-
 /* One request on the client's event loop (nl_request_async): its result document. */
 static json_t *loop_request(nl_client *c, const char *endpoint)
 {
@@ -183,14 +173,13 @@ static void test_the_resolver_socket_and_the_connections_after_it_are_watched(vo
 
 static void test_a_socket_closed_while_a_fork_child_holds_it_leaves_the_loop_asleep(void)
 {
-#ifdef NLT_TSAN
-    nlt_note("skipped: ThreadSanitizer cannot follow fork()");
-#else
-    nl_client *c = client_for(NULL);
+    nl_client *c;
     int gate[2];
     pid_t pid;
     int status = 0;
     json_t *r;
+    SKIP_UNDER_TSAN();
+    c = client_for(NULL);
     CHECK(loop_connection(c, kept) >= 0);  /* a loop connection, in the epoll set */
     REQUIRE(pipe(gate) == 0);
     fflush(stdout);
@@ -220,7 +209,6 @@ static void test_a_socket_closed_while_a_fork_child_holds_it_leaves_the_loop_asl
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     nl_client_free(c);
-#endif
 }
 
 int main(int argc, char **argv)

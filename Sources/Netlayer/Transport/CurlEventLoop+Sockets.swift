@@ -12,15 +12,13 @@ extension CurlEventLoop {
     /// whose closing this loop is not told about, leave the set at once.
     func watch(socket: Int32, what: Int32) {
         guard socket >= 0 else { return }
-        let index = Int(socket)
-        if index >= sockets.count { sockets.append(contentsOf: repeatElement([], count: index + 64 - sockets.count)) }
+        let index = slot(of: socket)
         let state = sockets[index]
         if what == CURL_POLL_REMOVE {
             if state.contains(.closeReported) {
                 sockets[index].remove(.wanted)
             } else {
-                if state.contains(.inSet) { _ = nl_epoll_set(epoll, socket, what, 1) }
-                sockets[index] = []
+                leaveSet(socket, keeping: [])
             }
         } else {
             let events = SocketState(rawValue: UInt8(what & CURL_POLL_INOUT))
@@ -38,17 +36,14 @@ extension CurlEventLoop {
         guard index < sockets.count, sockets[index].contains(.inSet), !sockets[index].contains(.wanted) else {
             return false
         }
-        _ = nl_epoll_set(epoll, socket, CURL_POLL_REMOVE, 1)
-        sockets[index] = sockets[index].intersection(.closeReported)
+        leaveSet(socket, keeping: .closeReported)
         return true
     }
 
     /// libcurl's open callback for the loop's connections: a new socket, whose closing
     /// `closing` will see.
     func opened(socket: Int32) {
-        let index = Int(socket)
-        if index >= sockets.count { sockets.append(contentsOf: repeatElement([], count: index + 64 - sockets.count)) }
-        sockets[index] = .closeReported
+        sockets[slot(of: socket)] = .closeReported
     }
 
     /// libcurl's close callback for the loop's connections: the socket leaves the set
@@ -56,12 +51,22 @@ extension CurlEventLoop {
     /// in a child of fork() would keep the registration alive under a number this
     /// process may reuse, out of reach of epoll_ctl.
     func closing(socket: Int32) -> Int32 {
-        let index = Int(socket)
-        if index >= 0, index < sockets.count {
-            if sockets[index].contains(.inSet) { _ = nl_epoll_set(epoll, socket, CURL_POLL_REMOVE, 1) }
-            sockets[index] = []
-        }
+        if socket >= 0, Int(socket) < sockets.count { leaveSet(socket, keeping: []) }
         return close(socket) == 0 ? 0 : 1
+    }
+
+    /// The index of `socket`'s state in `sockets`, which grows to hold it.
+    private func slot(of socket: Int32) -> Int {
+        let index = Int(socket)
+        if index >= sockets.count { sockets.append(contentsOf: repeatElement([], count: index + 64 - sockets.count)) }
+        return index
+    }
+
+    /// Takes `socket` out of the epoll set if it is in it; of its state, only `kept` stays.
+    private func leaveSet(_ socket: Int32, keeping kept: SocketState) {
+        let index = Int(socket)
+        if sockets[index].contains(.inSet) { _ = nl_epoll_set(epoll, socket, CURL_POLL_REMOVE, 1) }
+        sockets[index] = sockets[index].intersection(kept)
     }
 
     static func now() -> UInt64 {

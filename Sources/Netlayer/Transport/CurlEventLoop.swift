@@ -306,10 +306,9 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             transfer.deliver(.failure(error))
             return
         }
+        handle.useSocketCallbacks(open: curlOpenSocketCallback, close: curlCloseSocketCallback,
+                                  context: Unmanaged.passUnretained(self).toOpaque())
         let easy = handle.pointer
-        // A connection keeps the close callback of the handle that opened it.
-        _ = nl_curl_setopt_sockets(easy, curlOpenSocketCallback, curlCloseSocketCallback,
-                                   Unmanaged.passUnretained(self).toOpaque())
         let rc = curl_multi_add_handle(multi, easy)
         guard rc == CURLM_OK else {
             recycle(handle)

@@ -27,6 +27,9 @@ final class EasyHandle {
     /// The `CURLOPT_HTTPHEADER` list of the last transfer, kept for the next one with
     /// the same headers (most requests of a client send the same few).
     private var headers: (key: HeaderList, list: UnsafeMutablePointer<curl_slist>?)?
+    /// The context of the open and close socket callbacks in force (an event loop's),
+    /// nil after a reset.
+    private var socketCallbacksContext: UnsafeMutableRawPointer?
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
@@ -78,6 +81,15 @@ final class EasyHandle {
         hasProfile && profile?.matches(request, blocking: blocking) == true
     }
 
+    /// Sets the callbacks that open and close the sockets of the connections this handle
+    /// opens (each connection keeps those of the handle that opened it); a handle that
+    /// has them already is left as it is.
+    func useSocketCallbacks(open: curl_opensocket_callback, close: curl_closesocket_callback,
+                            context: UnsafeMutableRawPointer) {
+        guard socketCallbacksContext != context else { return }
+        if nl_curl_setopt_sockets(pointer, open, close, context) == CURLE_OK { socketCallbacksContext = context }
+    }
+
     /// Before a full configuration: back to libcurl's defaults if anything was set.
     func resetIfUsed() {
         if needsReset { reset() }
@@ -91,6 +103,7 @@ final class EasyHandle {
             cookieEngineOn = false
         }
         curl_easy_reset(pointer)
+        socketCallbacksContext = nil
     }
 
     /// After a transfer: a handle whose options are not a known profile is reset
