@@ -8,7 +8,7 @@ names by ``netlayer/__init__.py``, so no module of the package shadows a builtin
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
 
 class Headers(Dict[str, str]):
@@ -17,8 +17,10 @@ class Headers(Dict[str, str]):
 
     __slots__ = ()
 
-    def __init__(self, fields: Mapping[str, str] = {}) -> None:  # noqa: B006 - never mutated
-        super().__init__((name.lower(), value) for name, value in fields.items())
+    def __init__(self, fields: Union[Mapping[str, str], Iterable[Tuple[str, str]]] = ()) -> None:
+        # a mapping or (name, value) pairs, as dict() takes (dataclasses.asdict passes pairs)
+        pairs = fields.items() if isinstance(fields, Mapping) else fields
+        super().__init__((name.lower(), value) for name, value in pairs)
 
     def __getitem__(self, name: str) -> str:
         return super().__getitem__(name.lower())

@@ -59,7 +59,9 @@ def dumps(obj: Any) -> bytes:
 
 def loads(raw: Union[bytes, str]) -> Any:
     """Decodes a document; integers beyond 64 bits stay exact."""
-    if isinstance(raw, bytes) and BIG_INTEGERS_MARK in raw:
+    # find, not `in`: `mark in raw` first tries the mark as an integer, which raises
+    # and clears a TypeError inside CPython on every call
+    if isinstance(raw, bytes) and raw.find(BIG_INTEGERS_MARK) >= 0:
         return _exact_loads(raw)
     return loads_fast(raw)
 

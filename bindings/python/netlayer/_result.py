@@ -15,9 +15,8 @@ from ._hooks import attach_cause
 __all__ = ["Response", "Headers", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
-_loads = _json.loads
 _loads_fast = _json.loads_fast
-_BIG = _json.BIG_INTEGERS_MARK
+_exact_loads = _stdlib_json.loads
 
 
 @dataclass(frozen=True)
@@ -135,33 +134,63 @@ class Response:
 
 
 _new = object.__new__
-_new_headers = dict.__new__
-_update = dict.update
 _set = object.__setattr__
+_MISSING = object()
+
+
+class _FromDocument:
+    """A Response field that a success document holds under another key or in another
+    form (``fromCache``, ``httpVersion``, a plain dict of headers, lists for tuples):
+    converted on the first read and kept in the instance, so a request whose caller
+    reads only ``value`` or ``status`` pays for none of it. A Response built by its
+    constructor has the field in its ``__dict__`` already and never reaches here (a
+    non-data descriptor: the instance's own value comes first)."""
+
+    __slots__ = ("name", "key", "convert", "default")
+
+    def __init__(self, key: str, convert: Any, default: Any) -> None:
+        self.key = key
+        self.convert = convert
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, response: Any, owner: Any = None) -> Any:
+        if response is None:
+            return self.default
+        fields = response.__dict__
+        raw = fields.get(self.key, _MISSING)
+        value = self.default if raw is _MISSING else self.convert(raw)
+        fields[self.name] = value
+        return value
+
+
+def _headers(fields: Mapping[str, str]) -> Headers:
+    headers = Headers.__new__(Headers)  # names are lower case already: no need to lower them again
+    dict.update(headers, fields)
+    return headers
+
+
+Response.headers = _FromDocument("_headers", _headers, Headers())  # type: ignore[assignment]
+Response.from_cache = _FromDocument("fromCache", lambda raw: raw is True, False)  # type: ignore[assignment]
+Response.http_version = _FromDocument("httpVersion", str, None)  # type: ignore[assignment]
+Response.latin1_headers = _FromDocument("latin1Headers", tuple, ())  # type: ignore[assignment]
+Response.set_cookies = _FromDocument("setCookies", tuple, ())  # type: ignore[assignment]
 
 
 def _response(doc: Dict[str, Any]) -> Response:
     """Response.from_result for a success document the library produced, freshly parsed
     and used by nothing else: the document itself becomes the Response's ``__dict__``.
-    Its keys are the fields' names already but for ``fromCache`` and ``httpVersion``,
-    renamed here, and ``ok``, dropped; ``headers`` becomes a ``Headers``; ``events`` is absent unless streamed, so the
-    field's default (a class attribute) answers. No second dict is built and none freed,
-    and the frozen dataclass's per-field ``__setattr__`` is skipped (the sequential path
-    builds one Response per request)."""
-    del doc["ok"]
-    doc["from_cache"] = doc.pop("fromCache", False) is True
-    if "httpVersion" in doc:
-        doc["http_version"] = doc.pop("httpVersion")
-    if "headers" in doc:  # names are lower case already: no need to lower them again
-        headers = _new_headers(Headers)
-        _update(headers, doc["headers"])
-        doc["headers"] = headers
-    if "latin1Headers" in doc:
-        doc["latin1_headers"] = tuple(doc.pop("latin1Headers"))
-    if "bigIntegers" in doc:
-        del doc["bigIntegers"]
-    if "setCookies" in doc:
-        doc["set_cookies"] = tuple(doc.pop("setCookies"))
+    ``status``, ``value``, ``attempts``, ``timing``, ``decoder`` and ``events`` are
+    read from it as they are; the fields it holds under other names or in other forms
+    are converted when first read (``_FromDocument``), its ``headers`` moved aside for
+    that. No second dict is built, and the frozen dataclass's per-field
+    ``__setattr__`` is skipped (the sequential path builds one Response per request)."""
+    headers = doc.pop("headers", None)
+    if headers is not None:
+        doc["_headers"] = headers
     response = _new(Response)
     _set(response, "__dict__", doc)
     return response
@@ -183,8 +212,13 @@ def outcome(doc: Any, request_id: Optional[int] = None) -> Union[Response, Error
 
 def response_or_raise(raw: bytes) -> Response:
     """The Response of a result document, or raises the Error subclass of its failure."""
-    doc = _loads_fast(raw) if _BIG not in raw else _loads(raw)
+    try:
+        doc = _loads_fast(raw)
+    except ValueError:  # orjson refuses a number beyond a double; the exact parser reads it
+        doc = _exact_loads(raw)
     if type(doc) is dict and doc.get("ok") is True:
+        if "bigIntegers" in doc:  # orjson read integers beyond 64 bits as floats: again, exactly
+            doc = _exact_loads(raw)
         return _response(doc)
     return document_or_raise(doc)
 

@@ -158,26 +158,47 @@ def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None
     import dataclasses
     import json
 
+    from netlayer._errors import Headers
     from netlayer._result import response_or_raise
 
-    names = {f.name for f in dataclasses.fields(netlayer.Response)}
+    names = [f.name for f in dataclasses.fields(netlayer.Response)]
     document = {"ok": True, "status": 200, "headers": {"etag": "x"}, "httpVersion": "2", "value": [1],
                 "fromCache": True, "attempts": 2, "timing": {"totalMs": 1.5}}
-    for extra in ({}, {"events": 3}):
+    extras = ({}, {"events": 3}, {"latin1Headers": ["etag"], "setCookies": ["a=1", "b=2"]})
+    for extra in extras:
         raw = json.dumps({**document, **extra}).encode()
         response = response_or_raise(raw)
-        assert set(vars(response)) <= names  # no "ok", "fromCache" or "httpVersion" left over
-        assert response == netlayer.Response.from_result(json.loads(raw))
-        assert response.from_cache is True and response.attempts == 2
+        expected = netlayer.Response.from_result(json.loads(raw))
+        # every field, read in any order, is what the constructor path makes of the document
+        for name in reversed(names):
+            assert getattr(response, name) == getattr(expected, name), name
+        assert response == expected and repr(response) == repr(expected)
+        assert dataclasses.asdict(response) == dataclasses.asdict(expected)
+        assert dataclasses.replace(response, status=201).status == 201
+        assert type(response.headers) is Headers and response.headers["ETag"] == "x"
+        assert response.from_cache is True and response.attempts == 2 and response.http_version == "2"
         assert response.events == extra.get("events")
+        assert response.latin1_headers == tuple(extra.get("latin1Headers", ()))
+        assert response.set_cookies == tuple(extra.get("setCookies", ()))
         with pytest.raises(dataclasses.FrozenInstanceError):
             response.status = 201  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            response.headers = {}  # type: ignore[misc]
+    bare = response_or_raise(b'{"ok":true,"status":204,"value":null,"attempts":1,"timing":{}}')
+    assert bare.headers == {} and bare.from_cache is False and bare.http_version is None
+    assert bare.latin1_headers == () and bare.set_cookies == ()
+    built = netlayer.Response(status=200, headers=Headers({"A": "1"}), from_cache=True)
+    assert built.headers["a"] == "1" and built.from_cache is True and built.http_version is None
 
 
 def test_integers_beyond_64_bits_stay_exact_both_ways(client: netlayer.Client) -> None:
     big = {"a": 2**64, "b": -(10**30), "c": [2**63, 2**200], "d": 1.5}
     assert client.post("reflect", body=big).value == big
     assert client.post("reflect", body=big, response={"keyPath": "c.1"}).value == 2**200
+    # beyond a double too (orjson refuses those): whole documents and a value alone
+    huge = {"e": 10**400, "f": [-(10**400), 1]}
+    assert client.post("reflect", body=huge).value == huge
+    assert client.post("reflect", body=huge, response={"keyPath": "e"}).value == 10**400
     echo = client.get("echo", query={"q": 10**25}).value
     assert echo["args"] == {"q": [str(10**25)]}
 
