@@ -155,8 +155,10 @@ def test_blocking_calls_take_lent_documents(base_url: str) -> None:
 
 
 def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None:
+    import copy
     import dataclasses
     import json
+    import pickle
 
     from netlayer._errors import Headers
     from netlayer._result import response_or_raise
@@ -175,6 +177,8 @@ def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None
         assert response == expected and repr(response) == repr(expected)
         assert dataclasses.asdict(response) == dataclasses.asdict(expected)
         assert dataclasses.replace(response, status=201).status == 201
+        for twin in (copy.copy(response), copy.deepcopy(response), pickle.loads(pickle.dumps(response))):
+            assert twin == expected
         assert type(response.headers) is Headers and response.headers["ETag"] == "x"
         assert response.from_cache is True and response.attempts == 2 and response.http_version == "2"
         assert response.events == extra.get("events")
