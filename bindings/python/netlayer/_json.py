@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Callable, Union
 
-__all__ = ["dumps", "loads", "dumps_fast", "loads_fast", "BIG_INTEGERS_MARK", "BACKEND"]
+__all__ = ["dumps", "loads", "loads_result", "dumps_fast", "loads_fast", "BIG_INTEGERS_MARK", "BACKEND"]
 
 #: In a result document that holds an integer beyond 64 bits (the library writes it
 #: after ``value``); the bytes cannot occur inside a JSON string.
@@ -64,6 +64,20 @@ def loads(raw: Union[bytes, str]) -> Any:
     if isinstance(raw, bytes) and raw.find(BIG_INTEGERS_MARK) >= 0:
         return _exact_loads(raw)
     return loads_fast(raw)
+
+
+def loads_result(raw: bytes) -> Any:
+    """Decodes a result document of nl_request or nl_call, as ``loads`` does, without
+    searching its bytes: a success document that holds an integer beyond 64 bits says
+    so in its top-level ``bigIntegers`` key, read after the fast parse (which made
+    floats of them); a number beyond a double, which orjson refuses, fails that parse."""
+    try:
+        doc = loads_fast(raw)
+    except ValueError:
+        return _exact_loads(raw)
+    if type(doc) is dict and "bigIntegers" in doc:
+        return _exact_loads(raw)
+    return doc
 
 
 _BINARY = (bytes, bytearray, memoryview)

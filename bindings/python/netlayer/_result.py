@@ -6,6 +6,7 @@ import base64
 import http
 import json as _stdlib_json
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _json
@@ -15,8 +16,7 @@ from ._hooks import attach_cause
 __all__ = ["Response", "Headers", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
-_loads_fast = _json.loads_fast
-_exact_loads = _stdlib_json.loads
+_loads_result = _json.loads_result
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,9 @@ class Response:
 _new = object.__new__
 _set = object.__setattr__
 _MISSING = object()
+#: The fields of a success document without ``headers`` (read only: each Response
+#: gets a Headers of its own from it)
+_NO_FIELDS: Mapping[str, str] = MappingProxyType({})
 
 
 class _FromDocument:
@@ -173,7 +176,7 @@ def _headers(fields: Mapping[str, str]) -> Headers:
     return headers
 
 
-Response.headers = _FromDocument("_headers", _headers, Headers())  # type: ignore[assignment]
+Response.headers = _FromDocument("_headers", _headers, None)  # type: ignore[assignment]
 Response.from_cache = _FromDocument("fromCache", lambda raw: raw is True, False)  # type: ignore[assignment]
 Response.http_version = _FromDocument("httpVersion", str, None)  # type: ignore[assignment]
 Response.latin1_headers = _FromDocument("latin1Headers", tuple, ())  # type: ignore[assignment]
@@ -186,11 +189,10 @@ def _response(doc: Dict[str, Any]) -> Response:
     ``status``, ``value``, ``attempts``, ``timing``, ``decoder`` and ``events`` are
     read from it as they are; the fields it holds under other names or in other forms
     are converted when first read (``_FromDocument``), its ``headers`` moved aside for
-    that. No second dict is built, and the frozen dataclass's per-field
-    ``__setattr__`` is skipped (the sequential path builds one Response per request)."""
-    headers = doc.pop("headers", None)
-    if headers is not None:
-        doc["_headers"] = headers
+    that (a document without them gets an empty Headers of its own). No second dict is
+    built, and the frozen dataclass's per-field ``__setattr__`` is skipped (the
+    sequential path builds one Response per request)."""
+    doc["_headers"] = doc.pop("headers", _NO_FIELDS)
     response = _new(Response)
     _set(response, "__dict__", doc)
     return response
@@ -212,13 +214,8 @@ def outcome(doc: Any, request_id: Optional[int] = None) -> Union[Response, Error
 
 def response_or_raise(raw: bytes) -> Response:
     """The Response of a result document, or raises the Error subclass of its failure."""
-    try:
-        doc = _loads_fast(raw)
-    except ValueError:  # orjson refuses a number beyond a double; the exact parser reads it
-        doc = _exact_loads(raw)
+    doc = _loads_result(raw)
     if type(doc) is dict and doc.get("ok") is True:
-        if "bigIntegers" in doc:  # orjson read integers beyond 64 bits as floats: again, exactly
-            doc = _exact_loads(raw)
         return _response(doc)
     return document_or_raise(doc)
 

@@ -191,6 +191,8 @@ def test_a_success_document_becomes_a_response_with_exactly_its_fields() -> None
     bare = response_or_raise(b'{"ok":true,"status":204,"value":null,"attempts":1,"timing":{}}')
     assert bare.headers == {} and bare.from_cache is False and bare.http_version is None
     assert bare.latin1_headers == () and bare.set_cookies == ()
+    bare.headers["x-mine"] = "1"  # each Response has headers of its own
+    assert response_or_raise(b'{"ok":true,"status":204,"value":null,"attempts":1,"timing":{}}').headers == {}
     built = netlayer.Response(status=200, headers=Headers({"A": "1"}), from_cache=True)
     assert built.headers["a"] == "1" and built.from_cache is True and built.http_version is None
 
