@@ -68,6 +68,26 @@ final class CurlShare: @unchecked Sendable {
         }
     }
 
+    /// The jar's cookies as libcurl lists them (`CURLINFO_COOKIELIST`): one Netscape
+    /// cookie-file line each (domain, include-subdomains flag, path, secure flag,
+    /// expiry, name, value; `#HttpOnly_` before the domain of an HttpOnly cookie).
+    /// libcurl keeps the jar and its rules; this is how Netlayer asks what it holds.
+    func cookieLines() -> [String] {
+        var lines: [String] = []
+        try? withSetupHandle { easy throws(NetworkError) in
+            var list: UnsafeMutableRawPointer?
+            guard nl_curl_getinfo_ptr(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK, let list else { return }
+            let head = list.assumingMemoryBound(to: curl_slist.self)
+            var node: UnsafeMutablePointer<curl_slist>? = head
+            while let current = node {
+                if let data = current.pointee.data { lines.append(String(cString: data)) }
+                node = current.pointee.next
+            }
+            curl_slist_free_all(head)
+        }
+        return lines
+    }
+
     /// An easy handle on this share with the cookie engine on, for jar operations.
     private func withSetupHandle(_ body: (UnsafeMutableRawPointer) throws(NetworkError) -> Void) throws(NetworkError) {
         guard let easy = curl_easy_init() else { throw .generic("curl_easy_init failed", curlCode: 27) }
