@@ -91,6 +91,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         return result
     }
 
+    public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
+
     /// Runs `task` on the loop thread, in order with completions; after shutdown,
     /// on the calling thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
