@@ -11,6 +11,7 @@ static inline CURLcode nl_curl_setopt_slist(CURL *h, CURLoption o, struct curl_s
 static inline CURLcode nl_curl_setopt_write(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_read(CURL *h, CURLoption o, curl_read_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode nl_curl_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode nl_curl_setopt_debug(CURL *h, curl_debug_callback v) { return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, v); }
 /* The open and close callbacks of a handle's connections, with one context. */
 static inline CURLcode nl_curl_setopt_sockets(CURL *h, curl_opensocket_callback open, curl_closesocket_callback close,
                                               void *ctx) {

@@ -538,20 +538,45 @@ static int thread_count(void)
     return n;
 }
 
-/* The delivery thread starts with the first asynchronous completion: a client that
- * only makes blocking requests has its event loop's thread and nothing more. */
-static void test_the_delivery_thread_starts_with_the_first_asynchronous_completion(void)
+/* Descriptors open in this process now (Linux: /proc/self/fd). */
+static int descriptor_count(void)
 {
-    int before = thread_count();
-    nl_client *c = client_for(NULL);
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* An idle client holds no thread and no descriptor; one that only makes blocking
+ * requests has no thread of its own either. The first asynchronous request starts the
+ * event loop's thread, and its completion the delivery thread. */
+static void test_library_threads_and_descriptors_start_with_the_first_asynchronous_request(void)
+{
+    int before = thread_count(), fds = descriptor_count(), i;
+    nl_client *idle[20];
+    nl_client *c;
     request_state s;
     nl_request_callbacks cb;
     json_t *r;
-    REQUIRE(before > 0);
+    REQUIRE(before > 0 && fds > 0);
+    for (i = 0; i < 20; i++)
+        idle[i] = client_for(NULL);
+    CHECK_INT_EQ(thread_count(), before);
+    CHECK_INT_EQ(descriptor_count(), fds);
+    for (i = 0; i < 20; i++)
+        nl_client_free(idle[i]);
+
+    c = client_for(NULL);
     r = request_json(c, "{\"path\": \"json\"}");
     CHECK_OK(r);
     json_decref(r);
-    CHECK_INT_EQ(thread_count(), before + 1);
+    CHECK_INT_EQ(thread_count(), before);
     state_init(&s);
     cb = callbacks_for(&s, 0, 0);
     CHECK(nl_request_start(c, "{\"path\": \"json\"}", &cb) != 0);
@@ -560,6 +585,7 @@ static void test_the_delivery_thread_starts_with_the_first_asynchronous_completi
     CHECK_INT_EQ(thread_count(), before + 2);
     nl_client_free(c);
     CHECK_INT_EQ(thread_count(), before);
+    CHECK_INT_EQ(descriptor_count(), fds);
     state_destroy(&s);
 }
 
@@ -577,7 +603,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_retry_and_resolve_error_hooks_fail_with_their_message),
         NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),
         NLT_TEST(test_a_slow_completion_callback_does_not_hold_up_other_transfers),
-        NLT_TEST(test_the_delivery_thread_starts_with_the_first_asynchronous_completion),
+        NLT_TEST(test_library_threads_and_descriptors_start_with_the_first_asynchronous_request),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

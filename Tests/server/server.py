@@ -426,7 +426,29 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, b"this is not json", "application/json")
 
         if len(segs) == 3 and segs[0] in ("basic-auth", "digest-auth"):
-            return self._auth(segs[0], segs[1], segs[2])
+            return self._auth(segs[0], segs[1], segs[2], parts, body)
+
+        if path == "/login":
+            # A session cookie whose value the request does not hold: sess- and 16 hex
+            # digits derived from ?seed=.
+            seed = (parse_qs(query).get("seed") or [""])[0]
+            sid = "sess-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+            return self._send_json(200, {"user": seed}, headers=[("Set-Cookie", "sid=%s; Path=/" % sid)])
+
+        if path == "/basic-echo":
+            # The decoded basic credentials, as some servers echo them back.
+            given = self.headers.get("Authorization") or ""
+            name, _, secret = base64.b64decode(given[6:] or "").decode("utf-8", "replace").partition(":")
+            return self._send_json(200, {"user": name, "password": secret})
+
+        if path == "/oauth/token":
+            # An OAuth 2.0 token endpoint (RFC 6749 section 4.3): a form in, tokens out;
+            # the form is echoed back, password and client_secret included.
+            form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+            tag = hashlib.sha256(body).hexdigest()[:16]
+            return self._send_json(200, {"access_token": "at-" + tag, "refresh_token": "rt-" + tag,
+                                         "id_token": "it-" + tag, "token_type": "Bearer", "expires_in": 3600,
+                                         "form": form})
 
         if path == "/set-cookie":
             values = parse_qs(parts.query, keep_blank_values=True).get("c", [])
@@ -647,7 +669,7 @@ class Handler(BaseHTTPRequestHandler):
         return self._send_json(200, {"bytes": total, "sha256": digest.hexdigest(),
                                      "contentType": self.headers.get("Content-Type")})
 
-    def _auth(self, scheme, user, password):
+    def _auth(self, scheme, user, password, parts, body):
         # The password segment may be "sha256:HEX" (basic) or "ha1:HEX" (digest, the MD5
         # of user:netlayer:password), so that a test's URL does not hold the secret.
         given = self.headers.get("Authorization") or ""
@@ -673,6 +695,8 @@ class Handler(BaseHTTPRequestHandler):
             ha2 = md5(f"{self.command}:{fields.get('uri', '')}")
             expected = md5(f"{ha1}:{nonce}:{fields.get('nc')}:{fields.get('cnonce')}:auth:{ha2}")
             if fields.get("username") == user and fields.get("response") == expected:
+                if "echo=1" in parts.query.split("&"):
+                    return self._echo(parts, body)  # the digest answer the client sent, echoed
                 return self._send_json(200, {"user": user})
         return self._send_json(401, {"error": {"message": "bad credentials"}}, headers=[
             ("WWW-Authenticate", f'Digest realm="netlayer", nonce="{nonce}", qop="auth", algorithm=MD5')])
@@ -705,17 +729,29 @@ class Handler(BaseHTTPRequestHandler):
                 headers[key] = headers[key] + ", " + value
             else:
                 headers[key] = value
+        args = parse_qs(parts.query, keep_blank_values=True)
         doc = {
             "method": self.command,
             "path": parts.path,
             "query": parts.query,
-            "args": parse_qs(parts.query, keep_blank_values=True),
+            "args": args,
             "headers": headers,
+            # Each header line as it came: tells one Cookie line from two.
+            "headerLines": [[name, value] for name, value in self.headers.items()],
             "body": body.decode("utf-8", errors="replace"),
             "bodyLength": len(body),
             "connection": self.conn_id,
         }
-        return self._send_json(200, doc)
+        # Response headers a test asks for: ?_max_age=N (Cache-Control), ?_vary=NAME,
+        # ?_set_cookie=VALUE (repeatable).
+        extra = []
+        if args.get("_max_age"):
+            extra.append(("Cache-Control", "max-age=%s" % args["_max_age"][0]))
+        if args.get("_vary"):
+            extra.append(("Vary", args["_vary"][0]))
+        for value in args.get("_set_cookie", []):
+            extra.append(("Set-Cookie", value))
+        return self._send_json(200, doc, headers=extra)
 
     def _petstore(self, segs, parts, body):
         if self.command == "GET" and segs == ["pet", "findByStatus"]:

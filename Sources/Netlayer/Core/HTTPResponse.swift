@@ -15,6 +15,7 @@ public struct HTTPResponse: Sendable {
         var streamEvents: Int?
         var fromCache = false
         var httpVersion: String?
+        var sentCredentials: [String] = []
     }
 
     private var fields: CopyOnWrite<Fields>
@@ -71,6 +72,13 @@ public struct HTTPResponse: Sendable {
     public var fromCache: Bool {
         get { fields.value.fromCache }
         _modify { yield &fields.value.fromCache }
+    }
+    /// Values of the credential headers the transport added as it sent the request,
+    /// which Netlayer did not set itself (libcurl's answer to a digest challenge): kept
+    /// so that logs and cassettes can redact a server's echo of them.
+    public var sentCredentials: [String] {
+        _read { yield fields.value.sentCredentials }
+        _modify { yield &fields.value.sentCredentials }
     }
     /// The HTTP version the response came in: "1.0", "1.1", "2" or "3" (nil when unknown).
     public var httpVersion: String? {

@@ -12,9 +12,14 @@ public protocol NetworkSessionManager: Sendable {
 
     /// Runs `task` after `delay` seconds on a transport thread (retry back-off).
     func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void)
+
+    /// The cookie jar whose cookies the transport adds to requests, if it has one.
+    var cookieSource: (any CookieSource)? { get }
 }
 
 extension NetworkSessionManager {
+    public var cookieSource: (any CookieSource)? { nil }
+
     /// Waits on `request(_:completion:)`; transports that can run a request on the
     /// caller's thread do better.
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {

@@ -74,4 +74,29 @@ enum PercentEncoding {
             }
         }
     }
+
+    /// `bytes` with `%XX` escapes decoded (a malformed escape kept as written), and
+    /// `+` as a space when `plusIsSpace` (form bodies).
+    static func decoded(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var rest = Array(bytes)[...]
+        while let b = rest.popFirst() {
+            if b == UInt8(ascii: "+"), plusIsSpace { out.append(0x20); continue }
+            guard b == UInt8(ascii: "%"), rest.count >= 2, let high = hexValue(rest[rest.startIndex]),
+                  let low = hexValue(rest[rest.startIndex + 1]) else { out.append(b); continue }
+            out.append(high << 4 | low)
+            rest = rest.dropFirst(2)
+        }
+        return out
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
 }

@@ -85,34 +85,38 @@ public enum Redaction {
         return out + rest
     }
 
-    /// The secret values a request carries: values of the redacted headers (and the
-    /// credential after an auth scheme, and each cookie's value) and URL user-info.
-    /// Logged bodies are scrubbed of them, since servers echo them back.
+    /// The secret values a request carries (`RequestCredentials.secretValues`), for
+    /// scrubbing what a server echoes: its credential headers, digest password and URL
+    /// secrets; with `cookies`, the jar's cookies for it too. `names` are lower-case
+    /// header names redacted besides the request's credential headers (a log's list).
     public static func secrets(of request: HTTPRequest, redacting names: Set<String>,
-                               queryNames: Set<String> = []) -> [String] {
+                               queryNames: Set<String> = [], cookies: (any CookieSource)? = nil) -> [String] {
+        var credentials = RequestCredentials(of: request, cookies: cookies)
+        for field in request.headers where names.contains(field.name.lowercased())
+            && !RequestCredentials.isCredentialHeader(field.name, of: request.options) {
+            credentials.headers.append(HTTPHeaders.Field(name: field.name.lowercased(), value: field.value))
+        }
+        return credentials.secretValues(url: request.url, queryNames: queryNames)
+    }
+
+    /// The secrets a URL holds: its user-info (whole, and the password), and the values
+    /// of secret query parameters (`defaultQueryNames` and `names`), as written and
+    /// percent-decoded.
+    static func urlSecrets(in url: String, queryNames: Set<String>) -> [String] {
         var found: [String] = []
-        if let question = request.url.firstIndex(of: "?") {
-            let query = request.url[request.url.index(after: question)...].prefix { $0 != "#" }
+        if let question = url.firstIndex(of: "?") {
+            let query = url[url.index(after: question)...].prefix { $0 != "#" }
             for pair in query.split(separator: "&") {
                 guard let eq = pair.firstIndex(of: "=") else { continue }
                 let name = normalized(pair[..<eq].utf8)
                 guard defaultQueryNames.contains(name) || queryNames.contains(name) else { continue }
                 let value = pair[pair.index(after: eq)...]
                 found.append(String(value))
-                if let decoded = String(value).removingPercentEncodingUTF8 { found.append(decoded) }
+                found.append(String(decoding: PercentEncoding.decoded(value.utf8, plusIsSpace: false), as: UTF8.self))
             }
         }
-        for field in request.headers where names.contains(field.name.lowercased()) {
-            found.append(field.value)
-            if let space = field.value.firstIndex(of: " ") {
-                found.append(String(field.value[field.value.index(after: space)...]))
-            }
-            for cookie in field.value.split(separator: ";") {
-                if let eq = cookie.firstIndex(of: "=") { found.append(String(cookie[cookie.index(after: eq)...])) }
-            }
-        }
-        if let scheme = request.url.firstRange(of: "://") {
-            let rest = request.url[scheme.upperBound...]
+        if let scheme = url.firstRange(of: "://") {
+            let rest = url[scheme.upperBound...]
             let end = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
             if let at = rest[..<end].lastIndex(of: "@") {
                 let info = rest[..<at]
@@ -120,8 +124,7 @@ public enum Redaction {
                 if let colon = info.firstIndex(of: ":") { found.append(String(info[info.index(after: colon)...])) }
             }
         }
-        // Short values would blank out ordinary words.
-        return found.map { $0.trimmingSpaces }.filter { $0.count >= 6 }.sorted { $0.count > $1.count }
+        return found
     }
 
     /// `text` with every occurrence of a secret replaced by `replacement`.
@@ -135,19 +138,6 @@ public enum Redaction {
 }
 
 private extension String {
-    /// The text with %XX escapes decoded, or nil when an escape is malformed.
-    var removingPercentEncodingUTF8: String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(utf8).makeIterator()
-        while let b = iterator.next() {
-            guard b == UInt8(ascii: "%") else { bytes.append(b); continue }
-            guard let h = iterator.next(), let l = iterator.next(),
-                  let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(v)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     func replacingAll(_ target: String, with replacement: String) -> String {
         guard contains(target) else { return self }
         return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)

@@ -2,8 +2,9 @@ import CCurl
 
 /// Follows redirects in Netlayer rather than in libcurl, so the rules every client
 /// must keep are in one place (reliability notes, rows 1-3):
-/// - credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, whoever set them)
-///   are dropped when the scheme, host or port changes;
+/// - the request's credentials (`RequestCredentials`: credential headers whoever set
+///   them, digest) are dropped when the scheme, host or port changes; the jar's cookies
+///   are libcurl's to add, by their own rules, on every hop;
 /// - a 303, and a 301 or 302 answering a POST, become a GET without the body and its
 ///   content headers; 307 and 308 repeat the request as it was;
 /// - only http and https targets are followed, at most `maxRedirects` times.
@@ -14,7 +15,6 @@ enum RedirectPolicy {
         case fail(NetworkError)
     }
 
-    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
     static let contentHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language",
                                  "Content-Location", "Transfer-Encoding", "Digest"]
 
@@ -37,12 +37,10 @@ enum RedirectPolicy {
                                             curlCode: Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue)))
         }
         var next = request
-        next.url = target.url
         if let origin = origin(of: request.url), origin != target.origin {
-            for name in credentialHeaders { next.headers[name] = nil }
-            for name in request.options.secretHeaders { next.headers[name] = nil }
-            if case .digest? = request.options.auth { next.options.auth = nil }
+            next = RequestCredentials.strippingCredentials(from: request)
         }
+        next.url = target.url
         let becomesGet = response.statusCode == 303 && request.method != .head
             || (response.statusCode == 301 || response.statusCode == 302) && request.method == .post
         if becomesGet {

@@ -15,9 +15,10 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
     /// Validators and the cached response of a stale cache entry being revalidated.
     private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
-    /// The headers the last attempt was sent with (after the adapter): a response is
-    /// cached under the credentials it was fetched with, including a hook's.
-    private var sentHeaders: HTTPHeaders?
+    /// The credentials the last attempt was sent with (after the adapter, the jar's
+    /// cookies as they were then): a response is cached under the credentials it was
+    /// fetched with, including a hook's.
+    private var sentCredentials: RequestCredentials?
 
     init(environment: AttemptEnvironment, request: HTTPRequest, id: UInt64,
          completion: (@Sendable (NetworkOutcome) -> Void)?) {
@@ -26,6 +27,9 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         self.id = id
         self.completion = completion
     }
+
+    /// Where the request is, for the interceptor and the logger.
+    private var context: RequestContext { RequestContext(id: id, attempt: attempt, cookies: environment.cookies) }
 
     // MARK: Async driver
 
@@ -48,7 +52,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         case .success(let prepared):
             request = prepared
         }
-        send(request, context: RequestContext(id: id, attempt: attempt), redirects: 0, redirectMs: 0)
+        send(request, context: context, redirects: 0, redirectMs: 0)
     }
 
     /// One hop of an attempt: the request, or a redirect of it, after `redirectMs` of
@@ -127,7 +131,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             case .success(let prepared):
                 request = prepared
             }
-            let context = RequestContext(id: id, attempt: attempt)
+            let context = context
             var hop = request
             var result = environment.sessionManager.requestBlocking(hop)
             var redirects = 0
@@ -173,7 +177,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// A fresh cached response, or nil (noting validators of a stale entry to send).
     private func cachedAnswer() -> HTTPResponse? {
         guard let cache else { return nil }
-        let lookup = cache.lookup(original)
+        let lookup = cache.lookup(original, credentials: RequestCredentials(of: original, cookies: environment.cookies))
         if var response = lookup.fresh {
             response.fromCache = true
             return response
@@ -185,12 +189,12 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// Stores what may be cached, and turns a 304 into the cached response.
     private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
         guard let cache, case .success(let response) = result else { return result }
-        var sent = original  // the original's URL and method are the key; the sent headers the credentials
-        if let sentHeaders { sent.headers = sentHeaders }
+        // The original's URL and method are the key; the credentials are those it was sent with.
+        let credentials = sentCredentials ?? RequestCredentials(of: original, cookies: environment.cookies)
         if response.statusCode == 304, let cached = revalidation?.cached {
-            return .success(cache.revalidated(response, cached: cached, for: sent))
+            return .success(cache.revalidated(response, cached: cached, for: original, credentials: credentials))
         }
-        cache.store(response, for: sent)
+        cache.store(response, for: original, credentials: credentials)
         return result
     }
 
@@ -216,14 +220,14 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         }
         if let adapter = environment.adapter {
             do {
-                request = try adapter.adapt(request, context: RequestContext(id: id, attempt: attempt))
+                request = try adapter.adapt(request, context: context)
                 try request.headers.validate()
             } catch {
                 return .failure(error)
             }
         }
-        if cache != nil { sentHeaders = request.headers }
-        environment.logger.log(request: request, context: RequestContext(id: id, attempt: attempt))
+        if cache != nil { sentCredentials = RequestCredentials(of: request, cookies: environment.cookies) }
+        environment.logger.log(request: request, context: context)
         return .success(request)
     }
 
@@ -238,7 +242,7 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         if let retrier = environment.retrier {
             do {
                 decision = try environment.retrierLock.withLock { _ throws(NetworkError) -> RetryDecision in
-                    try retrier.retry(request, context: RequestContext(id: id, attempt: attempt), dueTo: error)
+                    try retrier.retry(request, context: context, dueTo: error)
                 }
             } catch {
                 return .failure(error)
@@ -270,11 +274,14 @@ final class AttemptEnvironment: Sendable {
     let logger: any NetworkErrorLogger
     let cache: (any ResponseCaching)?
     let retrierLock = Locked(())
+    /// The transport's cookie jar, for those that must know every credential.
+    let cookies: (any CookieSource)?
     private let nextID = Atomic<UInt64>(1)
 
     init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
          logger: any NetworkErrorLogger, cache: (any ResponseCaching)?) {
         self.sessionManager = sessionManager
+        cookies = sessionManager.cookieSource
         self.cache = cache
         self.adapter = interceptor
         self.retrier = interceptor

@@ -67,7 +67,9 @@ enum RequestBuilder {
             endpoint.configureOptions?(&options)
             try validate(options)
         }
-        if let value = options.auth?.headerValue { headers.setChecked("Authorization", value) }
+        if let auth = options.auth, let value = try auth.authorization(for: url) {
+            headers.setChecked("Authorization", value)
+        }
         return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,
                            transfer: transfer)
     }

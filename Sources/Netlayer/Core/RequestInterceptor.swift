@@ -3,10 +3,14 @@
 public struct RequestContext: Sendable {
     public var id: UInt64
     public var attempt: Int
+    /// The jar of the transport that sends the request, for those that must know every
+    /// credential it carries (a logger redacting an echo of the jar's cookies).
+    public var cookies: (any CookieSource)?
 
-    public init(id: UInt64, attempt: Int) {
+    public init(id: UInt64, attempt: Int, cookies: (any CookieSource)? = nil) {
         self.id = id
         self.attempt = attempt
+        self.cookies = cookies
     }
 }
 

@@ -3,12 +3,14 @@
 public protocol ResponseCaching: Sendable {
     /// Whether requests like this one may be answered from the cache at all.
     func isCacheable(_ request: HTTPRequest) -> Bool
-    /// What the cache holds for `request`.
-    func lookup(_ request: HTTPRequest) -> CacheLookup
-    /// Keeps `response` for `request` if its headers allow it.
-    func store(_ response: HTTPResponse, for request: HTTPRequest)
+    /// What the cache holds for `request`, sent with `credentials` (a stored response
+    /// answers only a request with exactly the credentials it was fetched with).
+    func lookup(_ request: HTTPRequest, credentials: RequestCredentials) -> CacheLookup
+    /// Keeps `response` for `request`, sent with `credentials`, if its headers allow it.
+    func store(_ response: HTTPResponse, for request: HTTPRequest, credentials: RequestCredentials)
     /// The cached response a 304 `notModified` confirms, refreshed with its headers.
-    func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse
+    func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
+                     credentials: RequestCredentials) -> HTTPResponse
 }
 
 /// What a response cache says about a request before it is sent: nothing (a miss),

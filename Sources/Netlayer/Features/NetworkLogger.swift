@@ -31,7 +31,8 @@ public struct LogEvent: Sendable {
 
 /// The structured logger: request, response and error events at `error`, `info` or
 /// `debug` level, with sensitive header values and URL user-info redacted in every
-/// event. At `debug` it adds the response body (first 4 KiB) and the request as a
+/// event, and bodies scrubbed of every credential the request carried, seen or not
+/// (`RequestCredentials`), and of secret fields (`SecretFields`). At `debug` it adds the response body (first 4 KiB) and the request as a
 /// runnable `curl` command. Events go to `sink`, or to stderr as JSON lines.
 public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
     public var level: LogLevel
@@ -75,10 +76,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders))
         fields["elapsedMs"] = .double(response.totalMs)
         fields["bodyBytes"] = .int(Int64(response.body.count))
-        if level >= .debug {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
-            fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
-        }
+        if level >= .debug { fields["body"] = .string(scrubbedBody(response, of: request, context: context)) }
         emit(.info, "response", fields)
     }
 
@@ -92,8 +90,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["message"] = .string(Redaction.url(in: failure.message, queryNames: redactedQuery))
         fields["status"] = error.response.map { .int(Int64($0.statusCode)) } ?? .null
         if let response = error.response, level >= .debug {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
-            fields["body"] = .string(Redaction.scrub(Self.bodyText(response.body), of: secrets))
+            fields["body"] = .string(scrubbedBody(response, of: request, context: context))
         }
         emit(.error, "error", fields)
     }
@@ -127,6 +124,18 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         _ = line.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
+    /// The response body for a debug event: secret fields replaced, and every secret the
+    /// request carried (its credentials, the jar's cookies, libcurl's digest answer,
+    /// cookies the response set, secret fields of the request body) scrubbed.
+    private func scrubbedBody(_ response: HTTPResponse, of request: HTTPRequest, context: RequestContext) -> String {
+        let body = SecretFields.redacting(response.body)
+        var found = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery,
+                                      cookies: context.cookies)
+        found += body.values + RequestCredentials.secretValues(of: response)
+        if let sent = request.body { found += SecretFields.redacting(sent).values }
+        return Redaction.scrub(Self.bodyText(body.body), of: RequestCredentials.usable(found))
+    }
+
     private static func bodyText(_ body: [UInt8]) -> String {
         let prefix = body.prefix(bodyLimit)
         let text = String(decoding: prefix, as: UTF8.self)
@@ -147,8 +156,10 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
             parts += ["-H", Self.quote("\(field.name): \(value)")]
         }
         if let body = request.body {
-            let secrets = Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery)
-            let text = Redaction.scrub(String(decoding: body.prefix(Self.bodyLimit), as: UTF8.self), of: secrets)
+            let fields = SecretFields.redacting(body)
+            let secrets = RequestCredentials.usable(
+                Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery) + fields.values)
+            let text = Redaction.scrub(String(decoding: fields.body.prefix(Self.bodyLimit), as: UTF8.self), of: secrets)
             parts += ["--data-binary", Self.quote(text)]
         }
         return parts.joined(separator: " ")

@@ -9,12 +9,15 @@ import Glibc
 /// `Expires`); `no-cache` and stale entries are revalidated with `If-None-Match`
 /// (ETag) or `If-Modified-Since` (Last-Modified), and a 304 answers from the cache.
 /// Entries are keyed by method, full URL and the request headers the response's
-/// `Vary` names; `Vary: *` is not stored.
+/// `Vary` names; `Vary: *` is not stored. A stored response answers only a request
+/// with exactly the credentials it was fetched with (`RequestCredentials`: credential
+/// headers, digest identity and the jar's cookies for the host), so it is never served
+/// to another user, to a request without them, or after the jar's session changed.
 public final class ResponseCache: ResponseCaching {
     struct Entry {
         var response: HTTPResponse
         var varyHeaders: [String: String?]
-        /// The credentials of the request it was stored for (`credentials(of:)`): it
+        /// The credentials of the request it was stored for (`credentials(of:_:)`): it
         /// answers only requests that carry exactly these.
         var credentials: [String: String]
         var storedAt: UInt64
@@ -45,9 +48,9 @@ public final class ResponseCache: ResponseCaching {
         request.method == .get || request.method == .head
     }
 
-    public func lookup(_ request: HTTPRequest) -> CacheLookup {
+    public func lookup(_ request: HTTPRequest, credentials sent: RequestCredentials) -> CacheLookup {
         let key = Self.key(request)
-        let credentials = credentials(of: request)
+        let credentials = credentials(of: request, sent)
         let now = MonotonicClock.now()
         return entries.withLock { state -> CacheLookup in
             guard var variants = state.map[key],
@@ -67,7 +70,7 @@ public final class ResponseCache: ResponseCaching {
     }
 
     /// Stores a 200 (or refreshes after a 304) when its headers allow it.
-    public func store(_ response: HTTPResponse, for request: HTTPRequest) {
+    public func store(_ response: HTTPResponse, for request: HTTPRequest, credentials sent: RequestCredentials) {
         guard isCacheable(request), response.statusCode == 200 || response.statusCode == 304,
               response.downloadedFile == nil, response.streamEvents == nil
         else { return }
@@ -78,7 +81,7 @@ public final class ResponseCache: ResponseCaching {
         let freshFor = Self.freshness(response.headers, directives)
         let hasValidators = response.headers["etag"] != nil || response.headers["last-modified"] != nil
         guard freshFor > 0 || hasValidators else { return }
-        let credentials = credentials(of: request)
+        let credentials = credentials(of: request, sent)
         var entry = Entry(response: response, varyHeaders: [:], credentials: credentials, storedAt: MonotonicClock.now(),
                           freshFor: freshFor, mustRevalidate: directives["no-cache"] != nil, lastUse: 0)
         for name in vary where !name.isEmpty { entry.varyHeaders[name] = request.headers[name] }
@@ -100,14 +103,15 @@ public final class ResponseCache: ResponseCaching {
     }
 
     /// After a 304: the cached response, with the new freshness stored.
-    public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
+    public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
+                            credentials: RequestCredentials) -> HTTPResponse {
         var response = cached
         for field in notModified.headers where field.name != "content-length" {
             response.headers[field.name] = field.value
         }
         response.totalMs = notModified.totalMs
         response.timing = notModified.timing
-        store(response, for: request)
+        store(response, for: request, credentials: credentials)
         response.fromCache = true
         return response
     }
@@ -133,14 +137,13 @@ public final class ResponseCache: ResponseCaching {
         entry.credentials == credentials && entry.varyHeaders.allSatisfy { name, value in request.headers[name] == value }
     }
 
-    /// The request's credential headers, by lower-case name. (URL user-info is part of
-    /// the URL, and so of the key.)
-    private func credentials(of request: HTTPRequest) -> [String: String] {
-        var found: [String: String] = [:]
-        for name in credentialNames {
+    /// The key of `credentials`, with the values of this cache's own credential headers
+    /// (`credentialHeaders`) that the request's options do not already count.
+    private func credentials(of request: HTTPRequest, _ credentials: RequestCredentials) -> [String: String] {
+        var found = credentials.cacheKey
+        for name in credentialNames where found[name] == nil {
             if let value = request.headers[name] { found[name] = value }
         }
-        if let identity = request.options.auth?.cacheIdentity, !identity.isEmpty { found[" auth"] = identity }
         return found
     }
 

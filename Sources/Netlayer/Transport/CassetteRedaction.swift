@@ -1,10 +1,12 @@
 /// What a recording keeps out of its cassette, and the redacted copy of an exchange
 /// it keeps instead. A cassette is meant to be committed next to the tests that
 /// replay it, so nothing secret may reach it: the values of secret headers (request
-/// and response side, Set-Cookie included), URL user-info and the values of secret
-/// query parameters become `Cassette.redacted`, and so does every occurrence of
-/// those secrets in other header values, bodies and error messages (servers echo
-/// them back).
+/// and response side, Set-Cookie included), URL user-info, the values of secret
+/// query parameters and of secret body fields (`SecretFields`) become
+/// `Cassette.redacted`, and so does every occurrence elsewhere (other header values,
+/// bodies, error messages: servers echo them back) of those secrets and of the
+/// credentials the request carried unseen (`RequestCredentials`: the jar's cookies,
+/// a decoded basic password, libcurl's digest answer, cookies the response set).
 public struct CassetteRedaction: Sendable {
     /// Lower-case names of the headers whose values are secrets.
     public var headers: Set<String>
@@ -18,25 +20,47 @@ public struct CassetteRedaction: Sendable {
     }
 
     /// The exchange as a cassette keeps it; nil for a request the caller cancelled,
-    /// which says nothing about the server.
-    func exchange(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>) -> Cassette.Exchange? {
+    /// which says nothing about the server. `jarCookies` are the cookies the jar may
+    /// have added to the request (`CookieSource`), which the request does not show.
+    func exchange(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>,
+                  jarCookies: [StoredCookie] = []) -> Cassette.Exchange? {
         if case .failure(let error) = result, error.isCancelled { return nil }
-        let secrets = Redaction.secrets(of: request, redacting: headers, queryNames: queryNames)
+        var credentials = RequestCredentials(of: request)
+        credentials.jarCookies = jarCookies
+        for field in request.headers where headers.contains(field.name.lowercased()) {
+            credentials.headers.append(HTTPHeaders.Field(name: field.name.lowercased(), value: field.value))
+        }
+        var found = credentials.secretValues(url: request.url, queryNames: queryNames)
+        // Secret fields (an OAuth token request's password, a token response's tokens)
+        // are replaced where they stand, and their values scrubbed wherever they echo.
+        let sentBody = request.body.map { SecretFields.redacting($0, replacement: Cassette.redacted) }
+        found += sentBody?.values ?? []
+        let secrets = RequestCredentials.usable(found)
         var kept = HTTPRequest(method: request.method, url: text(request.url, secrets),
                                headers: fields(request.headers, secrets))
-        kept.body = request.body.map { bytes($0, secrets) }
+        kept.body = sentBody.map { bytes($0.body, secrets) }
+        // What the response brings (cookies it sets, libcurl's digest answer it may
+        // echo, its own secret fields) is scrubbed from the response only: the request
+        // went out before, and its URL is what a replay matches.
+        var answerSecrets = secrets
+        var answerBody: [UInt8] = []
+        if case .success(let response) = result {
+            let body = SecretFields.redacting(response.body, replacement: Cassette.redacted)
+            answerSecrets = RequestCredentials.usable(found + body.values + RequestCredentials.secretValues(of: response))
+            answerBody = body.body
+        }
         switch result {
         case .success(let response):
-            let body = bytes(response.body, secrets)
-            var headers = fields(response.headers, secrets)
+            let body = bytes(answerBody, answerSecrets)
+            var headers = fields(response.headers, answerSecrets)
             if body.count != response.body.count, headers["content-length"] != nil {
                 headers["content-length"] = String(body.count)  // the body kept is the body replayed
             }
-            var answer = HTTPResponse(statusCode: response.statusCode, headers: headers, body: body,
-                                      effectiveURL: kept.url)
-            answer.bodyBytes = Int64(body.count)
-            answer.httpVersion = response.httpVersion
-            return Cassette.Exchange(request: kept, result: .success(answer))
+            var answered = HTTPResponse(statusCode: response.statusCode, headers: headers, body: body,
+                                       effectiveURL: kept.url)
+            answered.bodyBytes = Int64(body.count)
+            answered.httpVersion = response.httpVersion
+            return Cassette.Exchange(request: kept, result: .success(answered))
         case .failure(let error):
             let kind = DataTransferError.networkFailure(error).kind
             let message = text(Self.message(of: error), secrets)

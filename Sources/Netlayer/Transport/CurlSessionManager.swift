@@ -1,9 +1,10 @@
 import CCurl
 import Glibc
+import Synchronization
 
 /// The libcurl `NetworkSessionManager`: one multi handle and one event-loop thread
-/// per instance for callback and async requests, plus blocking requests that run on
-/// the caller's own thread. They share the DNS and TLS session caches; the loop has
+/// per instance for callback and async requests (started by the first of them), plus
+/// blocking requests that run on the caller's own thread. They share the DNS and TLS session caches; the loop has
 /// one connection pool and each pooled blocking handle keeps its own connection, so
 /// keep-alive works on both paths.
 ///
@@ -18,7 +19,14 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     private let share: CurlShare
-    private let loop: CurlEventLoop
+    /// The event loop, started by the first request that needs it (an asynchronous or
+    /// batched one, a delayed task): a client that is idle, or that only makes
+    /// blocking requests, holds no loop thread and none of its descriptors (epoll,
+    /// eventfd, the multi handle's socket pair). nil before that and after shutdown.
+    private let loopState = Locked<(loop: CurlEventLoop?, shutDown: Bool)>((nil, false))
+    /// `loopState.loop != nil`, read without the lock by `isLoopThread`.
+    private let loopStarted = Atomic<Bool>(false)
+    private let maxConcurrent: Int
     private let delivery: DeliveryThread
     private let blocking = Locked(Blocking())
 
@@ -29,7 +37,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     public init(maxConcurrent: Int = 64, cookies: CookieJar = CookieJar()) throws(NetworkError) {
         share = try CurlShare(cookies: cookies)
         try share.loadCookiesIfAsked()
-        loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
+        self.maxConcurrent = maxConcurrent
         delivery = DeliveryThread()
     }
 
@@ -41,9 +49,30 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        let loop: CurlEventLoop?
+        do {
+            loop = try startedLoop()
+        } catch {
+            let failed = CurlTransfer(request: request, loop: nil, share: share, completion: completion)
+            failed.deliver(.failure(error))
+            return failed
+        }
         let transfer = CurlTransfer(request: request, loop: loop, share: share, completion: completion)
-        loop.start(transfer)
+        if let loop { loop.start(transfer) } else { transfer.deliverCancelled() }  // after shutdown
         return transfer
+    }
+
+    /// The event loop, started now if it was not; nil after shutdown. Fails when the
+    /// loop cannot start (no descriptor or thread left).
+    private func startedLoop() throws(NetworkError) -> CurlEventLoop? {
+        try loopState.withLock { state throws(NetworkError) -> CurlEventLoop? in
+            if let loop = state.loop { return loop }
+            if state.shutDown { return nil }
+            let loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
+            state.loop = loop
+            loopStarted.store(true, ordering: .releasing)
+            return loop
+        }
     }
 
     /// Runs `request` on the calling thread with `curl_easy_perform`: no hop to the
@@ -91,14 +120,16 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         return result
     }
 
+    public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
+
     /// Runs `task` on the loop thread, in order with completions; after shutdown,
     /// on the calling thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
-        loop.execute(task)
+        if let loop = try? startedLoop() { loop.execute(task) } else { task() }
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
-        loop.execute(after: delay, task)
+        if let loop = try? startedLoop() { loop.execute(after: delay, task) } else { task() }
     }
 
     /// Runs `task` on the delivery thread, after the tasks delivered before it: work
@@ -111,7 +142,11 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// Whether the caller is running on one of this manager's threads (the loop or
     /// the delivery thread), where waiting for a request of the same manager would
     /// deadlock.
-    public var isLoopThread: Bool { loop.isCurrentThread || delivery.isCurrentThread }
+    public var isLoopThread: Bool {
+        if delivery.isCurrentThread { return true }
+        guard loopStarted.load(ordering: .acquiring) else { return false }
+        return loopState.withLock { $0.loop?.isCurrentThread ?? false }
+    }
 
     /// Cancels every request, delivers their completions, stops the loop and delivery
     /// threads and waits for blocking requests to return. Does nothing on either thread.
@@ -122,7 +157,11 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
             return (state.inFlight, !state.shutDown)
         }
         for transfer in running { transfer.cancel() }
-        loop.shutdown()
+        let loop = loopState.withLock { state -> CurlEventLoop? in
+            state.shutDown = true
+            return state.loop
+        }
+        loop?.shutdown()
         delivery.shutdown()  // after the loop: its last completions deliver here
         // Blocking transfers notice the cancel in their progress callback.
         while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }

@@ -4,7 +4,7 @@ import Glibc
 /// The DNS cache, TLS session cache and cookie jar of one client, shared by its event loop and
 /// by blocking requests on callers' threads. Connections are not shared (see the
 /// shim): the loop keeps its pool, and each pooled blocking handle its connection.
-final class CurlShare: @unchecked Sendable {
+final class CurlShare: CookieSource, @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private let locks: UnsafeMutableRawPointer
     /// Whether transfers turn libcurl's cookie engine on (over this share's jar).
@@ -86,6 +86,12 @@ final class CurlShare: @unchecked Sendable {
             curl_slist_free_all(head)
         }
         return lines
+    }
+
+    func cookies(for url: String) -> [StoredCookie] {
+        guard cookiesEnabled, let host = Self.host(of: url) else { return [] }
+        let now = Self.now
+        return cookieLines().compactMap(StoredCookie.init(netscapeLine:)).filter { $0.mayBeSent(to: host, now: now) }
     }
 
     /// An easy handle on this share with the cookie engine on, for jar operations.

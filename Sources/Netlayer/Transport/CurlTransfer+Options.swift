@@ -2,7 +2,8 @@ import CCurl
 
 extension CurlTransfer {
     /// TLS verification, client certificates and the authentication libcurl answers
-    /// (digest, .netrc): the options that carry secrets, in one place.
+    /// (digest; `.netrc` is an Authorization header Netlayer builds): the options that
+    /// carry secrets, in one place.
     func configureCredentials(_ easy: UnsafeMutableRawPointer, options: RequestOptions, check: (CURLcode) -> Void) {
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.tls.verify ? 1 : 0))
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.tls.verify ? 2 : 0))
@@ -16,9 +17,6 @@ extension CurlTransfer {
             check(nl_curl_setopt_long(easy, CURLOPT_HTTPAUTH, 1 << 1))  // CURLAUTH_DIGEST, a macro Swift cannot import
             check(nl_curl_setopt_str(easy, CURLOPT_USERNAME, user))
             check(nl_curl_setopt_str(easy, CURLOPT_PASSWORD, password))
-        case .netrc(let file)?:
-            check(nl_curl_setopt_long(easy, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
-            if let file { check(nl_curl_setopt_str(easy, CURLOPT_NETRC_FILE, file)) }
         default:
             break
         }

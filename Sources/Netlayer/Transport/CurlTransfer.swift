@@ -155,6 +155,15 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(options))
         check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: headers)))
+        let cookies = request.headers["Cookie"].map { String(HTTPHeaders.wireValue($0)) ?? "" }
+        if cookies?.isEmpty == false || handle.hasCookieOption {
+            check(nl_curl_setopt_str(easy, CURLOPT_COOKIE, cookies?.isEmpty == false ? cookies : nil))
+            handle.hasCookieOption = cookies?.isEmpty == false
+        }
+        if case .digest? = options.auth {
+            // libcurl answers the challenge: what it sends is seen here (`sentCredentials`).
+            check(nl_curl_setopt_ptr(easy, CURLOPT_DEBUGDATA, me))
+        }
         if reuse {
             return rc == CURLE_OK ? nil : rejected(rc)
         }
@@ -206,6 +215,10 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_str(easy, CURLOPT_NOPROXY, ""))
         }
         configureCredentials(easy, options: options, check: check)
+        if case .digest? = options.auth {
+            check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
+            check(nl_curl_setopt_debug(easy, curlDebug))
+        }
         configureConnection(easy, options.transport, check: check)
 
         switch request.method {
@@ -297,6 +310,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         response.httpVersion = Self.versionNames[version]
         response.bodyBytes = sink.bytes
+        response.sentCredentials = sentCredentials
         if request.transfer.stream != nil { response.streamEvents = sink.events }
         return .success(response)
     }
@@ -318,6 +332,21 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         case .wait(let wait):
             pause(until: wait)
             return nl_writefunc_pause
+        }
+    }
+
+    /// Values of credential header lines libcurl sent that the request did not hold
+    /// (its answer to a digest challenge); seen only for a request with digest auth.
+    private var sentCredentials: [String] = []
+
+    /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`).
+    fileprivate func noteSent(headerBlock: UnsafeRawBufferPointer) {
+        for line in headerBlock.split(separator: 0x0A) {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            guard RequestCredentials.alwaysSecretHeaders.contains(name.lowercased()) else { continue }
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: " \t\r")
+            if request.headers[name] != value, !sentCredentials.contains(value) { sentCredentials.append(value) }
         }
     }
 
@@ -348,6 +377,15 @@ private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_o
     if transfer.silenceEnded() { return 1 }
     return transfer.progress(downloaded: Int64(dlnow), ofDownload: Int64(dltotal), uploaded: Int64(ulnow),
                              ofUpload: Int64(ultotal)) ? 0 : 1
+}
+
+private func curlDebug(_ easy: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
+                       _ size: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard type == CURLINFO_HEADER_OUT, let data, let context, size > 0 else { return 0 }
+    Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.noteSent(headerBlock: UnsafeRawBufferPointer(start: data, count: size))
+    }
+    return 0
 }
 
 private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

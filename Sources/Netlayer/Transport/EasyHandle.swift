@@ -24,6 +24,9 @@ final class EasyHandle {
     /// `CURLOPT_COOKIEFILE` is set (the cookie engine is on): `reset()` clears it first,
     /// since libcurl 7.88's `curl_easy_reset` loses that list without freeing it.
     var cookieEngineOn = false
+    /// `CURLOPT_COOKIE` holds a request's own cookies: the next request sets it again,
+    /// to its own or to none.
+    var hasCookieOption = false
     /// The `CURLOPT_HTTPHEADER` list of the last transfer, kept for the next one with
     /// the same headers (most requests of a client send the same few).
     private var headers: (key: HeaderList, list: UnsafeMutablePointer<curl_slist>?)?
@@ -104,6 +107,7 @@ final class EasyHandle {
         }
         curl_easy_reset(pointer)
         socketCallbacksContext = nil
+        hasCookieOption = false
     }
 
     /// After a transfer: a handle whose options are not a known profile is reset

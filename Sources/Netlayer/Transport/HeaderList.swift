@@ -15,7 +15,12 @@ struct HeaderList: Equatable {
 
     init(_ request: HTTPRequest, userAgentAsOption: Bool) {
         let options = request.options
-        headers = request.headers
+        var headers = request.headers
+        // A request's own cookies go through CURLOPT_COOKIE (CurlTransfer), which libcurl
+        // writes into the one Cookie line it sends with the jar's (RFC 6265 section 5.4);
+        // as a header line of their own they would make a second Cookie line.
+        if headers["Cookie"] != nil { headers["Cookie"] = nil }
+        self.headers = headers
         suppressesExpect = (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
             && request.headers["Expect"] == nil
         userAgent = userAgentAsOption || request.headers["User-Agent"] != nil ? nil : options.userAgent

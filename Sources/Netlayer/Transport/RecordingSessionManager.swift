@@ -24,16 +24,26 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
     deinit { finish() }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        transport.request(request) { [self] result in
-            keep(request, result)  // before the completion: a shutdown it leads to must find it
+        let jar = jarCookies(for: request)
+        return transport.request(request) { [self] result in
+            keep(request, result, jar: jar)  // before the completion: a shutdown it leads to must find it
             completion(result)
         }
     }
 
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        let jar = jarCookies(for: request)
         let result = transport.requestBlocking(request)
-        keep(request, result)
+        keep(request, result, jar: jar)
         return result
+    }
+
+    public var cookieSource: (any CookieSource)? { transport.cookieSource }
+
+    /// The jar's cookies for `request` before it is sent: the ones it may carry, which a
+    /// response that deletes them (a logout) may still echo.
+    private func jarCookies(for request: HTTPRequest) -> [StoredCookie] {
+        transport.cookieSource?.cookies(for: request.url) ?? []
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
@@ -47,8 +57,8 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
         save(Cassette(exchanges: exchanges))
     }
 
-    private func keep(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>) {
-        guard let exchange = redaction.exchange(request, result) else { return }
+    private func keep(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>, jar: [StoredCookie]) {
+        guard let exchange = redaction.exchange(request, result, jarCookies: jar) else { return }
         kept.withLock { $0?.append(exchange) }
     }
 }

@@ -25,6 +25,8 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from ._errors import InvalidRequestError
+
 __all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint"]
 
 Endpoint = Mapping[str, Any]
@@ -234,10 +236,30 @@ def _disk_file(value: Any) -> Optional[str]:
     return None
 
 
+#: What a cookie name or value may not hold: a byte that ends a pair (``;``), that
+#: servers split on (``,``), or a control character (RFC 6265 section 4.1.1).
+_COOKIE_BREAKERS = re.compile(r"[;,\x00-\x1f\x7f]")
+_COOKIE_NAME_BREAKERS = re.compile(r"[;,=\s\x00-\x1f\x7f]")
+
+
+def _cookie_pair(name: Any, value: Any) -> str:
+    """``name=value`` for a Cookie line; a name or value that would start another
+    cookie (``{"a": "x; admin=1"}``) is refused rather than sent."""
+    name, value = str(name), str(value)
+    if not name or _COOKIE_NAME_BREAKERS.search(name):
+        raise InvalidRequestError(f"netlayer: cookies key {name!r} is not a cookie name "
+                                  "(no ';', ',', '=', white space or control characters)")
+    if _COOKIE_BREAKERS.search(value):
+        raise InvalidRequestError(f"netlayer: cookies[{name!r}]: the value holds ';', ',' or a control character, "
+                                  "which would make another cookie of it; encode it first")
+    return f"{name}={value}"
+
+
 def _cookie_header(headers: Any, cookies: Any) -> Dict[str, Any]:
-    """``cookies={name: value}`` of one request added to its ``Cookie`` header."""
+    """``cookies={name: value}`` of one request added to its ``Cookie`` header (which
+    the library sends in one line with the jar's cookies)."""
     out = dict(headers or {})
-    pairs = "; ".join(f"{k}={v}" for k, v in _pairs(cookies))
+    pairs = "; ".join(_cookie_pair(k, v) for k, v in _pairs(cookies))
     existing = next((k for k in out if k.lower() == "cookie"), None)
     if existing is None:
         out["Cookie"] = pairs

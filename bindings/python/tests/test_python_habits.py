@@ -116,6 +116,18 @@ def test_auth_tuple_bearer_and_cookies(client: netlayer.Client, base_url: str) -
     assert echo["headers"]["cookie"] == "a=1; b=2"
 
 
+def test_request_cookies_join_the_jars_in_one_line_and_cannot_inject_another(base_url: str) -> None:
+    with netlayer.Client(base_url) as client:
+        client.get("set-cookie", params={"c": "jar=1; Path=/"})
+        lines = client.get("echo", cookies={"extra": "x"}).value["headerLines"]
+        cookies = [value for name, value in lines if name.lower() == "cookie"]
+        assert len(cookies) == 1 and "jar=1" in cookies[0] and "extra=x" in cookies[0], cookies
+        for bad in ({"a": "x; admin=1"}, {"a": "x, admin=1"}, {"a; admin": "1"}, {"a": "x\r\nX-Evil: 1"}):
+            with pytest.raises(netlayer.InvalidRequestError, match="cookies"):
+                client.get("echo", cookies=bad)
+        assert client.get("echo").ok  # and the client goes on
+
+
 def test_snake_case_keys_at_every_level(base_url: str, tmp_path: pathlib.Path) -> None:
     source = tmp_path / "up.bin"
     source.write_bytes(b"x" * 10)
