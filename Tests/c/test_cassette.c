@@ -326,6 +326,75 @@ static void test_a_cassette_that_cannot_be_saved_is_reported_on_stderr(void)
     free(dir);
 }
 
+/* A text `body` holds no control character but TAB, LF and CR (what the writer keeps
+ * as text): an edited cassette with an ESC or a NUL in one is refused when the client
+ * is made, naming the exchange and the key; the same bytes as `bodyBase64` replay. */
+static void test_a_text_body_with_control_characters_is_refused_naming_the_exchange(void)
+{
+    static const struct { const char *body, *where; } bad[] = {
+        { "\"response\": {\"status\": 200, \"body\": \"red \\u001b[31mtext\"}", "exchange 1 key 'response' key 'body'" },
+        { "\"response\": {\"status\": 200, \"body\": \"nul \\u0000 here\"}", "exchange 1 key 'response' key 'body'" },
+        { "\"response\": {\"status\": 200, \"body\": \"del \\u007f\"}", "exchange 1 key 'response' key 'body'" },
+    };
+    static const char good[] = "{\"request\": {\"method\": \"GET\", \"url\": \"%stext\"},"
+                               " \"response\": {\"status\": 200, \"headers\": {\"content-type\": \"text/plain\"},"
+                               " \"body\": \"tab\\tlf\\ncr\\r caf\\u00e9 \\u0085\"}}";
+    char *dir = make_temp_dir();
+    char *file = nlt_format("%s/control.json", dir);
+    char *first = nlt_format(good, base_url());
+    size_t i;
+    for (i = 0; i < NLT_COUNT(bad) + 1; i++) {
+        char *text, *config, *error = NULL;
+        nl_client *c;
+        json_t *e;
+        if (i < NLT_COUNT(bad))
+            text = nlt_format("{\"netlayerCassette\": 1, \"exchanges\": [%s, {\"request\": {\"method\": \"GET\", "
+                              "\"url\": \"http://x/\"}, %s}]}", first, bad[i].body);
+        else   /* in a request body too */
+            text = nlt_format("{\"netlayerCassette\": 1, \"exchanges\": [%s, {\"request\": {\"method\": \"POST\", "
+                              "\"url\": \"http://x/\", \"body\": \"\\u001b]0;title\\u0007\"}, \"response\": {\"status\": 200}}]}",
+                              first);
+        write_text_file(file, text);
+        config = nlt_format("{\"baseURL\": \"http://203.0.113.9/\", \"cassette\": {\"file\": \"%s\", \"mode\": \"replay\"}}", file);
+        c = nl_client_new(config, &error);
+        e = error ? nlt_parse(error, "nl_client_new error_json") : NULL;
+        CHECK_MSG(c == NULL && e, "%s: accepted", text);
+        if (e) {
+            const char *message = error_message(e);
+            const char *where = i < NLT_COUNT(bad) ? bad[i].where : "exchange 1 key 'request' key 'body'";
+            CHECK_STR_EQ(error_kind(e), "invalid_request");
+            CHECK_MSG(strstr(message, where) && strstr(message, "control character") && strstr(message, "'bodyBase64'")
+                          && strstr(message, file),
+                      "%s: %s", text, message);
+        }
+        if (c) nl_client_free(c);
+        json_decref(e);
+        nl_free(error);
+        free(config);
+        free(text);
+    }
+
+    /* TAB, LF, CR and other text (C1 controls included, as the writer writes them) replay as they are. */
+    {
+        char *text = nlt_format("{\"netlayerCassette\": 1, \"exchanges\": [%s]}", first);
+        nl_client *c;
+        json_t *r;
+        write_text_file(file, text);
+        c = replay_client(dir, file);
+        r = request_json(c, "{\"path\": \"text\"}");
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value"), "tab\tlf\ncr\r caf\xc3\xa9 \xc2\x85");
+        json_decref(r);
+        nl_client_free(c);
+        free(text);
+    }
+    unlink(file);
+    rmdir(dir);
+    free(first);
+    free(file);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -333,6 +402,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_an_unmatched_request_is_not_connected_naming_it),
         NLT_TEST(test_bad_cassette_keys_and_files_are_refused_naming_them),
         NLT_TEST(test_a_cassette_that_cannot_be_saved_is_reported_on_stderr),
+        NLT_TEST(test_a_text_body_with_control_characters_is_refused_naming_the_exchange),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

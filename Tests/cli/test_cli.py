@@ -10,6 +10,9 @@ import json
 import os
 import pty
 import re
+import resource
+import threading
+import tty
 import shutil
 import signal
 import subprocess
@@ -30,12 +33,44 @@ def write(name, document):
     return path
 
 
-def run(*args, stdin=None, env=None, umask=None, binary=False):
+def limit_memory():
+    """At most 4 GiB of address space: a CLI that reads without bound fails fast instead
+    of taking the machine's memory."""
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def run(*args, stdin=None, env=None, umask=None, binary=False, timeout=60):
     """Runs the CLI; standard input is empty unless given (never the caller's)."""
+    def prepare():
+        limit_memory()
+        if umask is not None:
+            os.umask(umask)
     p = subprocess.run([CLI, *args], input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-                       capture_output=True, text=not binary, timeout=60, env=env, cwd=work,
-                       preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+                       capture_output=True, text=not binary, timeout=timeout, env=env, cwd=work, preexec_fn=prepare)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_on_terminal(*args, stream="stdout"):
+    """Runs the CLI with standard output (or standard error) on a pseudo-terminal in raw
+    mode (so LF is not turned into CR LF); returns the status, what the terminal got and
+    the other stream's bytes."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    p = subprocess.run([CLI, *args], stdin=subprocess.DEVNULL, cwd=work, timeout=60, preexec_fn=limit_memory,
+                       stdout=slave if stream == "stdout" else subprocess.PIPE,
+                       stderr=slave if stream == "stderr" else subprocess.PIPE)
+    os.close(slave)
+    shown = b""
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            shown += chunk
+    except OSError:  # EIO once the terminal has no writer left
+        pass
+    os.close(master)
+    return p.returncode, shown, p.stderr if stream == "stdout" else p.stdout
 
 
 def echo(*args, stdin=None):
@@ -275,6 +310,10 @@ def _():
         assert os.path.getsize(target) == 70000 and os.stat(target).st_mode & 0o777 == mode, oct(os.stat(target).st_mode)
     code, out, err = run("get", BASE + "status/404", "-o", os.path.join(work, "dl-404.bin"))
     assert code == 4 and not os.path.exists(os.path.join(work, "dl-404.bin")) and "404" in err, (code, err)
+    assert json.loads(out) == {"detail": "status 404"}, out  # the error body is printed, as without --download
+    code, out, err = run("get", BASE + "status/503", "--download", os.path.join(work, "dl-503.bin"), "-i")
+    assert code == 5 and out.startswith("HTTP/1.1 503\n") and json.loads(out.split("\n\n", 1)[1]) == {"detail": "status 503"}, out
+    assert not os.path.exists(os.path.join(work, "dl-503.bin")), os.listdir(work)
     code, out, err = run("get", BASE + "json", "--download", os.path.join(work, "no-such-dir", "x"))
     assert code == 23 and "io" in err, (code, err)
 
@@ -376,6 +415,90 @@ def _():
         code, out, err = run(*args)
         assert code == 2 and needle in err, (args, code, out, err)
         assert "Traceback" not in err and code >= 0, (args, code)
+
+
+@test("@file items read only regular files of a bounded size, and never block on a FIFO")
+def _():
+    folder = tempfile.mkdtemp(prefix="netlayer-cli-files-", dir=work)
+    fifo = os.path.join(folder, "fifo")
+    os.mkfifo(fifo)
+    big = os.path.join(folder, "big.txt")
+    with open(big, "wb") as f:
+        f.truncate(16 * 1024 * 1024 + 1)  # sparse: one byte over the limit
+    cases = [
+        ("f=@" + folder, "it is a directory"), ("f:=@" + folder, "it is a directory"),
+        ("f=@/dev/zero", "it is a character device, not a regular file"),
+        ("f:=@/dev/zero", "it is a character device, not a regular file"),
+        ("f=@" + fifo, "it is a FIFO (named pipe), not a regular file"),
+        ("f:=@" + fifo, "it is a FIFO (named pipe), not a regular file"),
+        ("f@" + fifo, "it is a FIFO (named pipe), not a regular file"),
+        ("f@" + folder, "it is a directory"), ("f@/dev/null", "it is a character device"),
+        ("@" + folder, "it is a directory"),
+        ("f=@" + big, "it has more than 16777216 bytes (16 MiB)"),
+    ]
+    for item, reason in cases:
+        start = time.monotonic()
+        code, out, err = run("post", BASE + "echo", item, timeout=20)
+        assert code == 2 and out == "", (item, code, out, err)
+        assert "item '%s'" % item in err and reason in err, (item, err)
+        assert time.monotonic() - start < 10, (item, time.monotonic() - start)
+    for args, reason in ((("request", "/dev/zero"), "character device"), (("request", folder), "it is a directory"),
+                         (("get", BASE + "json", "--config", "/dev/zero"), "character device"),
+                         (("get", BASE + "json", "--config", big), "more than 16777216 bytes")):
+        code, out, err = run(*args, timeout=20)
+        assert code == 2 and reason in err, (args, code, err)
+    with open(big, "rb") as f:  # standard input is bounded too
+        p = subprocess.run([CLI, "post", BASE + "echo"], stdin=f, capture_output=True, text=True, timeout=20,
+                           preexec_fn=limit_memory)
+    assert p.returncode == 2 and "cannot read standard input: it has more than 16777216 bytes" in p.stderr, (p.returncode, p.stderr)
+
+    # A body file (@file) is streamed by the library: a FIFO goes out as its writer writes.
+    writer = threading.Thread(target=lambda: open(fifo, "wb").write(b"from a fifo"), daemon=True)
+    writer.start()
+    doc = echo("put", BASE + "echo", "@" + fifo)
+    writer.join(timeout=10)
+    assert doc["body"] == "from a fifo", doc
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def raw_controls(shown):
+    """The control characters in `shown` a terminal would act on: C0 but TAB, LF, CR; DEL;
+    C1 (U+0080 to U+009F, or such a byte outside UTF-8)."""
+    text = shown.decode("utf-8", errors="surrogateescape")
+    return [c for c in text if (ord(c) < 0x20 and c not in "\t\n\r") or 0x7F <= ord(c) <= 0x9F
+            or 0xDC80 <= ord(c) <= 0xDC9F]
+
+
+@test("on a terminal, a server's control characters in text, headers and -v are shown escaped; piped, they pass")
+def _():
+    control_body = b"red \x1b[31mtext\x1b[0m bell\x07 del\x7f csi\xc2\x9b2J tab\tcr\r\ncaf\xc3\xa9\n"
+    code, shown, _ = run_on_terminal("get", BASE + "control-bytes", "-i")
+    assert code == 0, (code, shown)
+    assert b"x-control: \\x1b]0;title\\x07 \\u009b2J \\x9b end\n" in shown, shown
+    assert shown.endswith(b"\n\nred \\x1b[31mtext\\x1b[0m bell\\x07 del\\x7f csi\\u009b2J tab\tcr\r\ncaf\xc3\xa9\n"), shown
+    assert raw_controls(shown) == [], shown
+
+    code, shown, out = run_on_terminal("get", BASE + "control-bytes", "-v", stream="stderr")
+    assert code == 0 and out == control_body, (code, out)
+    # (the log event has the header's bytes as Latin-1: 0xC2 0x9B is "\u00c2\u009b" there)
+    assert b"< x-control: \\x1b]0;title\\x07 " in shown and b"\\u009b2J \\u009b end\n" in shown, shown
+    assert raw_controls(shown) == [], shown
+
+    # JSON: every control character as a \u escape, on a terminal or not
+    document = write("controls.json", '{"s": "\\u001b[2J\\u0007\\u007f\\u009b"}')
+    code, shown, _ = run_on_terminal("post", BASE + "reflect", "@" + document)
+    assert code == 0 and b'"\\u001b[2J\\u0007\\u007f\\u009b"' in shown and raw_controls(shown) == [], shown
+    code, out, _ = run("post", BASE + "reflect", "@" + document)
+    assert code == 0 and json.loads(out) == {"s": "\x1b[2J\x07\x7f\x9b"}, out
+    code, shown, _ = run_on_terminal("get", BASE + "control-bytes", "--result", "--no-pretty")
+    assert code == 0 and b'"value":"red \\u001b[31mtext' in shown and raw_controls(shown) == [], shown
+
+    # to a pipe or a file, the bytes as they came
+    code, out, _ = run("get", BASE + "control-bytes", binary=True)
+    assert code == 0 and out == control_body, out
+    code, out, err = run("get", BASE + "control-bytes", "-i", "-v", binary=True)
+    assert code == 0 and b"x-control: \x1b]0;title\x07 \xc2\x9b2J \x9b end\n" in out and out.endswith(control_body), out
+    assert b"< x-control: \x1b]0;title\x07 " in err and b"\xc2\x9b end\n" in err, err
 
 
 @test("--help lists items, options, exit statuses and examples; COMMAND --help too")

@@ -16,7 +16,7 @@ Endpoints (any method unless noted):
        /delay/<ms>           sleeps, then {"delayed": ms}
        /redirect/<n>         302 chain down to /redirect/0 -> /json
        /redirect-to?url=U&status=302
-       /text /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
+       /text /control-bytes /notjson /empty /bytes/<n> /invalid-utf8 /headers-multi
        /basic-auth/<user>/<password>, /digest-auth/<user>/<password>
                              200 {"user": user} for those credentials (Basic; Digest
                              MD5 with qop=auth), else 401 with the challenge
@@ -147,6 +147,8 @@ class BadRequest(Exception):
 
 
 COMPRESSIBLE = json.dumps({"compressed": True, "data": "netlayer " * 200}).encode()
+
+CONTROL_BODY = b"red \x1b[31mtext\x1b[0m bell\x07 del\x7f csi\xc2\x9b2J tab\tcr\r\ncaf\xc3\xa9\n"
 
 SSE_BODY = (b": a comment\n"
             b"retry: 1500\n\n"
@@ -421,6 +423,13 @@ class Handler(BaseHTTPRequestHandler):
 
         if path == "/text":
             return self._send(200, b"hello, world", "text/plain")
+
+        if path == "/control-bytes":
+            # Terminal control characters in a text body and a header: ESC sequences
+            # (colour, window title), BEL, DEL, a C1 CSI (U+009B; in the header also
+            # as a lone byte 0x9B, not UTF-8), beside TAB, CR, LF.
+            return self._send(200, CONTROL_BODY, "text/plain; charset=utf-8", headers=[
+                ("X-Control", "\x1b]0;title\x07 \xc2\x9b2J \x9b end")])
 
         if path == "/notjson":
             return self._send(200, b"this is not json", "application/json")

@@ -67,7 +67,7 @@ extension CassetteDocument {
     /// than TAB, LF and CR), which a diff shows; else as `bodyBase64`.
     private static func addBody(_ body: [UInt8], to object: inout JSONObject) {
         guard !body.isEmpty else { return }
-        let binary = body.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D) || $0 == 0x7F }
+        let binary = body.contains(where: isBinary)
         if !binary, let text = String(validating: body, as: UTF8.self) {
             object.appendUnchecked("body", .string(text))
         } else {

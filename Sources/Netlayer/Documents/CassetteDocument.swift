@@ -149,13 +149,28 @@ package struct CassetteDocument: Sendable {
     }
 
     /// `body` (text, as UTF-8) or `bodyBase64` (any bytes), not both; empty without either.
+    /// A text body holds what the writer keeps as text: no control character but TAB,
+    /// LF and CR, so that an edited cassette cannot replay terminal escapes or NULs
+    /// hidden in a field that reads as text.
     private static func body(_ doc: DocumentReader) throws(NetworkError) -> [UInt8] {
         let text = try doc.string("body")
+        if let text, let offset = text.utf8.firstIndex(where: isBinary) {
+            let hex = String(text.utf8[offset], radix: 16, uppercase: true)
+            let position = text.utf8.distance(from: text.utf8.startIndex, to: offset)
+            throw .invalidRequest("\(doc.context) key 'body' holds the control character U+00\(hex.count < 2 ? "0" : "")\(hex) "
+                + "at byte \(position): a body with control characters other than TAB, LF and CR goes in 'bodyBase64'")
+        }
         guard let encoded = try doc.string("bodyBase64") else { return text.map { Array($0.utf8) } ?? [] }
         guard text == nil, let bytes = Base64.decode(encoded) else {
             throw .invalidRequest("\(doc.context) key 'bodyBase64' must be base64, and without 'body'")
         }
         return bytes
+    }
+
+    /// A byte that makes a body binary: a control character other than TAB, LF and
+    /// CR. Such a body is written as `bodyBase64`, and refused as `body`.
+    static func isBinary(_ byte: UInt8) -> Bool {
+        (byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D) || byte == 0x7F
     }
 
     /// `error` as `nl_client_new` reports a bad config, `invalidRequest` naming the

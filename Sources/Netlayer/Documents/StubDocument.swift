@@ -13,6 +13,9 @@ enum StubDocument {
             guard let path = try doc.string("path"), !path.isEmpty else {
                 throw .invalidRequest("config key 'stub' rule \(i) needs 'path'")
             }
+            guard path.utf8.count <= StubPathPattern.maxBytes else {
+                throw .invalidRequest("config key 'stub' rule \(i) key 'path' has \(path.utf8.count) bytes, more than the \(StubPathPattern.maxBytes) a pattern may have")
+            }
             var rule = StubSessionManager.Rule(path: path)
             if let name = try doc.string("method") {
                 guard let method = HTTPMethod(named: name) else {

@@ -31,11 +31,14 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     private let rules: [Rule]
+    /// `rules`' path patterns, compiled once.
+    private let patterns: [StubPathPattern]
     private let answers: LoopAnswers
 
     /// - Parameter loop: the client's transport, used only for its thread.
     public init(rules: [Rule], loop: CurlSessionManager) {
         self.rules = rules
+        patterns = rules.map { StubPathPattern($0.path) }
         answers = LoopAnswers(loop: loop)
     }
 
@@ -69,9 +72,10 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// The first rule that matches, or nil.
     private func rule(for request: HTTPRequest) -> Rule? {
         let path = Array(Self.path(of: request.url).utf8)
-        return rules.first { rule in
-            (rule.method == nil || rule.method == request.method) && Self.matches(Array(rule.path.utf8), path)
+        let index = rules.indices.first { i in
+            (rules[i].method == nil || rules[i].method == request.method) && patterns[i].matches(path)
         }
+        return index.map { rules[$0] }
     }
 
     private func answer(_ rule: Rule?, to request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
@@ -89,33 +93,5 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// The path of an absolute URL, without query or fragment ("/" when empty).
     static func path(of url: String) -> String {
         CurlURL(url)?.part(CURLUPART_PATH) ?? "/"
-    }
-
-    /// Glob match of `pattern` against `path`; a relative pattern matches a suffix of
-    /// the path that starts a segment.
-    static func matches(_ pattern: [UInt8], _ path: [UInt8]) -> Bool {
-        if pattern.first == UInt8(ascii: "/") { return glob(pattern[...], path[...]) }
-        var start = 0
-        while start < path.count {
-            if path[start] == UInt8(ascii: "/"), glob(pattern[...], path[(start + 1)...]) { return true }
-            start += 1
-        }
-        return false
-    }
-
-    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
-        guard let p = pattern.first else { return text.isEmpty }
-        if p == UInt8(ascii: "*") {
-            let crossesSegments = pattern.dropFirst().first == UInt8(ascii: "*")
-            let rest = crossesSegments ? pattern.dropFirst(2) : pattern.dropFirst()
-            var i = text.startIndex
-            while true {
-                if glob(rest, text[i...]) { return true }
-                guard i < text.endIndex, crossesSegments || text[i] != UInt8(ascii: "/") else { return false }
-                i += 1
-            }
-        }
-        guard let t = text.first, t == p else { return false }
-        return glob(pattern.dropFirst(), text.dropFirst())
     }
 }

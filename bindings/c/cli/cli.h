@@ -5,6 +5,8 @@
  * items.c    httpie-style request items (a==1, H:v, f=v, f:=1, f@file, @file) -> endpoint document
  * run.c      the request: client, -v log lines, progress bar, interrupt, output, exit status
  * json.c     a small JSON reader and writer: the CLI reads result documents without a JSON library
+ * files.c    local files read whole (regular, bounded, never blocking) or checked for streaming
+ * terminal.c server bytes on a terminal: control characters shown escaped
  */
 #ifndef NETLAYER_CLI_H
 #define NETLAYER_CLI_H
@@ -29,8 +31,30 @@ void buf_printf(buf *b, const char *fmt, ...);
 /* Appends `n` bytes of `s` as a JSON string literal. */
 void buf_json_string(buf *b, const char *s, size_t n);
 
-/* Reads a whole file ("-" is stdin); NULL with errno set on failure. */
-char *read_whole(const char *path, size_t *size);
+/* ---- local files (files.c) ---------------------------------------------------- */
+
+/* The most bytes the CLI reads into memory from one file or standard input. */
+#define CLI_READ_LIMIT ((size_t)16 << 20)
+
+/* Reads a whole regular file of at most CLI_READ_LIMIT bytes ("-": standard input,
+ * any kind, as bounded); opening never blocks. NULL on failure, with the reason
+ * ("it is a directory", the system's message) in `why` (size `why_size`). */
+char *read_whole(const char *path, size_t *size, char *why, size_t why_size);
+
+/* Checks that the library can stream `path` (uploadFrom, a multipart file part):
+ * readable, and a regular file, or also a FIFO or character device unless
+ * `regular_only`. Opens nothing. 0, or -1 with the reason in `why`. */
+int check_streamed_file(const char *path, int regular_only, char *why, size_t why_size);
+
+/* ---- server text on a terminal (terminal.c) ------------------------------------ */
+
+/* Writes `n` bytes of text from a server to `out`. When `terminal` is set (the stream
+ * is a terminal), control characters do not reach it raw: C0 controls but TAB, LF
+ * and CR, DEL and bytes that are not UTF-8 show as \xHH, C1 controls (U+0080 to
+ * U+009F) as \u0080 to \u009f. Otherwise the bytes go out unchanged. */
+void put_text(FILE *out, const char *text, size_t n, int terminal);
+/* put_text of a NUL-terminated string (NULL: nothing). */
+void put_string(FILE *out, const char *text, int terminal);
 
 /* ---- JSON --------------------------------------------------------------------- */
 

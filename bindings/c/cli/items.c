@@ -13,7 +13,6 @@
  * In the call command, = and := fill the named endpoint's {placeholders} instead. */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,14 +63,31 @@ static int parse_item(const char *arg, item *out) {
     return EXIT_USAGE;
 }
 
+/* A field's file, read whole: regular and at most CLI_READ_LIMIT bytes. */
 static char *read_item_file(const item *it, const char *path, size_t *size) {
-    char *data = read_whole(path, size);
+    char reason[160];
+    char *data = read_whole(path, size, reason, sizeof reason);
     if (!data) {
-        char why[512];
-        snprintf(why, sizeof why, "cannot read %s: %s", path, strerror(errno));
-        usage_error(it->arg, why);
+        buf why = { 0 };
+        buf_printf(&why, "cannot read %s: %s", path, reason);
+        usage_error(it->arg, why.data);
+        free(why.data);
     }
     return data;
+}
+
+/* A file the library streams (a part, the body): checked here without opening it,
+ * so that a mistake is status 2 naming the item. 0 or EXIT_USAGE. */
+static int check_item_file(const item *it, int regular_only) {
+    char reason[160];
+    int status = 0;
+    if (check_streamed_file(it->value, regular_only, reason, sizeof reason) != 0) {
+        buf why = { 0 };
+        buf_printf(&why, "cannot read %s: %s", it->value, reason);
+        status = usage_error(it->arg, why.data);
+        free(why.data);
+    }
+    return status;
 }
 
 static void base64(buf *out, const unsigned char *s, size_t n) {
@@ -170,10 +186,10 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
         return usage_error(items[body_item].arg, "a body file cannot be mixed with fields (name=value, name@file)");
 
     if ((body_item >= 0 && strcmp(items[body_item].value, "-") == 0) || (body_item < 0 && stdin_body && !data && !parts)) {
-        char error[160];
+        char error[160], reason[160];
         jnode *json;
-        if (!(input = read_whole("-", &input_size))) {
-            fprintf(stderr, "netlayer: cannot read standard input: %s\n", strerror(errno));
+        if (!(input = read_whole("-", &input_size, reason, sizeof reason))) {
+            fprintf(stderr, "netlayer: cannot read standard input: %s\n", reason);
             return EXIT_USAGE;
         }
         if ((json = json_parse(input, input_size, error, sizeof error)) != NULL) type = "application/json";
@@ -224,9 +240,7 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
                 buf_puts(out, "{\"name\":");
                 buf_json_string(out, items[i].name, strlen(items[i].name));
                 if (items[i].kind == IT_PART) {
-                    FILE *f = fopen(items[i].value, "rb");
-                    if (!f) { free(input); return usage_error(items[i].arg, strerror(errno)); }
-                    fclose(f);
+                    if ((status = check_item_file(&items[i], 1)) != 0) { free(input); return status; }
                     buf_puts(out, ",\"filename\":");
                     buf_json_string(out, slash ? slash + 1 : items[i].value, strlen(slash ? slash + 1 : items[i].value));
                     buf_puts(out, ",\"file\":");
@@ -249,9 +263,7 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
     }
 
     if (body_item >= 0 && strcmp(items[body_item].value, "-") != 0) {   /* @file: streamed from disk */
-        FILE *f = fopen(items[body_item].value, "rb");
-        if (!f) { free(input); return usage_error(items[body_item].arg, strerror(errno)); }
-        fclose(f);
+        if ((status = check_item_file(&items[body_item], 0)) != 0) { free(input); return status; }
         member_name(out, first, "uploadFrom");
         buf_json_string(out, items[body_item].value, strlen(items[body_item].value));
         spec->has_body = 1;

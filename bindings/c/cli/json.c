@@ -4,7 +4,6 @@
  * everything the CLI sends it again. */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,26 +54,16 @@ void buf_json_string(buf *b, const char *s, size_t n) {
         else if (c == '\n') buf_add(b, "\\n", 2);
         else if (c == '\r') buf_add(b, "\\r", 2);
         else if (c == '\t') buf_add(b, "\\t", 2);
-        else if (c < 0x20) { char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] }; buf_add(b, e, 6); }
-        else buf_add(b, (const char *)&s[i], 1);
+        else if (c < 0x20 || c == 0x7F) { char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] }; buf_add(b, e, 6); }
+        else if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] <= 0x9F && (unsigned char)s[i + 1] >= 0x80) {
+            /* a C1 control (U+0080 to U+009F): escaped too, so that JSON output never
+             * carries a control character to a terminal */
+            unsigned char d = (unsigned char)s[++i];
+            char e[6] = { '\\', 'u', '0', '0', hex[d >> 4], hex[d & 15] };
+            buf_add(b, e, 6);
+        } else buf_add(b, (const char *)&s[i], 1);
     }
     buf_add(b, "\"", 1);
-}
-
-char *read_whole(const char *path, size_t *size) {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    buf b = { 0 };
-    char chunk[65536];
-    size_t n;
-    int failed;
-    if (!f) return NULL;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
-    failed = ferror(f);
-    if (f != stdin) fclose(f);
-    if (failed) { free(b.data); errno = EIO; return NULL; }
-    if (!b.data) b.data = checked(calloc(1, 1));
-    if (size) *size = b.len;
-    return b.data;
 }
 
 /* ---- parser ------------------------------------------------------------------- */

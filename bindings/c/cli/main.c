@@ -8,7 +8,6 @@
 #include <netlayer.h>
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,7 +41,7 @@ static const char general_help[] =
     "  -i, --include     print the status line and headers before the body\n"
     "  --pretty          indent JSON (the default when stdout is a terminal); --no-pretty: compact\n"
     "  --download FILE   save the body to FILE (created 0666 & ~umask), with a progress bar on a terminal;\n"
-    "                    also -o FILE. An HTTP error status saves nothing and exits 4 or 5\n"
+    "                    also -o FILE. An HTTP error status saves nothing, prints the body, exits 4 or 5\n"
     "  --check-status    exit 4 for a 4xx status, 5 for a 5xx status (without it: print the body, exit 0)\n"
     "  -f, --form        send fields as application/x-www-form-urlencoded\n"
     "  --timeout SECONDS bound each attempt (default 30)\n"
@@ -152,12 +151,12 @@ static int option_value(int argc, char **argv, int *i, const char **out) {
 
 /* The config text to use: the file's, with log.level set to debug for -v. */
 static char *config_text(const char *path, int verbose) {
-    char *text = NULL, error[128];
+    char *text = NULL, error[160];
     size_t size = 0;
     jnode *doc;
     buf out = { 0 };
-    if (path && !(text = read_whole(path, &size))) {
-        fprintf(stderr, "netlayer: cannot read config %s: %s\n", path, strerror(errno));
+    if (path && !(text = read_whole(path, &size, error, sizeof error))) {
+        fprintf(stderr, "netlayer: cannot read config %s: %s\n", path, error);
         exit(EXIT_USAGE);
     }
     if (!verbose) return text;
@@ -175,7 +174,7 @@ int main(int argc, char **argv) {
     run_options run = { 0, 0, -1, 0, 0, NULL };
     request_spec spec = { NULL, NULL, 0, 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
-    char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[128];
+    char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[160];
     int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0;
     buf endpoint = { 0 };
     size_t k;
@@ -246,9 +245,9 @@ int main(int argc, char **argv) {
     buf_add(&endpoint, "{", 1);
     if (mode == MODE_REQUEST) {
         size_t size = 0;
-        char *text = read_whole(target, &size);
+        char *text = read_whole(target, &size, error, sizeof error);
         jnode *doc;
-        if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, strerror(errno)); return EXIT_USAGE; }
+        if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, error); return EXIT_USAGE; }
         doc = json_parse(text, size, error, sizeof error);
         if (doc && doc->type == J_OBJECT && (run.download || timeout)) {
             if (run.download) json_set_string(doc, "downloadTo", run.download);
@@ -292,9 +291,9 @@ int main(int argc, char **argv) {
         if (timeout) { buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout); first = 0; }
         if (body) {
             size_t size = 0;
-            char *text = body[0] == '@' ? read_whole(body + 1, &size) : NULL;
+            char *text = body[0] == '@' ? read_whole(body + 1, &size, error, sizeof error) : NULL;
             if (body[0] == '@' && !text) {
-                fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, strerror(errno));
+                fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, error);
                 free(config); free(endpoint.data); free(items);
                 return EXIT_USAGE;
             }

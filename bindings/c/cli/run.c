@@ -68,18 +68,31 @@ static void on_progress(uint64_t id, const char *event_json, nl_reply *reply, vo
     json_free(event);
 }
 
+/* One header line ("> name: value"), escaped on a terminal. */
+static void put_header(FILE *out, const char *prefix, const jnode *member, int terminal) {
+    fputs(prefix, out);
+    put_string(out, member->key, terminal);
+    fputs(": ", out);
+    if (member->type == J_STRING) put_text(out, member->text, member->len, terminal);
+    fputc('\n', out);
+}
+
 /* -v: the library's debug log events, as curl -v shows a transfer. */
 static void on_log(const char *event_json, nl_reply *reply, void *user_data) {
     char error[128];
     jnode *event = json_parse(event_json, strlen(event_json), error, sizeof error), *h, *m;
     const char *kind = json_string(event, "event");
+    int terminal = isatty(STDERR_FILENO);
     (void)reply; (void)user_data;
     if (!kind) { json_free(event); return; }
     if (strcmp(kind, "request") == 0) {
-        fprintf(stderr, "> %s %s\n", json_string(event, "method") ? json_string(event, "method") : "?",
-                json_string(event, "url") ? json_string(event, "url") : "?");
+        fputs("> ", stderr);
+        put_string(stderr, json_string(event, "method") ? json_string(event, "method") : "?", terminal);
+        fputc(' ', stderr);
+        put_string(stderr, json_string(event, "url") ? json_string(event, "url") : "?", terminal);
+        fputc('\n', stderr);
         if ((h = json_get(event, "headers")) != NULL)
-            for (m = h->child; m; m = m->next) fprintf(stderr, "> %s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+            for (m = h->child; m; m = m->next) put_header(stderr, "> ", m, terminal);
         if ((m = json_get(event, "bodyBytes")) != NULL && m->type == J_NUMBER && strcmp(m->text, "0") != 0)
             fprintf(stderr, "> [%s bytes of body]\n", m->text);
         fputs(">\n", stderr);
@@ -87,13 +100,24 @@ static void on_log(const char *event_json, nl_reply *reply, void *user_data) {
         jnode *status = json_get(event, "status"), *ms = json_get(event, "elapsedMs");
         fprintf(stderr, "< HTTP %s\n", status && status->text ? status->text : "?");
         if ((h = json_get(event, "headers")) != NULL)
-            for (m = h->child; m; m = m->next) fprintf(stderr, "< %s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+            for (m = h->child; m; m = m->next) put_header(stderr, "< ", m, terminal);
         fprintf(stderr, "<\n* %s ms\n", ms && ms->text ? ms->text : "?");
     } else if (strcmp(kind, "error") == 0 || strcmp(kind, "warning") == 0) {
-        fprintf(stderr, "* %s: %s\n", json_string(event, "kind") ? json_string(event, "kind") : kind,
-                json_string(event, "message") ? json_string(event, "message") : "");
+        fputs("* ", stderr);
+        put_string(stderr, json_string(event, "kind") ? json_string(event, "kind") : kind, terminal);
+        fputs(": ", stderr);
+        put_string(stderr, json_string(event, "message"), terminal);
+        fputc('\n', stderr);
     }
     json_free(event);
+}
+
+/* "netlayer: WHAT: MESSAGE" on standard error; the message may quote a server. */
+static void report(const char *what, const char *message) {
+    fputs("netlayer: ", stderr);
+    if (what) fprintf(stderr, "%s: ", what);
+    put_string(stderr, message, isatty(STDERR_FILENO));
+    fputc('\n', stderr);
 }
 
 static int contains_nocase(const char *haystack, const char *needle) {
@@ -151,16 +175,20 @@ static void write_base64(const char *s, size_t n, FILE *out) {
     }
 }
 
-/* The response's status line and headers (HEAD, -i). */
+/* The response's status line and headers (HEAD, -i), escaped on a terminal. */
 static void print_head(const jnode *result) {
     jnode *headers = json_get(result, "headers"), *m;
     const char *version = json_string(result, "httpVersion");
-    printf("HTTP/%s %d\n", version ? version : "1.1", status_of(result));
-    for (m = headers ? headers->child : NULL; m; m = m->next) printf("%s: %s\n", m->key, m->type == J_STRING ? m->text : "");
+    int terminal = isatty(STDOUT_FILENO);
+    fputs("HTTP/", stdout);
+    put_string(stdout, version ? version : "1.1", terminal);
+    printf(" %d\n", status_of(result));
+    for (m = headers ? headers->child : NULL; m; m = m->next) put_header(stdout, "", m, terminal);
     putchar('\n');
 }
 
-/* The body: JSON as JSON, text as it is, bytes as bytes (a note on a terminal). */
+/* The body: JSON as JSON, text as it is (control characters escaped on a terminal),
+ * bytes as bytes (a note on a terminal). */
 static void print_body(const jnode *value, const char *decoder, int pretty) {
     buf out = { 0 };
     if (!value || value->type == J_NULL) return;
@@ -170,12 +198,13 @@ static void print_body(const jnode *value, const char *decoder, int pretty) {
         return;
     }
     if (value->type == J_STRING && decoder && strcmp(decoder, "json") != 0) {
-        fwrite(value->text, 1, value->len, stdout);
+        put_text(stdout, value->text, value->len, isatty(STDOUT_FILENO));
         if (isatty(STDOUT_FILENO) && value->len && value->text[value->len - 1] != '\n') putchar('\n');
         return;
     }
     json_write(&out, value, pretty, 0);
-    puts(out.data);
+    put_text(stdout, out.data, out.len, isatty(STDOUT_FILENO));   /* a byte that is not UTF-8 as \xHH */
+    putchar('\n');
     free(out.data);
 }
 
@@ -192,17 +221,17 @@ static void print_output(const jnode *result, const run_options *o) {
         jnode *bytes = json_get(json_get(result, "value"), "bytes");
         if (isatty(STDERR_FILENO)) fprintf(stderr, "saved %s (%s bytes)\n", o->download, bytes && bytes->text ? bytes->text : "?");
     } else if (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0)) {
-        const char *body = json_string(error, "body");
-        jnode *json = NULL;
+        /* The error body is printed also with --download, which saved nothing. */
+        jnode *body = json_get(error, "body"), *json = NULL;
         char e[64];
-        if (body && !o->download && (json = json_parse(body, strlen(body), e, sizeof e)) != NULL) print_body(json, "json", o->pretty);
-        else if (body && !o->download) print_body(json_get(error, "body"), "text", o->pretty);
+        if (body && body->type == J_STRING && (json = json_parse(body->text, body->len, e, sizeof e)) != NULL)
+            print_body(json, "json", o->pretty);
+        else if (body && body->type == J_STRING) print_body(body, "text", o->pretty);
         json_free(json);
         if (o->check_status || o->download)
-            fprintf(stderr, "netlayer: %s\n", json_string(error, "message") ? json_string(error, "message") : "HTTP error");
+            report(NULL, json_string(error, "message") ? json_string(error, "message") : "HTTP error");
     } else {
-        fprintf(stderr, "netlayer: %s: %s\n", kind ? kind : "error",
-                json_string(error, "message") ? json_string(error, "message") : "(no message)");
+        report(kind ? kind : "error", json_string(error, "message") ? json_string(error, "message") : "(no message)");
     }
 }
 
@@ -229,8 +258,7 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
     if (!client) {
         jnode *doc = error ? json_parse(error, strlen(error), message, sizeof message) : NULL;
         if (o->result_document && error) puts(error);
-        fprintf(stderr, "netlayer: invalid config: %s\n",
-                json_string(json_get(doc, "error"), "message") ? json_string(json_get(doc, "error"), "message") : "?");
+        report("invalid config", json_string(json_get(doc, "error"), "message") ? json_string(json_get(doc, "error"), "message") : "?");
         json_free(doc);
         nl_free(error);
         return EXIT_USAGE;
@@ -266,11 +294,16 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
     }
     if (o->result_document) {
         buf out = { 0 };
-        if (o->pretty) json_write(&out, result, 1, 0);
-        puts(o->pretty ? out.data : p.result);
+        /* Rewritten for a terminal also when compact: the writer escapes DEL and C1
+         * controls, put_text a byte that is not UTF-8. */
+        int terminal = isatty(STDOUT_FILENO);
+        if (o->pretty || terminal) json_write(&out, result, o->pretty, 0);
+        if (o->pretty || terminal) put_text(stdout, out.data, out.len, terminal);
+        else fputs(p.result, stdout);
+        putchar('\n');
         free(out.data);
         if (json_get(result, "error") && exit_status_for(result, o->check_status) != EXIT_OK)
-            fprintf(stderr, "netlayer: %s\n", json_string(json_get(result, "error"), "message") ? json_string(json_get(result, "error"), "message") : "error");
+            report(NULL, json_string(json_get(result, "error"), "message") ? json_string(json_get(result, "error"), "message") : "error");
     } else print_output(result, o);
     status = exit_status_for(result, o->check_status || o->download);
     fflush(stdout);
