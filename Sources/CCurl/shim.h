@@ -79,6 +79,20 @@ static inline void nl_share_destroy(CURLSH *sh, void *locks) {
     free(locks);
 }
 
+/* Every lock of a share, taken before fork() and given back after it (in the parent
+ * and in the child): a child then finds the share's data as no thread was changing it,
+ * and can copy the cookie jar. libcurl takes these locks one at a time and calls no
+ * callback while it holds one, so taking them all cannot deadlock with it. */
+static inline void nl_share_lock_all(void *locks) {
+    int i;
+    for (i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_lock(&((nl_share_locks *)locks)->locks[i]);
+}
+
+static inline void nl_share_unlock_all(void *locks) {
+    int i;
+    for (i = CURL_LOCK_DATA_LAST - 1; i >= 0; i--) pthread_mutex_unlock(&((nl_share_locks *)locks)->locks[i]);
+}
+
 /* CURLVERSION_NOW is a macro Swift does not import. */
 static inline curl_version_info_data *nl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 

@@ -1,13 +1,16 @@
 /*
  * test_process.c — what the process around a client does: signals that
- * interrupt blocking calls (nl_thread_set_interrupt_fd) and fork().
- * Endpoints: /delay/<ms>, /echo, /json.
+ * interrupt blocking calls (nl_thread_set_interrupt_fd) and fork() (the child's
+ * transport, its cookie jar and the parent's cookie file).
+ * Endpoints: /delay/<ms>, /echo, /json, /set-cookie.
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "fault_helpers.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 
 /* ---- interrupting blocking calls ----------------------------------------------------- */
@@ -396,6 +399,95 @@ static void test_a_child_that_only_frees_the_client_returns(void)
     CHECK_INT_EQ(a.ok, 5);
 }
 
+/* Whether the request's Cookie header holds the pair `pair` ("name=value"). */
+static int sends_cookie(nl_client *c, const char *pair)
+{
+    json_t *r = request_json(c, "{\"path\": \"echo\"}");
+    const char *h = jpath_str(r, "value.headers.cookie"), *p;
+    size_t n = strlen(pair);
+    int found = 0;
+    for (p = h; p && !found && (p = strstr(p, pair)) != NULL; p += n)
+        found = (p == h || p[-1] == ' ') && (p[n] == ';' || p[n] == '\0');
+    json_decref(r);
+    return found;
+}
+
+static int set_cookie(nl_client *c, const char *value)
+{
+    json_t *r = request_json(c, "{\"path\": \"set-cookie\", \"query\": {\"c\": \"%s\"}}", value);
+    int ok = result_ok(r);
+    json_decref(r);
+    return ok;
+}
+
+/* The child's side: the parent's cookies are there, its own stay its own, its free
+   writes nothing (the parent checks). Exit code 0, or a bit per failed step. */
+static int child_uses_cookies(nl_client *c, int ready, int go)
+{
+    char byte = 0;
+    int failed = 0;
+    if (!sends_cookie(c, "lasting=1") || !sends_cookie(c, "session=1"))
+        failed |= 1;
+    if (!set_cookie(c, "child=1; Path=/; Max-Age=3600") || !sends_cookie(c, "child=1"))
+        failed |= 2;
+    if (write(ready, "r", 1) != 1 || read(go, &byte, 1) != 1)
+        failed |= 4;
+    nl_client_free(c);
+    return failed;
+}
+
+static void test_a_child_of_fork_starts_with_the_parents_cookies_and_leaves_their_file_alone(void)
+{
+    char dir[] = "/tmp/netlayer-forkjar-XXXXXX", *jar, *config, *before, *after, *error = NULL, byte = 0;
+    int ready[2], go[2], code;
+    nl_client *c, *again;
+    struct pollfd p;
+    pid_t pid;
+    SKIP_UNDER_TSAN();
+    REQUIRE(mkdtemp(dir) != NULL);
+    jar = nlt_format("%s/jar.txt", dir);
+    config = nlt_format("{\"baseURL\": \"%s\", \"timeout\": 10, \"cookies\": {\"file\": \"%s\"}}", base_url(), jar);
+    c = nl_client_new(config, &error);
+    REQUIRE_MSG(c != NULL, "%s", error);
+    CHECK(set_cookie(c, "lasting=1; Path=/; Max-Age=3600") && set_cookie(c, "session=1; Path=/"));
+    REQUIRE(pipe(ready) == 0 && pipe(go) == 0);
+    fflush(stdout);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(go[1]);
+        _exit(child_uses_cookies(c, ready[1], go[0]));
+    }
+    close(ready[1]);
+    close(go[0]);
+    p.fd = ready[0];
+    p.events = POLLIN;
+    CHECK_MSG(poll(&p, 1, 20000) == 1 && read(ready[0], &byte, 1) == 1, "the child did not get ready");
+    CHECK(!sends_cookie(c, "child=1"));  /* the child's jar is its own */
+    nl_client_free(c);                   /* the parent writes its file, and gives its lock back ... */
+    before = fh_read_file(jar);
+    again = nl_client_new(config, &error);  /* ... which the child did not keep */
+    CHECK_MSG(again != NULL, "a new client on the file while the child lives: %s", error);
+    nl_free(error);
+    CHECK(write(go[1], "g", 1) == 1);  /* the child frees its client now */
+    code = wait_child(pid);
+    CHECK_MSG(code == 0, "the child failed: %d (1: no parent's cookies, 2: no own cookie, 4: no handshake;"
+                         " -1: hung, >100: killed by signal)", code);
+    after = fh_read_file(jar);
+    CHECK_MSG(before != NULL && strstr(before, "\tlasting\t1") != NULL && strstr(before, "child") == NULL, "%s", before);
+    CHECK_MSG(after != NULL && before != NULL && strcmp(before, after) == 0, "the child's free wrote the file: %s", after);
+    nl_client_free(again);
+    close(ready[0]);
+    close(go[1]);
+    free(before);
+    free(after);
+    free(config);
+    unlink(jar);
+    free(jar);
+    CHECK(fh_sh("rm -rf '%s'", dir));
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -408,6 +500,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_stale_descriptor_neither_interrupts_nor_spins),
         NLT_TEST(test_a_child_of_fork_gets_its_own_loop_and_connections),
         NLT_TEST(test_a_child_that_only_frees_the_client_returns),
+        NLT_TEST(test_a_child_of_fork_starts_with_the_parents_cookies_and_leaves_their_file_alone),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

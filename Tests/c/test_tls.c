@@ -1,6 +1,8 @@
 /*
  * test_tls.c — TLS verification, a local CA, public-key pinning and verify off
- * (reliability-notes rows 6 and 18, contract section 7).
+ * (reliability-notes rows 6 and 18, contract section 7); client certificates, and
+ * the TLS files a config names: regular files or refused at creation, an encrypted
+ * key never a passphrase prompt.
  *
  * The certificates are made at test time with the openssl command-line tool in a
  * temporary folder: a local CA, a server certificate for 127.0.0.1 and localhost
@@ -13,6 +15,11 @@
 #define NLT_TEST_TIMEOUT 120
 #include "harness.h"
 #include "fault_helpers.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 static char g_dir[64] = "";
 static fh_server g_ca_signed = { -1, -1, 0, "" };
@@ -51,7 +58,10 @@ static void setup(void)
                       " -keyout client.key -out client.csr -subj '/CN=netlayer-client'"
                       " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2"
                       " -out client.pem"
-                      " && openssl pkey -in client.key -aes256 -passout pass:open-s3same -out client-enc.key", g_dir),
+                      " && openssl pkey -in client.key -aes256 -passout pass:open-s3same -out client-enc.key"
+                      " && openssl pkey -in client.key -traditional -aes256 -passout pass:open-s3same"
+                      " -out client-enc-traditional.key"
+                      " && cat client.pem client-enc.key > client-and-enc-key.pem", g_dir),
                 "openssl could not make the client certificate in %s", g_dir);
     {
         char *c = cert_path("server.pem"), *k = cert_path("server.key"), *ca = cert_path("ca.pem");
@@ -387,14 +397,16 @@ static void test_unreadable_client_certificate_files_are_refused_naming_the_key(
 {
     static const struct { const char *tls, *key; } cases[] = {
         {"{\"certFile\": \"/nonexistent/client.pem\"}", "certFile"},
-        {"{\"certFile\": \"/dev/null\", \"keyFile\": \"/nonexistent/k.pem\"}", "keyFile"},
-        {"{\"keyFile\": \"/dev/null\"}", "keyFile"},
+        {"{\"certFile\": \"%s/client.pem\", \"keyFile\": \"/nonexistent/k.pem\"}", "keyFile"},
+        {"{\"keyFile\": \"%s/client.key\"}", "keyFile"},
         {"{\"keyPassword\": \"x\"}", "keyPassword"},
         {"{\"certFile\": 7}", "certFile"},
     };
     size_t i;
+    setup();
     for (i = 0; i < NLT_COUNT(cases); i++) {
-        char *config = nlt_format("{\"baseURL\": \"%s\", \"tls\": %s}", base_url(), cases[i].tls);
+        char *tls = nlt_format(cases[i].tls, g_dir);
+        char *config = nlt_format("{\"baseURL\": \"%s\", \"tls\": %s}", base_url(), tls);
         char *error = NULL;
         nl_client *c = nl_client_new(config, &error);
         CHECK_MSG(c == NULL, "%s was accepted", config);
@@ -403,7 +415,127 @@ static void test_unreadable_client_certificate_files_are_refused_naming_the_key(
         if (c) nl_client_free(c);
         nl_free(error);
         free(config);
+        free(tls);
     }
+}
+
+/* nl_client_new with `tls` (a format with %s for the certificate folder) refused with
+   invalid_request naming `key` and saying `why`, at once. */
+static void check_tls_refused(const char *tls_format, const char *key, const char *why)
+{
+    char *tls = nlt_format(tls_format, g_dir, g_dir, g_dir);
+    char *config = nlt_format("{\"baseURL\": \"%s\", \"tls\": %s}", base_url(), tls);
+    char *error = NULL, *named = nlt_format("'%s'", key);
+    double started = now_ms();
+    nl_client *c = nl_client_new(config, &error);
+    CHECK_MSG(c == NULL && error != NULL && strstr(error, "invalid_request") != NULL && strstr(error, named) != NULL &&
+                  strstr(error, why) != NULL,
+              "%s: %s", tls, error ? error : "(accepted)");
+    CHECK_MSG(now_ms() - started < 2000, "%s: refused after %.0f ms", tls, now_ms() - started);
+    if (c) nl_client_free(c);
+    nl_free(error);
+    free(named);
+    free(config);
+    free(tls);
+}
+
+static void test_an_encrypted_key_without_its_password_is_refused_at_creation(void)
+{
+    setup();
+    check_tls_refused("{\"certFile\": \"%s/client.pem\", \"keyFile\": \"%s/client-enc.key\"}", "keyPassword", "encrypted");
+    check_tls_refused("{\"certFile\": \"%s/client.pem\", \"keyFile\": \"%s/client-enc-traditional.key\"}", "keyPassword",
+                      "encrypted");
+    check_tls_refused("{\"certFile\": \"%s/client-and-enc-key.pem\"}", "keyPassword", "encrypted");  /* the key beside the certificate */
+}
+
+/* What the test's child reports through `out`: the kind of its request's error, or "ok". */
+static int child_requests_with_a_key_encrypted_after_creation(int out)
+{
+    char *key = cert_path("swapped.key"), *encrypted = cert_path("swapped-enc.key");
+    char *tls = nlt_format("{\"caFile\": \"%s/ca.pem\", \"certFile\": \"%s/client.pem\", \"keyFile\": \"%s\"}", g_dir,
+                           g_dir, key);
+    char *config = nlt_format("{\"baseURL\": \"%s\", \"timeout\": 5, \"tls\": %s}", base_url(), tls);
+    char *error = NULL, *answer;
+    nl_client *c = nl_client_new(config, &error);
+    json_t *r;
+    if (c == NULL)
+        return 1;
+    if (rename(encrypted, key) != 0)  /* the key file is replaced by an encrypted one while the client lives */
+        return 2;
+    r = get_https(c, "127.0.0.1", g_mutual.port);
+    answer = nlt_format("%s: %s", result_ok(r) ? "ok" : error_kind(r), result_ok(r) ? "" : error_message(r));
+    if (write(out, answer, strlen(answer)) < 0)
+        return 3;
+    json_decref(r);
+    nl_client_free(c);
+    free(answer);
+    free(config);
+    free(tls);
+    free(key);
+    free(encrypted);
+    return 0;
+}
+
+/* Without a password OpenSSL asks for one: on the terminal, else on standard input,
+   and waits for the answer with no timeout. In a child without a terminal whose
+   standard input is a pipe nobody writes to, the request must fail at once instead. */
+static void test_a_key_encrypted_after_creation_fails_the_handshake_instead_of_asking(void)
+{
+    int stdin_pipe[2], result[2], status = 0;
+    char text[512];
+    ssize_t n = 0;
+    double started;
+    struct pollfd p;
+    pid_t pid;
+    SKIP_UNDER_TSAN();
+    setup();
+    REQUIRE(fh_sh("cd '%s' && cp client.key swapped.key && cp client-enc.key swapped-enc.key", g_dir));
+    REQUIRE(pipe(stdin_pipe) == 0 && pipe(result) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    started = now_ms();
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        setsid();  /* no controlling terminal: /dev/tty cannot be opened */
+        dup2(stdin_pipe[0], 0);
+        close(result[0]);
+        _exit(child_requests_with_a_key_encrypted_after_creation(result[1]));
+    }
+    close(stdin_pipe[0]);
+    close(result[1]);
+    p.fd = result[0];
+    p.events = POLLIN;
+    if (poll(&p, 1, 30000) == 1)
+        n = read(result[0], text, sizeof text - 1);
+    text[n > 0 ? n : 0] = '\0';
+    CHECK_MSG(n > 0, "the child gave no answer in %.0f ms: it waits for a passphrase", now_ms() - started);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    CHECK_MSG(strncmp(text, "tls:", 4) == 0, "the request with the encrypted key: %s", text);
+    nlt_note("%s (%.0f ms)", text, now_ms() - started);
+    close(stdin_pipe[1]);
+    close(result[0]);
+}
+
+static void test_tls_files_that_are_not_regular_files_are_refused_naming_the_key(void)
+{
+    char *fifo;
+    setup();
+    fifo = cert_path("fifo.pem");
+    REQUIRE(access(fifo, F_OK) == 0 || mkfifo(fifo, 0600) == 0);
+    check_tls_refused("{\"caFile\": \"%s\"}", "caFile", "folder");
+    check_tls_refused("{\"caFile\": \"%s/fifo.pem\"}", "caFile", "FIFO");
+    check_tls_refused("{\"caFile\": \"/nonexistent/ca.pem\"}", "caFile", "No such file");
+    check_tls_refused("{\"certFile\": \"%s\"}", "certFile", "folder");
+    check_tls_refused("{\"certFile\": \"%s/fifo.pem\"}", "certFile", "FIFO");
+    check_tls_refused("{\"certFile\": \"/dev/zero\"}", "certFile", "character device");
+    check_tls_refused("{\"certFile\": \"%s/client.pem\", \"keyFile\": \"%s/fifo.pem\"}", "keyFile", "FIFO");
+    check_tls_refused("{\"certFile\": \"%s/client.pem\", \"keyFile\": \"/dev/urandom\"}", "keyFile", "character device");
+    check_tls_refused("{\"pinnedPublicKey\": \"%s\"}", "pinnedPublicKey", "folder");
+    check_tls_refused("{\"pinnedPublicKey\": \"%s/fifo.pem\"}", "pinnedPublicKey", "FIFO");
+    unlink(fifo);
+    free(fifo);
 }
 
 int main(int argc, char **argv)
@@ -418,6 +550,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_verify_false_is_ok_against_self_signed_and_logs_a_warning),
         NLT_TEST(test_client_certificates_open_a_server_that_asks_for_one),
         NLT_TEST(test_unreadable_client_certificate_files_are_refused_naming_the_key),
+        NLT_TEST(test_an_encrypted_key_without_its_password_is_refused_at_creation),
+        NLT_TEST(test_a_key_encrypted_after_creation_fails_the_handshake_instead_of_asking),
+        NLT_TEST(test_tls_files_that_are_not_regular_files_are_refused_naming_the_key),
     };
     int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
     teardown();

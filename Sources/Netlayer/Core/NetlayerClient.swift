@@ -8,7 +8,9 @@ import Synchronization
 ///
 /// A client keeps working in a child of `fork()`: there its first use starts a new
 /// transport (the parent's loop thread does not exist in the child, and its
-/// connections are the parent's), and the parent's is left untouched.
+/// connections are the parent's), and the parent's is left untouched. The new
+/// transport's cookie jar starts as a copy of the parent's, and has no file: the
+/// cookie file is written only by the process that made the client.
 public final class NetlayerClient: @unchecked Sendable {
     /// What a client is made of; everything but the transport, which it makes.
     public struct Parts: Sendable {
@@ -53,9 +55,15 @@ public final class NetlayerClient: @unchecked Sendable {
         /// `ProcessFork.generation` when it started.
         let generation: UInt64
 
-        init(_ parts: Parts) throws(NetworkError) {
+        /// - Parameter parent: in a child of `fork()`, the engine inherited from the
+        ///   parent, whose cookies the new one starts with.
+        init(_ parts: Parts, inheriting parent: Engine? = nil) throws(NetworkError) {
             generation = ProcessFork.generation
-            let session = try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
+            let session = if let parent {
+                try CurlSessionManager(maxConcurrent: parts.maxConcurrent, copyingCookiesOf: parent.session)
+            } else {
+                try CurlSessionManager(maxConcurrent: parts.maxConcurrent, cookies: parts.cookies)
+            }
             self.session = session
             let transport: any NetworkSessionManager
             (transport, recorder) = parts.transport(over: session)
@@ -80,12 +88,22 @@ public final class NetlayerClient: @unchecked Sendable {
         }
     }
 
+    /// The session whose cookie jar a child of `fork()` copies: the current engine's,
+    /// changed with it under `engineLock`. Its share's locks are held across a fork,
+    /// taken after `engineLock`, so never while a thread holding that lock (to start a
+    /// child's engine, copying the jar) waits for them.
+    private final class JarSource: @unchecked Sendable {
+        var session: CurlSessionManager
+        init(_ session: CurlSessionManager) { self.session = session }
+    }
+
     private let parts: Parts
     private let nextID = Atomic<UInt64>(1)
     private let inFlight: Locked<[UInt64: DeferredCancellable]>
     /// Replaced only in a child of `fork()`, under `engineLock` (see `engine`).
     nonisolated(unsafe) private var current: Engine
     private let engineLock: Locked<Void>
+    private let jarSource: JarSource
     /// This client's locks in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 
@@ -93,9 +111,17 @@ public final class NetlayerClient: @unchecked Sendable {
         self.parts = parts
         current = try Engine(parts)
         let (engineLock, inFlight) = (Locked(()), Locked<[UInt64: DeferredCancellable]>([:]))
-        (self.engineLock, self.inFlight) = (engineLock, inFlight)
-        forkLocks = ForkLocks(lock: { engineLock.lockForFork(); inFlight.lockForFork() },
-                              unlock: { inFlight.unlockAfterFork(); engineLock.unlockAfterFork() })
+        let jarSource = JarSource(current.session)
+        (self.engineLock, self.inFlight, self.jarSource) = (engineLock, inFlight, jarSource)
+        forkLocks = ForkLocks(lock: {
+            engineLock.lockForFork()
+            inFlight.lockForFork()
+            jarSource.session.lockCookiesForFork()
+        }, unlock: {
+            jarSource.session.unlockCookiesAfterFork()
+            inFlight.unlockAfterFork()
+            engineLock.unlockAfterFork()
+        })
     }
 
     /// The engine of this process. In a child of `fork()` the parent's engine is kept
@@ -105,9 +131,10 @@ public final class NetlayerClient: @unchecked Sendable {
         if engine.generation == ProcessFork.generation { return engine }
         return engineLock.withLock { _ in
             if current.generation == ProcessFork.generation { return current }
-            if let fresh = try? Engine(parts) {
+            if let fresh = try? Engine(parts, inheriting: current) {
                 ProcessFork.abandon(current)
                 current = fresh
+                jarSource.session = fresh.session
             }
             return current
         }

@@ -24,15 +24,21 @@ public struct TLSOptions: Sendable, Hashable {
         self.keyPassword = keyPassword
     }
 
-    /// Throws `invalidRequest` naming the key of a client certificate or key that
-    /// cannot be read, or a password without them: found when the client is made,
-    /// not at the first handshake.
+    /// Throws `invalidRequest` naming the key of a file that is not a regular file this
+    /// process can read (a folder, a FIFO or a device would fail or block every
+    /// handshake), of a private key that is encrypted when no `keyPassword` is given
+    /// (OpenSSL would ask for the passphrase on the terminal), or of a password without
+    /// a certificate: found when the client is made, not at the first handshake.
     public func validate() throws(NetworkError) {
-        for (key, path) in [("certFile", certFile), ("keyFile", keyFile)] {
+        var files = [("caFile", caFile), ("certFile", certFile), ("keyFile", keyFile)]
+        // Not "sha256//" hashes: the path of a PEM or DER public key.
+        if let pin = pinnedPublicKey, !pin.hasPrefix("sha256//") { files.append(("pinnedPublicKey", pin)) }
+        for (key, path) in files {
             guard let path else { continue }
-            if access(path, R_OK) != 0 {
-                let reason = String(cString: strerror(errno))
-                throw .invalidRequest("tls key '\(key)': cannot read '\(path.escapedForMessage)': \(reason)")
+            do {
+                try DocumentFile.checkReadable(path)
+            } catch {
+                throw .invalidRequest("tls key '\(key)': " + DataTransferError.networkFailure(error).message)
             }
         }
         if keyFile != nil, certFile == nil {
@@ -41,5 +47,31 @@ public struct TLSOptions: Sendable, Hashable {
         if keyPassword != nil, certFile == nil {
             throw .invalidRequest("tls key 'keyPassword' needs 'certFile' (and 'keyFile' when the key is apart)")
         }
+        // The key is in keyFile, or else in certFile beside the certificate.
+        if keyPassword == nil, let (key, path) = keyFile.map({ ("keyFile", $0) }) ?? certFile.map({ ("certFile", $0) }) {
+            if try Self.holdsEncryptedKey(path, key: key) {
+                throw .invalidRequest(
+                    "tls key 'keyPassword' is needed: the private key in \(key) '\(path.escapedForMessage)' is encrypted")
+            }
+        }
+    }
+
+    /// The most of a certificate or key file read to look for an encrypted key.
+    static let maxKeyFileBytes = 1 << 20
+
+    /// Whether the PEM file at `path` holds an encrypted private key: a PKCS #8
+    /// `ENCRYPTED PRIVATE KEY` block, or a traditional key with `Proc-Type: 4,ENCRYPTED`.
+    private static func holdsEncryptedKey(_ path: String, key: String) throws(NetworkError) -> Bool {
+        let bytes: [UInt8]
+        do {
+            bytes = try DocumentFile.read(path, maxBytes: maxKeyFileBytes)
+        } catch {
+            throw .invalidRequest("tls key '\(key)': " + DataTransferError.networkFailure(error).message)
+        }
+        for line in bytes.split(separator: 0x0A) {
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: " \t\r")
+            if text == "-----BEGIN ENCRYPTED PRIVATE KEY-----" || text.hasPrefix("Proc-Type: 4,ENCRYPTED") { return true }
+        }
+        return false
     }
 }

@@ -116,10 +116,11 @@ public struct ConfigDocument: Sendable {
         case .bool(let on)?: cookies.enabled = on
         case .object?:
             let jar = try doc.reader("cookies")!
-            try jar.checkKeys(known: ["enabled", "file", "save"])
+            try jar.checkKeys(known: ["enabled", "file", "save", "keepSessionCookies"])
             cookies.enabled = try jar.bool("enabled") ?? true
             cookies.file = try jar.string("file")
             cookies.save = try jar.bool("save") ?? true
+            cookies.keepSessionCookies = try jar.bool("keepSessionCookies") ?? false
             if cookies.file?.isEmpty == true { throw .invalidRequest("config key 'cookies': file must be a path") }
         case let other?:
             throw .invalidRequest("config key 'cookies' must be true, false or an object, not \(other.typeName)")

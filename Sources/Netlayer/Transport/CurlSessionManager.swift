@@ -19,6 +19,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     private let share: CurlShare
+    /// The jar's file, when it has one: read now, written at `shutdown()`.
+    private let cookieFile: CookieFile?
     /// The event loop, started by the first request that needs it (an asynchronous or
     /// batched one, a delayed task): a client that is idle, or that only makes
     /// blocking requests, holds no loop thread and none of its descriptors (epoll,
@@ -33,10 +35,27 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
     ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
     /// - Parameter cookies: the cookie jar of its requests; its file is read now and
-    ///   written at `shutdown()`.
+    ///   written at `shutdown()` (see `CookieFile`).
     public init(maxConcurrent: Int = 64, cookies: CookieJar = CookieJar()) throws(NetworkError) {
-        share = try CurlShare(cookies: cookies)
-        try share.loadCookiesIfAsked()
+        share = try CurlShare(cookiesEnabled: cookies.enabled)
+        if cookies.enabled, let path = cookies.file {
+            let file = try CookieFile(cookies, path: path)
+            try share.addCookies(file.read())
+            cookieFile = file
+        } else {
+            cookieFile = nil
+        }
+        self.maxConcurrent = maxConcurrent
+        delivery = DeliveryThread()
+    }
+
+    /// A manager for a child of `fork()` whose jar starts as a copy of `parent`'s (the
+    /// parent's manager, inherited, whose share's locks were held across the fork) and
+    /// has no file: the parent's file stays the parent's to write.
+    package init(maxConcurrent: Int, copyingCookiesOf parent: CurlSessionManager) throws(NetworkError) {
+        share = try CurlShare(cookiesEnabled: parent.share.cookiesEnabled)
+        if share.cookiesEnabled { try share.addCookies(parent.share.cookieLines()) }
+        cookieFile = nil
         self.maxConcurrent = maxConcurrent
         delivery = DeliveryThread()
     }
@@ -165,6 +184,15 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         delivery.shutdown()  // after the loop: its last completions deliver here
         // Blocking transfers notice the cancel in their progress callback.
         while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }
-        if first { share.saveCookiesIfAsked() }
+        if first, let cookieFile {
+            cookieFile.write(share.cookieLines())
+            cookieFile.unlock()
+        }
     }
+
+    /// Takes the share's locks before a `fork()`: a child copies the jar from it.
+    package func lockCookiesForFork() { share.lockForFork() }
+
+    /// Gives back what `lockCookiesForFork()` took, in the parent and in the child.
+    package func unlockCookiesAfterFork() { share.unlockAfterFork() }
 }

@@ -9,9 +9,8 @@ final class CurlShare: CookieSource, @unchecked Sendable {
     private let locks: UnsafeMutableRawPointer
     /// Whether transfers turn libcurl's cookie engine on (over this share's jar).
     let cookiesEnabled: Bool
-    private let cookies: CookieJar
 
-    init(cookies: CookieJar = CookieJar()) throws(NetworkError) {
+    init(cookiesEnabled: Bool = true) throws(NetworkError) {
         try CurlGlobal.ensureInitialized()
         var locks: UnsafeMutableRawPointer?
         guard let handle = nl_share_create(&locks), let locks else {
@@ -19,52 +18,17 @@ final class CurlShare: CookieSource, @unchecked Sendable {
         }
         self.handle = handle
         self.locks = locks
-        self.cookies = cookies
-        cookiesEnabled = cookies.enabled
+        self.cookiesEnabled = cookiesEnabled
     }
 
     deinit { nl_share_destroy(handle, locks) }
 
-    /// Reads the jar's file, when it has one.
-    func loadCookiesIfAsked() throws(NetworkError) {
-        if cookies.enabled, let file = cookies.file { try loadCookies(from: file) }
-    }
-
-    /// Writes the jar to its file, when it has one to save to.
-    func saveCookiesIfAsked() {
-        if cookies.enabled, cookies.save, let file = cookies.file { saveCookies(to: file) }
-    }
-
-    /// Adds the cookies of a Netscape cookie file to the jar; a file that does not
-    /// exist is an empty jar, one that cannot be read is `invalidRequest`.
-    func loadCookies(from path: String) throws(NetworkError) {
-        guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return }
-            throw .invalidRequest("cookies key 'file': cannot read '\(path)': \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
+    /// Adds cookies to the jar, each a Netscape cookie-file line (what `cookieLines()`
+    /// gives); libcurl refuses the lines it cannot read, as it does in a cookie file.
+    func addCookies(_ lines: [String]) throws(NetworkError) {
+        guard !lines.isEmpty else { return }
         try withSetupHandle { easy throws(NetworkError) in
-            var line: UnsafeMutablePointer<CChar>?
-            var capacity = 0
-            defer { free(line) }
-            while getline(&line, &capacity, file) > 0, let text = line {
-                // "#HttpOnly_" lines are cookies; other '#' lines are comments.
-                if text[0] == 0x23, strncmp(text, "#HttpOnly_", 10) != 0 { continue }
-                if text[0] == 0x0A || text[0] == 0 { continue }
-                _ = nl_curl_setopt_str(easy, CURLOPT_COOKIELIST, String(cString: text))
-            }
-            if ferror(file) != 0 {
-                throw .invalidRequest("cookies key 'file': cannot read '\(path)': \(String(cString: strerror(errno)))")
-            }
-        }
-    }
-
-    /// Writes the jar to `path` as a Netscape cookie file (libcurl's own writer).
-    func saveCookies(to path: String) {
-        try? withSetupHandle { easy throws(NetworkError) in
-            _ = nl_curl_setopt_str(easy, CURLOPT_COOKIEJAR, path)
-            _ = nl_curl_setopt_str(easy, CURLOPT_COOKIELIST, "FLUSH")
-            _ = nl_curl_setopt_str(easy, CURLOPT_COOKIEJAR, nil)  // cleanup must not write it again
+            for line in lines { _ = nl_curl_setopt_str(easy, CURLOPT_COOKIELIST, line) }
         }
     }
 
@@ -93,6 +57,13 @@ final class CurlShare: CookieSource, @unchecked Sendable {
         let now = Self.now
         return cookieLines().compactMap(StoredCookie.init(netscapeLine:)).filter { $0.mayBeSent(to: host, now: now) }
     }
+
+    /// Takes every lock of the share before a `fork()` (see `ForkParticipant`), so that
+    /// a child finds the jar as no thread was changing it and can copy it.
+    func lockForFork() { nl_share_lock_all(locks) }
+
+    /// Gives back the locks `lockForFork()` took, in the parent and in the child.
+    func unlockAfterFork() { nl_share_unlock_all(locks) }
 
     /// An easy handle on this share with the cookie engine on, for jar operations.
     private func withSetupHandle(_ body: (UnsafeMutableRawPointer) throws(NetworkError) -> Void) throws(NetworkError) {

@@ -11,7 +11,13 @@ extension CurlTransfer {
         if let pin = options.tls.pinnedPublicKey { check(nl_curl_setopt_str(easy, CURLOPT_PINNEDPUBLICKEY, pin)) }
         if let cert = options.tls.certFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLCERT, cert)) }
         if let key = options.tls.keyFile { check(nl_curl_setopt_str(easy, CURLOPT_SSLKEY, key)) }
-        if let password = options.tls.keyPassword { check(nl_curl_setopt_str(easy, CURLOPT_KEYPASSWD, password)) }
+        if options.tls.certFile != nil {
+            // Always a password, "" when none is given: without one OpenSSL asks for the
+            // passphrase of an encrypted key on the terminal (or reads standard input)
+            // and the handshake waits for an answer no timeout bounds. With one, a key
+            // encrypted after the client was made fails the handshake (kind tls).
+            check(nl_curl_setopt_str(easy, CURLOPT_KEYPASSWD, options.tls.keyPassword ?? ""))
+        }
         switch options.auth {
         case .digest(let user, let password)?:
             check(nl_curl_setopt_long(easy, CURLOPT_HTTPAUTH, 1 << 1))  // CURLAUTH_DIGEST, a macro Swift cannot import

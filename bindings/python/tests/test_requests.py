@@ -275,6 +275,20 @@ def test_cookies_are_kept_by_the_client_unless_turned_off(base_url: str) -> None
         assert "cookie" not in client.get("echo").value["headers"]
 
 
+def test_the_cookie_file_is_private_and_keeps_session_cookies_only_when_asked(base_url: str, tmp_path: Path) -> None:
+    for keep in (False, True):
+        jar = tmp_path / f"jar-{keep}.txt"
+        with netlayer.Client({"baseURL": base_url, "cookies": {"file": str(jar), "keep_session_cookies": keep}},
+                             timeout=10) as client:
+            client.get("set-cookie", query={"c": ["s=1; Path=/", "p=1; Path=/; Max-Age=3600"]})
+            assert sorted(client.get("echo").value["headers"]["cookie"].split("; ")) == ["p=1", "s=1"]
+            with pytest.raises(netlayer.InvalidRequestError, match="in use"):
+                netlayer.Client({"baseURL": base_url, "cookies": {"file": str(jar)}})
+        text = jar.read_text()
+        assert "\tp\t1" in text and ("\ts\t1" in text) == keep
+        assert jar.stat().st_mode & 0o777 == 0o600
+
+
 def test_download_limit_is_its_own_and_endpoints_set_either(base_url: str, tmp_path: Path) -> None:
     target = str(tmp_path / "body.bin")
     with netlayer.Client({"baseURL": base_url}, max_response_bytes=1000) as small_memory:
