@@ -318,6 +318,19 @@ def _():
     assert code == 23 and "io" in err, (code, err)
 
 
+@test("a Host, Content-Length or Transfer-Encoding header item exits 2 naming it, and nothing is sent")
+def _():
+    def requests_seen():
+        code, out, _ = run("get", BASE + "stats")
+        assert code == 0, (code, out)
+        return json.loads(out)["requests"]
+    before = requests_seen()
+    for item in ("Host:evil.example", "content-length:0", "Transfer-Encoding:chunked"):
+        code, out, err = run("post", BASE + "echo", item, "note=GET /smuggled HTTP/1.1")
+        assert code == 2 and "'%s'" % item.split(":")[0] in err and "headers" in err, (item, code, out, err)
+    assert requests_seen() == before + 1, "a request with a caller's framing or Host header was sent"
+
+
 @test("--download draws a progress bar when stderr is a terminal")
 def _():
     master, slave = pty.openpty()
