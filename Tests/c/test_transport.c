@@ -108,6 +108,68 @@ static void test_malformed_transport_choices_are_refused_naming_the_key(void)
     }
 }
 
+/* What libcurl would take only to fail at the first transfer (a resolve address that is
+ * not an IP literal: kind generic) or to ignore (an interface of 255 bytes or more) is
+ * refused when the client is made, naming the key and the entry; what it takes passes. */
+static void test_resolve_addresses_and_interface_length_are_checked_at_creation(void)
+{
+    char long_name[256], *config, *error;
+    static const struct { const char *entry, *named; } bad[] = {
+        {"api.test:80:notanip", "notanip"}, {"api.test:80:127.0.0.1,example.com", "example.com"},
+        {"api.test:80:[127.0.0.1", "[127.0.0.1"}, {"api.test:80:256.1.1.1", "256.1.1.1"},
+        {"api.test:80:127.0.0.1,", "''"}, {"api.test:80:[]", "[]"}, {"api.test:80:::1%eth0", "::1%eth0"},
+    };
+    static const char *const good[] = {
+        "api.test:80:127.0.0.1", "api.test:80:[::1]", "api.test:80:::1", "+api.test:80:127.0.0.1,::1,[::2]",
+        "api.test:80:[127.0.0.1]",
+    };
+    size_t i;
+    nl_client *c;
+    for (i = 0; i < NLT_COUNT(bad); i++) {
+        json_t *e;
+        config = nlt_format("{\"baseURL\": \"%s\", \"resolve\": [\"%s\"]}", base_url(), bad[i].entry);
+        error = NULL;
+        c = nl_client_new(config, &error);
+        e = error ? json_loads(error, 0, NULL) : NULL;
+        CHECK_MSG(c == NULL && e != NULL && strcmp(error_kind(e), "invalid_request") == 0
+                  && strstr(error_message(e), "'resolve'") && strstr(error_message(e), bad[i].entry)
+                  && strstr(error_message(e), bad[i].named) && strstr(error_message(e), "IPv4 or IPv6"),
+                  "resolve %s: %s", bad[i].entry, error ? error : "(accepted)");
+        json_decref(e);
+        nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+    for (i = 0; i < NLT_COUNT(good); i++) {
+        config = nlt_format("{\"baseURL\": \"%s\", \"resolve\": [\"%s\"]}", base_url(), good[i]);
+        error = NULL;
+        c = nl_client_new(config, &error);
+        CHECK_MSG(c != NULL, "resolve %s was refused: %s", good[i], error ? error : "");
+        nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+    /* libcurl binds to an interface name only when it is shorter than 255 bytes. */
+    memset(long_name, 'e', sizeof(long_name));
+    long_name[255] = '\0';
+    config = nlt_format("{\"baseURL\": \"%s\", \"interface\": \"%s\"}", base_url(), long_name);
+    error = NULL;
+    c = nl_client_new(config, &error);
+    CHECK_MSG(c == NULL && error && strstr(error, "invalid_request") && strstr(error, "'interface'")
+              && strstr(error, "254"), "an interface of 255 bytes: %s", error ? error : "(accepted)");
+    nl_client_free(c);
+    nl_free(error);
+    free(config);
+    long_name[254] = '\0';
+    config = nlt_format("{\"baseURL\": \"%s\", \"interface\": \"%s\"}", base_url(), long_name);
+    error = NULL;
+    c = nl_client_new(config, &error);
+    CHECK_MSG(c != NULL, "an interface of 254 bytes was refused: %s", error ? error : "");
+    nl_client_free(c);
+    nl_free(error);
+    free(config);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -115,6 +177,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_resolve_entries_answer_for_their_host),
         NLT_TEST(test_http_version_is_chosen_and_3_is_refused_clearly),
         NLT_TEST(test_malformed_transport_choices_are_refused_naming_the_key),
+        NLT_TEST(test_resolve_addresses_and_interface_length_are_checked_at_creation),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

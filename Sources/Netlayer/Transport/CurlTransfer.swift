@@ -219,7 +219,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
             check(nl_curl_setopt_debug(easy, curlDebug))
         }
-        configureConnection(easy, options.transport, check: check)
+        if let error = configureConnection(easy, options.transport) { return error }
 
         switch request.method {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
