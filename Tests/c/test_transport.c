@@ -1,11 +1,14 @@
 /*
  * test_transport.c — transport choices of the config: httpVersion, unixSocket (a
  * server.py on a Unix domain socket started here), resolve (curl's --resolve) and
- * interface; and what is refused, naming the key.
+ * interface; what is refused, naming the key; failures that name their local cause
+ * (a socket path that takes no connection, a process out of file descriptors).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "fault_helpers.h"
+#include <sys/resource.h>
+#include <sys/un.h>
 
 static void test_a_unix_socket_carries_every_request(void)
 {
@@ -170,6 +173,111 @@ static void test_resolve_addresses_and_interface_length_are_checked_at_creation(
     free(config);
 }
 
+/* A socket path that takes no connection fails as not_connected with a message that
+ * names the path and why, never the 127.0.0.1 and port 80 of libcurl's own text;
+ * through a blocking request and the event loop (a batch) alike. */
+static void test_unix_socket_failures_name_the_socket_and_the_cause(void)
+{
+    char dir[] = "/tmp/netlayer-unix-XXXXXX";
+    struct sockaddr_un address;
+    int unlistened, fd, i;
+    char *paths[4];
+    static const char *const causes[4] = { "no such file", "not a socket", "not a socket", "no server is listening" };
+    REQUIRE(mkdtemp(dir) != NULL);
+    paths[0] = nlt_format("%s/missing.sock", dir);
+    paths[1] = nlt_format("%s/file", dir);
+    paths[2] = nlt_format("%s", dir);
+    paths[3] = nlt_format("%s/bound.sock", dir);
+    fd = open(paths[1], O_WRONLY | O_CREAT, 0600);
+    REQUIRE(fd >= 0);
+    close(fd);
+    /* Bound but not listening: connect() is refused. */
+    unlistened = socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(unlistened >= 0);
+    memset(&address, 0, sizeof(address));
+    address.sun_family = AF_UNIX;
+    snprintf(address.sun_path, sizeof(address.sun_path), "%s", paths[3]);
+    REQUIRE(bind(unlistened, (struct sockaddr *)&address, sizeof(address)) == 0);
+    for (i = 0; i < 4; i++) {
+        nl_client *c = client_with_config(nlt_format("{\"baseURL\": \"http://localhost/\", \"unixSocket\": \"%s\"}",
+                                                     paths[i]));
+        json_t *r = request_doc(c, "{\"path\": \"echo\"}");
+        char *batch = nl_request_batch(c, "[{\"path\": \"echo\"}]");
+        json_t *b = nlt_parse(batch, "nl_request_batch");
+        json_t *first = json_array_get(b, 0);
+        CHECK_KIND(r, "not_connected");
+        CHECK_KIND(first, "not_connected");
+        CHECK_MSG(strstr(error_message(r), paths[i]) && strstr(error_message(r), causes[i])
+                  && strstr(error_message(r), "unixSocket") && !strstr(error_message(r), "port 80")
+                  && !strstr(error_message(r), "127.0.0.1"),
+                  "%s: %s", paths[i], error_message(r));
+        CHECK_STR_EQ(error_message(first), error_message(r));
+        json_decref(r);
+        json_decref(b);
+        nl_free(batch);
+        nl_client_free(c);
+    }
+    close(unlistened);
+    unlink(paths[3]);
+    unlink(paths[1]);
+    CHECK(rmdir(dir) == 0);
+    for (i = 0; i < 4; i++)
+        free(paths[i]);
+}
+
+/* A process at its descriptor limit cannot open a socket: the failure says so, as kind
+ * generic with libcurl's code, never not_connected (which points at the network); a
+ * blocking request and the event loop alike. Once descriptors are free, the same
+ * client works. */
+static void test_descriptor_exhaustion_is_reported_as_such_not_as_not_connected(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    struct rlimit old, low;
+    int *held, count = 0, capacity, spare, i;
+    json_t *r, *b;
+    char *batch;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    low = old;
+    if (low.rlim_cur > 512)
+        low.rlim_cur = 512;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    capacity = (int)low.rlim_cur;
+    held = (int *)malloc(sizeof(int) * (size_t)capacity);
+    REQUIRE(held != NULL);
+    spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    REQUIRE(spare >= 0);
+    while (count < capacity) {
+        int fd = fcntl(spare, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0)
+            break;
+        held[count++] = fd;
+    }
+    CHECK_MSG(errno == EMFILE, "dup stopped with errno %d after %d descriptors", errno, count);
+    r = request_doc(c, "{\"path\": \"json\"}");
+    batch = nl_request_batch(c, "[{\"path\": \"json\"}]");
+    for (i = 0; i < count; i++)
+        close(held[i]);
+    close(spare);
+    free(held);
+    CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    b = nlt_parse(batch, "nl_request_batch");
+    CHECK_KIND(r, "generic");
+    CHECK_MSG(strstr(error_message(r), "out of file descriptors") && strstr(error_message(r), "EMFILE"),
+              "message: %s", error_message(r));
+    CHECK_MSG(jpath_num(r, "error.curlCode", -1) > 0, "no curlCode");
+    CHECK_KIND(json_array_get(b, 0), "generic");
+    CHECK_MSG(strstr(error_message(json_array_get(b, 0)), "out of file descriptors"), "batch: %s",
+              error_message(json_array_get(b, 0)));
+    nlt_note("blocking: %s; loop: %s", error_message(r), error_message(json_array_get(b, 0)));
+    json_decref(r);
+    json_decref(b);
+    nl_free(batch);
+    r = request_doc(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -178,6 +286,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_http_version_is_chosen_and_3_is_refused_clearly),
         NLT_TEST(test_malformed_transport_choices_are_refused_naming_the_key),
         NLT_TEST(test_resolve_addresses_and_interface_length_are_checked_at_creation),
+        NLT_TEST(test_unix_socket_failures_name_the_socket_and_the_cause),
+        NLT_TEST(test_descriptor_exhaustion_is_reported_as_such_not_as_not_connected),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

@@ -283,9 +283,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return .failure(.cancelled)
         }
         if code != CURLE_OK {
-            let detail = handle?.errorDetail ?? ""
-            return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: sink.exceededLimit,
-                                                   limit: sink.limitDescription))
+            var osErrno = 0
+            nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+            return .failure(CurlErrorMapping.error(for: code, detail: handle?.errorDetail ?? "",
+                                                   osErrno: Int32(truncatingIfNeeded: osErrno),
+                                                   unixSocket: request.options.transport.unixSocket,
+                                                   exceededLimit: sink.exceededLimit, limit: sink.limitDescription))
         }
         var status = 0
         nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
