@@ -290,6 +290,12 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
                                                    unixSocket: request.options.transport.unixSocket,
                                                    exceededLimit: sink.exceededLimit, limit: sink.limitDescription))
         }
+        if !headers.sectionEnded {
+            // libcurl 7.88 ends a transfer whose server closed the connection in the
+            // middle of the header section as a success, with the fields so far.
+            return .failure(.protocolViolation("the server closed the connection before the end of the response headers",
+                                               curlCode: Int(CURLE_PARTIAL_FILE.rawValue)))
+        }
         var status = 0
         nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         reportFinalProgress(easy)
