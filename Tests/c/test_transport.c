@@ -225,57 +225,104 @@ static void test_unix_socket_failures_name_the_socket_and_the_cause(void)
         free(paths[i]);
 }
 
-/* A process at its descriptor limit cannot open a socket: the failure says so, as kind
- * generic with libcurl's code, never not_connected (which points at the network); a
- * blocking request and the event loop alike. Once descriptors are free, the same
- * client works. */
-static void test_descriptor_exhaustion_is_reported_as_such_not_as_not_connected(void)
+/* Lowers the soft RLIMIT_NOFILE to at most 512 (`*old` gets the limits to restore) and
+ * opens descriptors until none is left; returns them (caller closes them with
+ * release_descriptors). */
+static int *exhaust_descriptors(struct rlimit *old, int *count)
 {
-    nl_client *c = client_for("\"timeout\": 10");
-    struct rlimit old, low;
-    int *held, count = 0, capacity, spare, i;
-    json_t *r, *b;
-    char *batch;
-    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
-    low = old;
+    struct rlimit low;
+    int *held, capacity, spare;
+    *count = 0;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, old) == 0);
+    low = *old;
     if (low.rlim_cur > 512)
         low.rlim_cur = 512;
     REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
-    capacity = (int)low.rlim_cur;
+    capacity = (int)low.rlim_cur + 1;
     held = (int *)malloc(sizeof(int) * (size_t)capacity);
     REQUIRE(held != NULL);
     spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     REQUIRE(spare >= 0);
-    while (count < capacity) {
+    held[(*count)++] = spare;
+    while (*count < capacity) {
         int fd = fcntl(spare, F_DUPFD_CLOEXEC, 0);
         if (fd < 0)
             break;
-        held[count++] = fd;
+        held[(*count)++] = fd;
     }
-    CHECK_MSG(errno == EMFILE, "dup stopped with errno %d after %d descriptors", errno, count);
-    r = request_doc(c, "{\"path\": \"json\"}");
-    batch = nl_request_batch(c, "[{\"path\": \"json\"}]");
+    CHECK_MSG(errno == EMFILE, "dup stopped with errno %d after %d descriptors", errno, *count);
+    return held;
+}
+
+static void release_descriptors(int *held, int count, const struct rlimit *old)
+{
+    int i;
     for (i = 0; i < count; i++)
         close(held[i]);
-    close(spare);
     free(held);
-    CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
-    b = nlt_parse(batch, "nl_request_batch");
+    CHECK(setrlimit(RLIMIT_NOFILE, old) == 0);
+}
+
+/* The result of a batch of one (the event loop's path), parsed. */
+static json_t *batch_of_one(nl_client *c, const char *endpoint)
+{
+    char *doc = nlt_format("[%s]", endpoint);
+    char *text = nl_request_batch(c, doc);
+    json_t *all = nlt_parse(text, "nl_request_batch");
+    json_t *first = json_incref(json_array_get(all, 0));
+    json_decref(all);
+    nl_free(text);
+    free(doc);
+    return first;
+}
+
+static void check_out_of_descriptors(json_t *r, const char *how)
+{
     CHECK_KIND(r, "generic");
-    CHECK_MSG(strstr(error_message(r), "out of file descriptors") && strstr(error_message(r), "EMFILE"),
-              "message: %s", error_message(r));
-    CHECK_MSG(jpath_num(r, "error.curlCode", -1) > 0, "no curlCode");
-    CHECK_KIND(json_array_get(b, 0), "generic");
-    CHECK_MSG(strstr(error_message(json_array_get(b, 0)), "out of file descriptors"), "batch: %s",
-              error_message(json_array_get(b, 0)));
-    nlt_note("blocking: %s; loop: %s", error_message(r), error_message(json_array_get(b, 0)));
+    CHECK_MSG(strstr(error_message(r), "out of file descriptors") && strstr(error_message(r), "EMFILE"), "%s: %s",
+              how, error_message(r));
+    nlt_note("%s: %s", how, error_message(r));
+}
+
+/* A process at its descriptor limit cannot open a socket: the failure says so, as kind
+ * generic, never not_connected (which points at the network): a blocking request, a
+ * request on a running event loop (libcurl's socket() fails: curlCode 7), and the
+ * first asynchronous request of a client, whose event loop cannot start. Once
+ * descriptors are free, the same clients work. */
+static void test_descriptor_exhaustion_is_reported_as_such_not_as_not_connected(void)
+{
+    nl_client *running = client_for("\"timeout\": 10");
+    nl_client *idle = client_for("\"timeout\": 10");
+    struct rlimit old;
+    int *held, count;
+    json_t *blocking, *on_loop, *loop_start, *r;
+    /* Starts the loop without leaving a connection in the pool. */
+    r = batch_of_one(running, "{\"path\": \"http://127.0.0.1:1/\", \"isFullPath\": true}");
+    CHECK_KIND(r, "not_connected");
     json_decref(r);
-    json_decref(b);
-    nl_free(batch);
-    r = request_doc(c, "{\"path\": \"json\"}");
+
+    held = exhaust_descriptors(&old, &count);
+    blocking = request_doc(running, "{\"path\": \"json\"}");
+    on_loop = batch_of_one(running, "{\"path\": \"json\"}");
+    loop_start = batch_of_one(idle, "{\"path\": \"json\"}");
+    release_descriptors(held, count, &old);
+
+    check_out_of_descriptors(blocking, "blocking");
+    CHECK_MSG(jpath_num(blocking, "error.curlCode", -1) > 0, "no curlCode");
+    check_out_of_descriptors(on_loop, "on the loop");
+    CHECK_INT_EQ(jpath_num(on_loop, "error.curlCode", -1), 7);
+    check_out_of_descriptors(loop_start, "loop start");
+    json_decref(blocking);
+    json_decref(on_loop);
+    json_decref(loop_start);
+    r = batch_of_one(running, "{\"path\": \"json\"}");
     CHECK_OK(r);
     json_decref(r);
-    nl_client_free(c);
+    r = batch_of_one(idle, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(idle);
+    nl_client_free(running);
 }
 
 int main(int argc, char **argv)

@@ -17,11 +17,11 @@ enum DescriptorExhaustion {
     static func message() -> String? {
         guard let cause = probe() else { return nil }
         if cause == ENFILE {
-            return "the system is out of file descriptors (ENFILE): no socket could be opened; close files or connections elsewhere, or raise the system's limit (fs.file-max)"
+            return "the system is out of file descriptors (ENFILE); close files or connections elsewhere, or raise the system's limit (fs.file-max)"
         }
         var limit = rlimit()
         let all = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 ? "all \(limit.rlim_cur)" : "all"
-        return "the process is out of file descriptors (EMFILE: \(all) that RLIMIT_NOFILE allows are open), so no socket could be opened; close files or clients it no longer needs, or raise the limit (ulimit -n)"
+        return "the process is out of file descriptors (EMFILE: \(all) that RLIMIT_NOFILE allows are open); close files or clients it no longer needs, or raise the limit (ulimit -n)"
     }
 
     /// EMFILE or ENFILE when the process cannot open one more descriptor now, else nil.
