@@ -167,7 +167,7 @@ struct HookInterceptor: RequestInterceptor {
                 }
                 body = [UInt8](bytes)
             }
-            let adaptation = RequestAdaptation(headers: try doc.headers("headers"), url: try doc.string("url"),
+            let adaptation = RequestAdaptation(headers: try doc.requestHeaders("headers"), url: try doc.string("url"),
                                                query: try doc.object("query"), body: body)
             return try adaptation.apply(to: request, allowsOtherOrigin: allowsOtherOrigin, who: "NL_HOOK_ADAPT reply")
         }

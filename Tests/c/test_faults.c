@@ -263,6 +263,28 @@ static void test_endless_headers_are_protocol_or_too_large(void)
     nl_client_free(c);
 }
 
+/* A server that closes before the blank line ending the header section sent no whole
+ * response: never ok with the fields so far (libcurl calls it a success), and a download
+ * leaves no file. */
+static void test_header_section_cut_by_a_close_is_protocol(void)
+{
+    char dir[] = "/tmp/netlayer-cut-XXXXXX";
+    char *target, *download;
+    struct stat st;
+    expect_fault("unterminated-headers", NULL, NULL, "protocol", 2000);
+    expect_fault("unterminated-headers", NULL, "\"query\": {\"cut\": \"status\"}", "protocol", 2000);
+    expect_fault("unterminated-headers", NULL, "\"method\": \"HEAD\"", "protocol", 2000);
+    REQUIRE(mkdtemp(dir) != NULL);
+    target = nlt_format("%s/body.txt", dir);
+    download = nlt_format("\"downloadTo\": \"%s\"", target);
+    expect_fault("unterminated-headers", NULL, download, "protocol", 2000);
+    CHECK_MSG(stat(target, &st) != 0, "a download of a cut response left %s (%ld bytes)", target, (long)st.st_size);
+    unlink(target);
+    CHECK_MSG(rmdir(dir) == 0, "the download left a temporary file in %s", dir);
+    free(download);
+    free(target);
+}
+
 static void test_one_huge_header_line_is_protocol_or_too_large(void)
 {
     nl_client *c = client_for("\"timeout\": 10");
@@ -459,6 +481,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_conflicting_content_lengths_are_protocol),
         NLT_TEST(test_body_longer_than_content_length_never_leaks_into_the_next_response),
         NLT_TEST(test_endless_headers_are_protocol_or_too_large),
+        NLT_TEST(test_header_section_cut_by_a_close_is_protocol),
         NLT_TEST(test_one_huge_header_line_is_protocol_or_too_large),
         NLT_TEST(test_endless_body_stops_at_max_response_bytes),
         NLT_TEST(test_huge_content_length_is_too_large_without_preallocating),

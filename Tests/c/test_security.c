@@ -7,12 +7,15 @@
  *      307/308 keep method and body;
  *  (c) property test: CR, LF or NUL anywhere in method, header name or value or path
  *      is invalid_request and nothing reaches the server; in a query key or value it is
- *      percent-encoded and the server decodes exactly the text given;
+ *      percent-encoded and the server decodes exactly the text given; a caller's
+ *      Content-Length, Transfer-Encoding or Host is invalid_request wherever headers
+ *      are set, and nothing reaches the server (no smuggled second request);
  *  (d) URL confusion in paths never changes the host;
  *  (f) a canary secret never appears in log events, error messages or stderr.
  * ((e), TLS verification on by default, is in test_tls.c.)
  *
- * Servers: A, B and T of origins.h. Loopback only.
+ * Servers: A, B and T of origins.h; F = faulty.py (raw sockets, for the smuggling
+ * case), started here. Loopback only.
  *
  * Under valgrind (NETLAYER_TEST_SLOW) the property test runs fewer cases.
  * Run with "--canary-child <portB>" this binary is the child of the stderr test.
@@ -26,6 +29,7 @@
 #define CANARY "CANARY-7d41e"
 
 static const char *g_argv0 = NULL;
+static fh_server g_f = { -1, -1, 0, "" };
 
 /* Requests seen by server A since the last reset (the /stats call itself excluded). */
 static void stats_reset_a(nl_client *c)
@@ -570,6 +574,140 @@ static void test_cr_lf_nul_in_adapt_hook_and_config_headers_is_refused(void)
     nl_client_free(c);
 }
 
+/* ---- (c) framing headers and Host belong to the library ---------------------------------- */
+
+/* faulty.py (raw sockets: it reads exactly the framing a request declares). */
+static int port_f(void)
+{
+    if (g_f.port <= 0)
+        REQUIRE_MSG(fh_server_start(&g_f, "faulty.py", NULL), "cannot start faulty.py");
+    return g_f.port;
+}
+
+/* How many requests faulty.py has read for `path` since its last /stats/reset. */
+static long faulty_requests(nl_client *c, const char *path)
+{
+    json_t *r = request_json(c, "{\"path\": \"http://127.0.0.1:%d/stats\", \"isFullPath\": true}", port_f());
+    json_t *n = json_object_get(jpath(r, "value.requests"), path);
+    long v = json_is_integer(n) ? (long)json_integer_value(n) : 0;
+    CHECK_OK(r);
+    json_decref(r);
+    return v;
+}
+
+/* An operation per name, each with a header parameter of that name. */
+static char *openapi_with_header_parameters(const char *const *names, int count)
+{
+    char *paths = nlt_format("%s", ""), *doc;
+    int i;
+    for (i = 0; i < count; i++) {
+        char *more = nlt_format("%s%s\"/echo/%d\": {\"post\": {\"operationId\": \"op%d\", \"parameters\": [{\"name\": \"%s\","
+                                " \"in\": \"header\", \"schema\": {\"type\": \"string\"}}], \"responses\": {\"200\": {\"description\": \"ok\"}}}}",
+                                paths, i ? ", " : "", i, i, names[i]);
+        free(paths);
+        paths = more;
+    }
+    doc = nlt_format("{\"openapi\": \"3.0.3\", \"info\": {\"title\": \"t\", \"version\": \"1\"}, \"paths\": {%s}}", paths);
+    free(paths);
+    return doc;
+}
+
+/* Content-Length and Transfer-Encoding say where the body ends, and libcurl sends a
+ * caller's as given: a Content-Length of 0 before a body that holds a second request
+ * put that request on the wire. Host picks the cookies libcurl sends. So a caller's
+ * (any case) is refused naming the document key and the header, from config headers,
+ * endpoint headers, an ADAPT reply and an OpenAPI header parameter, and nothing is sent. */
+static void test_framing_and_host_headers_are_refused_wherever_a_caller_sets_headers(void)
+{
+    static const char *const names[] = { "Content-Length", "content-length", "Transfer-Encoding",
+                                         "TRANSFER-ENCODING", "Host", "hOsT" };
+    static const char *const values[] = { "0", "0", "chunked", "chunked", "evil.example", "evil.example" };
+    nl_client *c = client_for("\"timeout\": 5");
+    nl_client *probe = client_for(NULL);
+    char *openapi = openapi_with_header_parameters(names, (int)NLT_COUNT(names));
+    nl_client *api = client_with_config(nlt_format("{\"baseURL\": \"%s\", \"openapi\": {\"document\": %s}}", base_url(),
+                                                   openapi));
+    poison_reply pr;
+    json_t *r;
+    int i;
+    long seen;
+
+    /* The smuggling itself, to a server that reads exactly the framing it is given. */
+    r = request_json(probe, "{\"path\": \"http://127.0.0.1:%d/stats/reset\", \"isFullPath\": true}", port_f());
+    CHECK_OK(r);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"http://127.0.0.1:%d/plain\", \"isFullPath\": true, \"method\": \"POST\","
+                        " \"headers\": {\"Content-Length\": \"0\"}, \"bodyEncoding\": \"text\","
+                        " \"body\": \"GET /smuggled HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n\"}", port_f());
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(strstr(error_message(r), "key 'headers'") && strstr(error_message(r), "'Content-Length'"), "%s",
+              error_message(r));
+    json_decref(r);
+    sleep_ms(200);  /* a smuggled request would be read right after the first */
+    CHECK_MSG(faulty_requests(probe, "/smuggled") == 0, "a second request reached the wire");
+    CHECK_MSG(faulty_requests(probe, "/plain") == 0, "the request with a caller's Content-Length was sent");
+
+    stats_reset_a(probe);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, adapt_poison, &pr) == 0);
+    for (i = 0; i < (int)NLT_COUNT(names); i++) {
+        char *needle = nlt_format("'%s'", names[i]);
+        char *cfg = nlt_format("{\"baseURL\": \"%s\", \"headers\": {\"%s\": \"%s\"}}", base_url(), names[i], values[i]);
+        char *err = NULL, *overlay;
+        nl_client *bad = nl_client_new(cfg, &err);
+        json_t *e = err ? json_loads(err, 0, NULL) : NULL;
+        int is_host = strlen(names[i]) == 4;
+        CHECK_MSG(bad == NULL && e != NULL && strcmp(error_kind(e), "invalid_request") == 0
+                  && strstr(error_message(e), "config key 'headers'") && strstr(error_message(e), needle),
+                  "config %s -> %s", cfg, err ? err : "(accepted)");
+        CHECK_MSG(!is_host || (e && strstr(error_message(e), "'resolve'") && strstr(error_message(e), "'unixSocket'")),
+                  "the Host message points at neither resolve nor unixSocket: %s", err ? err : "");
+        json_decref(e);
+        nl_free(err);
+        nl_client_free(bad);
+        free(cfg);
+
+        /* Endpoint headers: the ADAPT hook answers nothing for now. */
+        snprintf(pr.doc, sizeof(pr.doc), "{}");
+        r = request_json(c, "{\"path\": \"echo\", \"headers\": {\"%s\": \"%s\"}}", names[i], values[i]);
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(strstr(error_message(r), "endpoint key 'headers'") && strstr(error_message(r), needle), "endpoint: %s",
+                  error_message(r));
+        json_decref(r);
+
+        snprintf(pr.doc, sizeof(pr.doc), "{\"headers\": {\"%s\": \"%s\"}}", names[i], values[i]);
+        r = request_doc(c, "{\"path\": \"echo\"}");
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(strstr(error_message(r), "NL_HOOK_ADAPT reply key 'headers'") && strstr(error_message(r), needle),
+                  "ADAPT reply: %s", error_message(r));
+        json_decref(r);
+
+        overlay = nlt_format("{\"params\": {\"%s\": \"%s\"}}", names[i], values[i]);
+        {
+            char *op = nlt_format("op%d", i);
+            char *text = nl_call(api, op, overlay);
+            r = nlt_parse(text, "nl_call");
+            nl_free(text);
+            free(op);
+        }
+        CHECK_KIND(r, "invalid_request");
+        CHECK_MSG(strstr(error_message(r), "header parameter") && strstr(error_message(r), needle),
+                  "OpenAPI header parameter: %s", error_message(r));
+        json_decref(r);
+        free(overlay);
+        free(needle);
+    }
+    nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL);
+    seen = stats_requests_a(probe);
+    CHECK_MSG(seen == 0, "the server saw %ld requests with a caller's framing or Host header", seen);
+    r = request_doc(c, "{\"path\": \"echo\", \"headers\": {\"X-Content-Length\": \"0\", \"Hostname\": \"h\"}}");
+    CHECK_OK(r);  /* names that only resemble them pass */
+    json_decref(r);
+    nl_client_free(api);
+    free(openapi);
+    nl_client_free(probe);
+    nl_client_free(c);
+}
+
 /* ---- (d) URL confusion -------------------------------------------------------------------- */
 
 static void test_url_confusion_in_paths_never_changes_the_host(void)
@@ -1034,6 +1172,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_post_keeps_method_and_body_after_307_308),
         NLT_TEST(test_cr_lf_nul_are_refused_in_method_header_path_and_encoded_in_query),
         NLT_TEST(test_cr_lf_nul_in_adapt_hook_and_config_headers_is_refused),
+        NLT_TEST(test_framing_and_host_headers_are_refused_wherever_a_caller_sets_headers),
         NLT_TEST(test_url_confusion_in_paths_never_changes_the_host),
         NLT_TEST(test_dot_segments_and_params_never_leave_the_base_path),
         NLT_TEST(test_canary_secret_never_in_log_events_or_error_messages),
@@ -1047,5 +1186,6 @@ int main(int argc, char **argv)
         return canary_child_main(argv[2]);
     rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
     origins_teardown();
+    fh_server_stop(&g_f);
     return rc;
 }

@@ -318,6 +318,37 @@ def _():
     assert code == 23 and "io" in err, (code, err)
 
 
+@test("--download of a response cut inside its header section exits 8 and leaves no file")
+def _():
+    server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..", "server", "faulty.py"),
+                               "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    folder = tempfile.mkdtemp(prefix="netlayer-cli-cut-")
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("PORT "), line
+        target = os.path.join(folder, "cut.txt")
+        code, out, err = run("get", "http://127.0.0.1:%s/unterminated-headers" % line.split()[1], "--download", target)
+        assert code == 8 and "protocol" in err and "header" in err, (code, out, err)
+        assert os.listdir(folder) == [], os.listdir(folder)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@test("a Host, Content-Length or Transfer-Encoding header item exits 2 naming it, and nothing is sent")
+def _():
+    def requests_seen():
+        code, out, _ = run("get", BASE + "stats")
+        assert code == 0, (code, out)
+        return json.loads(out)["requests"]
+    before = requests_seen()
+    for item in ("Host:evil.example", "content-length:0", "Transfer-Encoding:chunked"):
+        code, out, err = run("post", BASE + "echo", item, "note=GET /smuggled HTTP/1.1")
+        assert code == 2 and "'%s'" % item.split(":")[0] in err and "headers" in err, (item, code, out, err)
+    assert requests_seen() == before + 1, "a request with a caller's framing or Host header was sent"
+
+
 @test("--download draws a progress bar when stderr is a terminal")
 def _():
     master, slave = pty.openpty()

@@ -35,7 +35,8 @@ private func fuzzConfig(_ input: UnsafeBufferPointer<UInt8>) {
 }
 
 /// Endpoint documents through request building: URL joining, query and header
-/// validation, body encodings. Every built URL must keep the base host.
+/// validation, body encodings. Every built URL must keep the base host, and no
+/// header may be one the library sets itself (Host, Content-Length, Transfer-Encoding).
 private func fuzzEndpoint(_ input: UnsafeBufferPointer<UInt8>) {
     guard let json = try? JSONParser.parse(input),
           let endpoint = try? EndpointDocument(json).endpoint,
@@ -46,6 +47,9 @@ private func fuzzEndpoint(_ input: UnsafeBufferPointer<UInt8>) {
     }
     for field in request.headers where field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) {
         fatalError("a header value with CR, LF or NUL was built")
+    }
+    for field in request.headers where HTTPHeaders.libraryOwnedReason(field.name) != nil {
+        fatalError("a caller's \(field.name) header was built")
     }
 }
 

@@ -22,6 +22,10 @@ The mode is the request path (the query is ignored unless noted):
   /bare-lf             a complete response whose lines end in LF only
   /conflicting-length  two different Content-Length headers
   /endless-headers     header lines forever (until the client leaves)
+  /unterminated-headers
+                       "HTTP/1.1 200 OK" and a Content-Type line, then closes before
+                       the blank line that ends the header section
+                       (?cut=status: after the status line alone)
   /huge-header         one header line of 1 MB
   /endless-body        no Content-Length, close-delimited body, forever
   /huge-length         Content-Length 10^12, then a trickle of bytes
@@ -248,6 +252,14 @@ def h_endless_headers(c, q):
     return False
 
 
+def h_unterminated_headers(c, q):
+    if (q.get("cut") or [""])[0] == "status":
+        c.send(b"HTTP/1.1 200 OK\r\n")
+    else:
+        c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
+    return False
+
+
 def h_huge_header(c, q):
     c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Huge: " + b"h" * (1 << 20) +
            b"\r\nContent-Length: 2\r\n\r\n{}")
@@ -340,6 +352,7 @@ ROUTES = {
     "/bare-lf": h_bare_lf,
     "/conflicting-length": h_conflicting_length,
     "/endless-headers": h_endless_headers,
+    "/unterminated-headers": h_unterminated_headers,
     "/huge-header": h_huge_header,
     "/endless-body": h_endless_body,
     "/huge-length": h_huge_length,

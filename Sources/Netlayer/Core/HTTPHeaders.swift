@@ -5,8 +5,10 @@ import Glibc
 /// This is the one place header names and values are validated: a name must be an
 /// RFC 9110 token and a value must not contain a control character other than HTAB
 /// (RFC 9110 section 5.5), since libcurl sends header lines as given and a stray CRLF
-/// would let a caller's input forge headers. Multipart header parameters (a part's
-/// name, filename and type) follow the same rule through `forbiddenValueByte`.
+/// would let a caller's input forge headers; and a request's `Host`, `Content-Length`
+/// and `Transfer-Encoding` are the library's to set, never a caller's. Multipart header
+/// parameters (a part's name, filename and type) follow the value rule through
+/// `forbiddenValueByte`.
 public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public struct Field: Sendable, Hashable {
         public var name: String
@@ -144,12 +146,41 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// For a reader that checked every field with `validate(name:value:)` as it added it.
     package mutating func markValidated() { isValidated = true }
 
+    /// Throws `invalidRequest` when a request may not send this field: a name or value
+    /// HTTP cannot carry (`validateSyntax`), or a field the library sets itself
+    /// (`libraryOwnedReason`). Every header a caller gives a request passes here.
     public static func validate(name: String, value: String) throws(NetworkError) {
+        try validateSyntax(name: name, value: value)
+        if let reason = libraryOwnedReason(name) {
+            throw .invalidRequest("header '\(name)' cannot be set: \(reason)")
+        }
+    }
+
+    /// The name is an RFC 9110 token and the value holds no control character but HTAB:
+    /// what any header line needs, a request's or a response's (a stub's answer).
+    package static func validateSyntax(name: String, value: String) throws(NetworkError) {
         guard !name.isEmpty, name.allUTF8(isTokenByte) else {
             throw .invalidRequest("header name '\(name.escapedForMessage)' is not a valid token")
         }
         if let bad = forbiddenValueByte(in: value) {
             throw .invalidRequest("header '\(name)' has \(describeControl(bad)) in its value, which HTTP does not allow (only HTAB among control characters)")
+        }
+    }
+
+    /// Why a caller may not set `name` (any case), or nil. The framing fields say where
+    /// the body ends: libcurl sends a caller's `Content-Length` or `Transfer-Encoding`
+    /// as given and frames the body by it, so a value that disagrees with the body
+    /// makes the server read the rest as another request (request smuggling). A
+    /// caller's `Host` would be sent to the URL's server while libcurl 7.88 picks the
+    /// cookies of the jar by it, handing one host's cookies to another.
+    package static func libraryOwnedReason(_ name: String) -> String? {
+        switch name.utf8.count {  // the length first: this runs for every field of every request
+        case 4 where name.caseInsensitiveEquals("Host"):
+            return "Netlayer sends the URL's host (and chooses the cookies to send by it); to reach another address under the URL's host, use the config keys 'resolve' or 'unixSocket'"
+        case 14 where name.caseInsensitiveEquals("Content-Length"), 17 where name.caseInsensitiveEquals("Transfer-Encoding"):
+            return "Netlayer frames the body it sends, and a value of the caller's that disagrees with the body would let the server read part of it as another request"
+        default:
+            return nil
         }
     }
 

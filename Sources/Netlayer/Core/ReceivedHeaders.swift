@@ -12,6 +12,11 @@ import Glibc
 struct ReceivedHeaders: @unchecked Sendable {
     /// The records; nil until the first field arrives.
     private var block: Block?
+    /// Whether the blank line that ends the header section has arrived since the last
+    /// status line: libcurl 7.88 hands over a response whose connection closed before
+    /// it as if it were complete. (One that closes after a 1xx section, libcurl
+    /// reports itself, as an empty reply.)
+    private(set) var sectionEnded = false
 
     var recordCount: Int { block?.records ?? 0 }
     /// Whether a name occurs more than once (its values are joined when read).
@@ -50,6 +55,7 @@ struct ReceivedHeaders: @unchecked Sendable {
     /// the line breaks HTTP framing where libcurl lets it through (bare LF line ends,
     /// conflicting Content-Length: RFC 9112 2.2, 6.3), else nil. A status line starts
     /// a new response (a redirect, or after 100 Continue): the fields so far are dropped.
+    /// The blank line ends the section (`sectionEnded`).
     mutating func append(line: UnsafeRawBufferPointer) -> String? {
         let n = line.count
         guard n > 0, let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -58,8 +64,12 @@ struct ReceivedHeaders: @unchecked Sendable {
         }
         var end = n
         while end > 0, base[end - 1] == 0x0A || base[end - 1] == 0x0D { end -= 1 }
-        if end == 0 { return nil }
+        if end == 0 {
+            sectionEnded = true
+            return nil
+        }
         if end >= 5, memcmp(base, "HTTP/", 5) == 0 {
+            sectionEnded = false
             if let block {
                 block.count = 0
                 block.records = 0

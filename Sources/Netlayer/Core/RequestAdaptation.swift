@@ -42,7 +42,11 @@ public struct RequestAdaptation: Sendable {
             adapted.url = try Self.replacingQuery(of: adapted.url, with: QueryEncoding.encode(pairs), who: who)
         }
         if let headers {
-            try headers.validate()
+            do {
+                try headers.validate()
+            } catch {
+                throw .invalidRequest("\(who) key 'headers': \(DataTransferError.networkFailure(error).message)")
+            }
             adapted.headers = adapted.headers.merging(headers)
         }
         if let body {

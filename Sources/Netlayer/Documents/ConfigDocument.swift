@@ -50,7 +50,7 @@ public struct ConfigDocument: Sendable {
             _ = try BaseURL(base)  // fail at creation, not on the first request
             network.baseURL = base
         }
-        if let headers = try doc.headers("headers") { network.headers = headers }
+        if let headers = try doc.requestHeaders("headers") { network.headers = headers }
         if let query = try doc.query("query") { network.queryParameters = query }
 
         var options = RequestOptions()

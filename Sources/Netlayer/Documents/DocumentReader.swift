@@ -87,8 +87,25 @@ package struct DocumentReader {
         return try DocumentReader(v, context: "\(context) key '\(key)'")
     }
 
-    /// Header fields: an object of strings, each name and value validated by the core.
+    /// Header fields a request sends (config, endpoint, an ADAPT reply): an object of
+    /// strings, each field checked by the core's one rule for them
+    /// (`HTTPHeaders.validate(name:value:)`), which also refuses the fields the library
+    /// sets itself (Host, Content-Length, Transfer-Encoding).
+    package func requestHeaders(_ key: String) throws(NetworkError) -> HTTPHeaders? {
+        guard var headers = try headerFields(key, check: HTTPHeaders.validate(name:value:)) else { return nil }
+        headers.markValidated()
+        return headers
+    }
+
+    /// Header fields of an answer the caller writes (a stub's response): an object of
+    /// strings whose names and values HTTP can carry. Not for a request's headers
+    /// (`requestHeaders`).
     package func headers(_ key: String) throws(NetworkError) -> HTTPHeaders? {
+        try headerFields(key, check: HTTPHeaders.validateSyntax(name:value:))
+    }
+
+    private func headerFields(_ key: String,
+                              check: (String, String) throws(NetworkError) -> Void) throws(NetworkError) -> HTTPHeaders? {
         guard let o = try object(key) else { return nil }
         var headers = HTTPHeaders()
         for member in o {
@@ -96,13 +113,12 @@ package struct DocumentReader {
                 throw .invalidRequest("\(context) key '\(key)': header '\(member.key.escapedForMessage)' must be a string, not \(member.value.typeName)")
             }
             do {
-                try HTTPHeaders.validate(name: member.key, value: value)
+                try check(member.key, value)
             } catch {
                 throw .invalidRequest("\(context) key '\(key)': \(DataTransferError.networkFailure(error).message)")
             }
             headers[member.key] = value
         }
-        headers.markValidated()
         return headers
     }
 

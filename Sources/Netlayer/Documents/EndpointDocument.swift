@@ -105,7 +105,7 @@ public struct EndpointDocument: Sendable {
             }
             endpoint.method = m
         }
-        if keys.contains(.headers), let headers = try doc.headers("headers") { endpoint.headerParameters = headers }
+        if keys.contains(.headers), let headers = try doc.requestHeaders("headers") { endpoint.headerParameters = headers }
         // Checked where the request is built, when its query pairs are made (once).
         if keys.contains(.query), let query = try doc.object("query") { endpoint.queryParameters = query }
         if keys.contains(.body), let body = doc.value("body") { endpoint.bodyParameters = body }

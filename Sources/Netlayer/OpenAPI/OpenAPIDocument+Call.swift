@@ -54,8 +54,13 @@ extension OpenAPIDocument {
                 query += try ParameterSerializer.queryPairs(name: parameter.name, value: sent, style: parameter.parsedStyle,
                                                             explode: parameter.explode)
             case .header:
-                headers[parameter.name] = .string(try ParameterSerializer.headerText(name: parameter.name, value: sent,
-                                                                                     explode: parameter.explode))
+                let text = try ParameterSerializer.headerText(name: parameter.name, value: sent, explode: parameter.explode)
+                do {
+                    try HTTPHeaders.validate(name: parameter.name, value: text)
+                } catch {
+                    throw .invalidRequest("\(what): header parameter '\(parameter.name.escapedForMessage)': \(DataTransferError.networkFailure(error).message)")
+                }
+                headers[parameter.name] = .string(text)
             case .cookie:
                 cookies += try ParameterSerializer.cookiePairs(name: parameter.name, value: sent, explode: parameter.explode)
             }

@@ -1,12 +1,29 @@
 import CCurl
+import Glibc
 
 /// The one mapping from libcurl result codes to `NetworkError`.
 enum CurlErrorMapping {
-    /// `limit` names the body limit that applies ("maxResponseBytes (104857600)").
-    static func error(for code: CURLcode, detail: String, exceededLimit: Bool, limit: String) -> NetworkError {
+    /// `limit` names the body limit that applies ("maxResponseBytes (104857600)");
+    /// `osErrno` is `CURLINFO_OS_ERRNO` (libcurl keeps it from an earlier transfer of
+    /// the handle when this one set none); `unixSocket` is the config's socket path.
+    static func error(for code: CURLcode, detail: String, osErrno: Int32, unixSocket: String?,
+                      exceededLimit: Bool, limit: String) -> NetworkError {
         let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         let raw = Int(code.rawValue)
         switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_OUT_OF_MEMORY,
+             CURLE_FAILED_INIT:
+            // A local shortage, not the network's or the server's doing: `generic`, since
+            // `io` means a named local file and no retry helps until descriptors are freed.
+            if let exhausted = DescriptorExhaustion.message() {
+                return .generic(exhausted, curlCode: raw)
+            }
+        default:
+            break
+        }
+        switch code {
+        case CURLE_COULDNT_CONNECT where unixSocket != nil:
+            return .notConnected(unixSocketFailure(path: unixSocket!, osErrno: osErrno))
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
             return .notConnected(text)
         case CURLE_OPERATION_TIMEDOUT:
@@ -32,6 +49,30 @@ enum CurlErrorMapping {
             return .protocolViolation(text, curlCode: raw)
         default:
             return .generic(text, curlCode: raw)
+        }
+    }
+
+    /// Why the Unix domain socket at `path` took no connection. libcurl's own message
+    /// names the URL's host and port, which a socket connection never uses.
+    private static func unixSocketFailure(path: String, osErrno: Int32) -> String {
+        let prefix = "could not connect to the Unix socket '\(path.escapedForMessage)' (config key 'unixSocket'): "
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let cause = errno
+            switch cause {
+            case ENOENT: return prefix + "no such file (is the server running?)"
+            case EACCES: return prefix + "permission denied on a folder of its path"
+            default: return prefix + String(cString: strerror(cause))
+            }
+        }
+        if info.st_mode & S_IFMT != S_IFSOCK {
+            let what = info.st_mode & S_IFMT == S_IFDIR ? "a folder" : "a file"
+            return prefix + "it is \(what), not a socket"
+        }
+        switch osErrno {
+        case EACCES, EPERM: return prefix + "permission denied (connecting needs write permission on the socket)"
+        case 0, ECONNREFUSED: return prefix + "connection refused: no server is listening on it"
+        default: return prefix + String(cString: strerror(osErrno))
         }
     }
 

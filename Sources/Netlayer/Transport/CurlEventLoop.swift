@@ -68,9 +68,12 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         guard epoll >= 0, wakeFD >= 0, nl_epoll_set(epoll, wakeFD, CURL_POLL_IN, 0) == 0,
               let multi = curl_multi_init()
         else {
+            // Asked before the descriptors made so far are closed, which would free one.
+            let exhausted = DescriptorExhaustion.message()
             if epoll >= 0 { close(epoll) }
             if wakeFD >= 0 { close(wakeFD) }
-            throw .generic("could not create the event loop (epoll, eventfd or curl_multi_init failed)", curlCode: -1)
+            throw .generic(exhausted.map { "could not create the event loop: \($0)" }
+                               ?? "could not create the event loop (epoll, eventfd or curl_multi_init failed)", curlCode: -1)
         }
         self.multi = multi
         self.epoll = epoll

@@ -28,24 +28,45 @@ extension CurlTransfer {
         }
     }
 
-    /// The transport choices: HTTP version, Unix socket, DNS overrides, interface.
-    func configureConnection(_ easy: UnsafeMutableRawPointer, _ choices: TransportChoices, check: (CURLcode) -> Void) {
-        switch choices.httpVersion {
-        case .http1_1?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
-        case .http2?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_0)))
-        case .http2PriorKnowledge?:
-            check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)))
-        case .http3?: check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_3)))
-        case nil: break
+    /// The transport choices: HTTP version, Unix socket, DNS overrides, interface. nil,
+    /// or `invalidRequest` naming the config key whose option libcurl refused: each was
+    /// checked when the client was made (`TransportChoices.validate`), so this is a
+    /// libcurl that differs from the one the checks follow, or memory running out.
+    func configureConnection(_ easy: UnsafeMutableRawPointer, _ choices: TransportChoices) -> NetworkError? {
+        func refused(_ key: String, _ code: CURLcode) -> NetworkError? {
+            guard code != CURLE_OK else { return nil }
+            return .invalidRequest("config key '\(key)': libcurl refused it: \(String(cString: curl_easy_strerror(code)))")
         }
-        if let path = choices.unixSocket { check(nl_curl_setopt_str(easy, CURLOPT_UNIX_SOCKET_PATH, path)) }
-        if let name = choices.interface { check(nl_curl_setopt_str(easy, CURLOPT_INTERFACE, name)) }
+        let version: Int? = switch choices.httpVersion {
+        case .http1_1?: Int(CURL_HTTP_VERSION_1_1)
+        case .http2?: Int(CURL_HTTP_VERSION_2_0)
+        case .http2PriorKnowledge?: Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+        case .http3?: Int(CURL_HTTP_VERSION_3)
+        case nil: nil
+        }
+        if let version, let error = refused("httpVersion", nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, version)) {
+            return error
+        }
+        if let path = choices.unixSocket,
+           let error = refused("unixSocket", nl_curl_setopt_str(easy, CURLOPT_UNIX_SOCKET_PATH, path)) {
+            return error
+        }
+        if let name = choices.interface, let error = refused("interface", nl_curl_setopt_str(easy, CURLOPT_INTERFACE, name)) {
+            return error
+        }
         if !choices.resolve.isEmpty {
             var list: UnsafeMutablePointer<curl_slist>?
-            for entry in choices.resolve { list = curl_slist_append(list, entry) }
+            for entry in choices.resolve {
+                guard let longer = curl_slist_append(list, entry) else {
+                    if let list { curl_slist_free_all(list) }
+                    return refused("resolve", CURLE_OUT_OF_MEMORY)
+                }
+                list = longer
+            }
             resolveList = list
-            check(nl_curl_setopt_slist(easy, CURLOPT_RESOLVE, list))
+            if let error = refused("resolve", nl_curl_setopt_slist(easy, CURLOPT_RESOLVE, list)) { return error }
         }
+        return nil
     }
 
     /// libcurl's phase marks of the finished transfer.

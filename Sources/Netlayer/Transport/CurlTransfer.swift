@@ -219,7 +219,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
             check(nl_curl_setopt_debug(easy, curlDebug))
         }
-        configureConnection(easy, options.transport, check: check)
+        if let error = configureConnection(easy, options.transport) { return error }
 
         switch request.method {
         case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
@@ -283,9 +283,18 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return .failure(.cancelled)
         }
         if code != CURLE_OK {
-            let detail = handle?.errorDetail ?? ""
-            return .failure(CurlErrorMapping.error(for: code, detail: detail, exceededLimit: sink.exceededLimit,
-                                                   limit: sink.limitDescription))
+            var osErrno = 0
+            nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+            return .failure(CurlErrorMapping.error(for: code, detail: handle?.errorDetail ?? "",
+                                                   osErrno: Int32(truncatingIfNeeded: osErrno),
+                                                   unixSocket: request.options.transport.unixSocket,
+                                                   exceededLimit: sink.exceededLimit, limit: sink.limitDescription))
+        }
+        if !headers.sectionEnded {
+            // libcurl 7.88 ends a transfer whose server closed the connection in the
+            // middle of the header section as a success, with the fields so far.
+            return .failure(.protocolViolation("the server closed the connection before the end of the response headers",
+                                               curlCode: Int(CURLE_PARTIAL_FILE.rawValue)))
         }
         var status = 0
         nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)

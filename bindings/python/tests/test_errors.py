@@ -59,6 +59,17 @@ def test_unknown_endpoint_key_is_invalid_request_naming_the_key(client: netlayer
     assert client.get("json").status == 200
 
 
+def test_host_and_framing_headers_are_refused_naming_them(base_url: str, client: netlayer.Client) -> None:
+    for name, value in (("Host", "evil.example"), ("content-length", "0"), ("Transfer-Encoding", "chunked")):
+        with pytest.raises(netlayer.InvalidRequestError, match=f"key 'headers': header '{name}'"):
+            client.post("echo", body="GET /smuggled HTTP/1.1\r\n\r\n", body_encoding="text", headers={name: value})
+        with pytest.raises(netlayer.InvalidRequestError, match=f"config key 'headers': header '{name}'"):
+            netlayer.Client({"baseURL": base_url, "headers": {name: value}})
+    with pytest.raises(netlayer.InvalidRequestError, match="'resolve'"):
+        client.get("echo", headers={"Host": "evil.example"})
+    assert client.get("json").status == 200
+
+
 def test_bad_config_raises_invalid_request_naming_the_key(base_url: str) -> None:
     with pytest.raises(netlayer.InvalidRequestError, match="baseURL"):
         netlayer.Client({"baseURL": 3})
