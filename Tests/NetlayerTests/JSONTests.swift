@@ -94,6 +94,17 @@ import Testing
         #expect(fast(manyClosed))
     }
 
+    @Test func parsesAnObjectOfManyMembersInLinearTimeAndStillFindsDuplicates() throws {
+        let members = (0..<200_000).map { "\"k\($0)\": \($0)" }
+        let clock = ContinuousClock()
+        var parsed: JSON?
+        let elapsed = try clock.measure { parsed = try JSONParser.parse("{" + members.joined(separator: ",") + "}") }
+        #expect(parsed?.objectValue?.count == 200_000)
+        #expect(elapsed < .seconds(3))
+        let duplicate = "{" + members.prefix(40).joined(separator: ",") + ", \"k5\": 1}"
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(duplicate) }
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }
