@@ -28,7 +28,7 @@ extension OpenAPIDocument {
             throw .invalidRequest(message)
         }
 
-        var path = operation.path, query = operation.fixedQuery, headers = JSONObject(), cookies: [(String, String)] = []
+        var path = operation.path, query: [(String, String)] = [], headers = JSONObject(), cookies: [(String, String)] = []
         for parameter in operation.parameters {
             guard let value = params[parameter.name], !value.isNull else {
                 if parameter.required {
@@ -66,6 +66,9 @@ extension OpenAPIDocument {
             }
         }
 
+        // A `?` or `#` of the document's path key is part of the path: encoded, it cannot
+        // start a query or a fragment. Parameter values are percent-encoded already.
+        path = Self.escapingQueryAndFragment(path)
         var document = JSONObject()
         document["method"] = .string(operation.method)
         if hasBaseURL || !serverIsAbsolute {
@@ -150,6 +153,12 @@ extension OpenAPIDocument {
             default: continue
             }
         }
+    }
+
+    /// `path` with `?` as `%3F` and `#` as `%23`.
+    private static func escapingQueryAndFragment(_ path: String) -> String {
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return path }
+        return path.replacing("?", with: "%3F").replacing("#", with: "%23")
     }
 
     /// Query pairs as an endpoint document's `query`: a name given more than once
