@@ -66,7 +66,8 @@ static void test_an_alias_bomb_of_long_strings_is_refused_by_its_size(void)
 static void test_failure_messages_quote_values_clipped(void)
 {
     /* An enum of four 20 000-character strings (aliases, so the document is short) and
-     * a body that closes its properties: each failure quotes what is wrong, clipped. */
+     * a body whose members must be empty objects: each failure quotes what is wrong,
+     * and where, clipped. */
     char *big = repeated('y', 20000);
     char *longkey = repeated('k', 50000);
     nl_client *c = client_with_config(nlt_format(
@@ -74,7 +75,8 @@ static void test_failure_messages_quote_values_clipped(void)
         "\"openapi: 3.1.0\\ninfo: {title: t, version: '1'}\\nx-big: &b %s\\npaths:\\n"
         "  /echo/e:\\n    post:\\n      operationId: e\\n      parameters:\\n"
         "        - {name: q, in: query, schema: {enum: [*b, *b, *b, *b]}}\\n"
-        "      requestBody: {content: {application/json: {schema: {type: object, additionalProperties: false}}}}\\n\"}}",
+        "      requestBody: {content: {application/json: {schema:\\n"
+        "        {type: object, additionalProperties: {type: object, additionalProperties: false}}}}}\\n\"}}",
         base_url(), big));
     json_t *r = call_json(c, "e", "{\"params\": {\"q\": \"z\"}}");
     char *text;
@@ -84,10 +86,12 @@ static void test_failure_messages_quote_values_clipped(void)
               error_message(r) ? strlen(error_message(r)) : 0);
     json_decref(r);
 
-    text = nlt_format("{\"body\": {\"%s\": 1}}", longkey);
+    /* The pointer of the value at fault and the name it has too many of, both long. */
+    text = nlt_format("{\"body\": {\"%s\": {\"%s\": 1}}}", longkey, longkey);
     r = call_json(c, "e", text);
     CHECK_KIND(r, "invalid_request");
-    CHECK_MSG(error_message(r) && strstr(error_message(r), "has unknown property 'kkk") &&
+    CHECK_MSG(error_message(r) && strstr(error_message(r), "body at '/kkk") &&
+              strstr(error_message(r), "(50001 characters)") && strstr(error_message(r), "has unknown property 'kkk") &&
               strstr(error_message(r), "(50000 characters)") && strlen(error_message(r)) < 2000,
               "%.300s (%zu bytes)", error_message(r) ? error_message(r) : "", error_message(r) ? strlen(error_message(r)) : 0);
     json_decref(r);
