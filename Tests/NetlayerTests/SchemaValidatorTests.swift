@@ -200,11 +200,14 @@ import Testing
         var schema: JSON = ["type": "integer"]
         for _ in 0..<17 { schema = ["anyOf": [schema, schema]] }
         var validator = SchemaValidator(document: ["components": ["schemas": ["Deep": schema]]])
-        validator.stepLimit = 50_000
+        validator.stepFloor = 50_000
         let deep: JSON = ["$ref": "#/components/schemas/Deep"]
         let failure = validator.firstViolation(of: "x", against: deep)
         #expect(failure?.message == "cannot be checked: its schemas need more than 50000 checks (at $ref '#/components/schemas/Deep')")
         #expect(validator.firstViolation(of: "x", against: ["not": deep])?.message.hasPrefix("cannot be checked") == true)
+        // The bound grows with the value: 100 checks a part, here 1001 parts.
+        let items = JSON.array(Array(repeating: "x", count: 1000))
+        #expect(validator.firstViolation(of: items, against: ["items": deep])?.message.hasPrefix("cannot be checked: its schemas need more than 100100 checks") == true)
     }
 
     @Test func messagesQuoteLongValuesClipped() {

@@ -6,15 +6,18 @@
 /// that `anyOf`/`oneOf`/`allOf` branches leading to the same schemas check each place
 /// against each once: a chain of N schemas each `anyOf` two `$ref`s to the next costs
 /// N checks, not 2^N. What no memo catches (a schema repeated inline, as YAML aliases
-/// make it) is bounded by `maxSteps`.
+/// make it) is bounded by `stepsPerPart` checks for each part of the value.
 struct SchemaRun {
     /// Deeper nesting than this (a value hundreds of levels deep under a recursive
     /// schema) is reported rather than risking the stack of a small thread.
     static let maxDepth = 200
-    /// The most schema checks one run makes: past it the value is refused as one that
-    /// cannot be checked, naming the `$ref` being evaluated. A real document checks each
-    /// place of a value against a handful of schemas, far below.
-    static let maxSteps = 10_000_000
+    /// The most schema checks one run makes for each part of the value (each value,
+    /// array and object in it), and at least `minSteps`: past it the value is refused as
+    /// one that cannot be checked, naming the `$ref` being evaluated. A real document
+    /// checks each part against a handful of schemas, far below; the bound keeps the
+    /// work linear in the value, which `maxResponseBytes` bounds for a response.
+    static let stepsPerPart = 100
+    static let minSteps = 1_000_000
 
     /// A `$ref` evaluated at a place in the value.
     private struct RefVisit: Hashable {
@@ -28,8 +31,12 @@ struct SchemaRun {
     /// The document's patterns already compiled (`SchemaValidator.patterns`).
     let patterns: [String: SchemaPattern?]
     let direction: SchemaValidator.Direction
-    /// `maxSteps`, or less for a test.
-    var stepLimit = SchemaRun.maxSteps
+    /// `minSteps`, or less for a test.
+    var stepFloor = SchemaRun.minSteps
+    /// The value the run checks, counted in parts once the run needs more than `stepFloor` checks.
+    var root: JSON = .null
+    /// The bound on `steps`: `stepFloor` until the run passes it, then the value's.
+    private var stepLimit: Int?
     private var activeRefs: [RefVisit] = []
     /// The outermost entry of `activeRefs` a loop was cut at since it was last cleared:
     /// a result that depends on a cut above its own `$ref` is not remembered.
@@ -37,7 +44,7 @@ struct SchemaRun {
     private var refResults: [RefVisit: SchemaViolation?] = [:]
     private var depth = 0
     private var steps = 0
-    /// Set once the run went past `maxSteps`: then it is the run's answer, whatever
+    /// Set once the run went past its step bound: then it is the run's answer, whatever
     /// the branches made of the violations that unwound it.
     private(set) var exhausted: SchemaViolation?
 
@@ -52,12 +59,16 @@ struct SchemaRun {
     mutating func check(_ value: JSON, against schema: JSON, at pointer: String) -> SchemaViolation? {
         if let exhausted { return exhausted }
         steps += 1
-        if steps > stepLimit {
-            let rule = activeRefs.last.map { " (at $ref '\(SchemaViolation.quoted($0.ref))')" } ?? ""
-            exhausted = SchemaViolation(
-                pointer: pointer,
-                message: "cannot be checked: its schemas need more than \(stepLimit) checks\(rule)")
-            return exhausted
+        if steps > stepLimit ?? stepFloor {
+            let limit = stepLimit ?? max(stepFloor, Self.stepsPerPart.multipliedReportingOverflow(by: Self.parts(of: root)).partialValue)
+            stepLimit = limit
+            if steps > limit {
+                let rule = activeRefs.last.map { " (at $ref '\(SchemaViolation.quoted($0.ref))')" } ?? ""
+                exhausted = SchemaViolation(
+                    pointer: pointer,
+                    message: "cannot be checked: its schemas need more than \(limit) checks\(rule)")
+                return exhausted
+            }
         }
         let keywords: JSONObject
         switch schema {
@@ -92,6 +103,21 @@ struct SchemaRun {
         case .null, .bool: break
         }
         return checkComposition(value, keywords, at: pointer)
+    }
+
+    /// How many values, arrays and objects `value` holds, itself included.
+    static func parts(of value: JSON) -> Int {
+        var count = 0
+        var pending = [value]
+        while let node = pending.popLast() {
+            count += 1
+            switch node {
+            case .array(let items): pending.append(contentsOf: items)
+            case .object(let object): for member in object { pending.append(member.value) }
+            default: break
+            }
+        }
+        return count
     }
 
     // MARK: $ref

@@ -23,8 +23,9 @@ package struct SchemaValidator: Sendable {
     /// Every `pattern` and `patternProperties` key of the document compiled once (nil
     /// for one RE2 cannot compile), so that checking a value compiles nothing.
     let patterns: [String: SchemaPattern?]
-    /// The most schema checks one validation makes (`SchemaRun.maxSteps`); lower only in tests.
-    package var stepLimit = SchemaRun.maxSteps
+    /// The fewest schema checks a validation may make before its bound grows with the
+    /// value (`SchemaRun.minSteps`); lower only in tests.
+    package var stepFloor = SchemaRun.minSteps
 
     /// `document` is the whole OpenAPI document; `$ref`s such as
     /// "#/components/schemas/Pet" resolve against it (a JSON pointer, with `~0`/`~1`
@@ -72,7 +73,8 @@ package struct SchemaValidator: Sendable {
         of value: JSON, against schema: JSON, at pointer: String = "", direction: Direction = .request
     ) -> SchemaViolation? {
         var run = SchemaRun(document: document, targets: targets, patterns: patterns, direction: direction)
-        run.stepLimit = stepLimit
+        run.stepFloor = stepFloor
+        run.root = value
         let violation = run.check(value, against: schema, at: pointer)
         // Past its step bound a run unwinds through branches that may read a failure as
         // a success (`not`): the bound is the answer.
