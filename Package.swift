@@ -47,9 +47,18 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"])]
         ),
+        // RE2 (Debian's libre2-dev) matches schema `pattern`s in time linear in the text,
+        // where a backtracking engine can take exponential time on a value a server
+        // sends. Its API is C++: CRegex wraps the few calls the validator needs in C
+        // functions. Linked by name: re2.pc adds only -pthread, which SwiftPM refuses
+        // from pkg-config with a warning on every build.
+        .target(
+            name: "CRegex",
+            linkerSettings: [.linkedLibrary("re2")]
+        ),
         .target(
             name: "Netlayer",
-            dependencies: ["CCurl", "CYAML"]
+            dependencies: ["CCurl", "CYAML", "CRegex"]
         ),
         .target(
             name: "NetlayerC",

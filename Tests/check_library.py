@@ -2,6 +2,7 @@
 """Checks libnetlayer.so as users get it: self-contained, nl_-only exports, soname."""
 import ctypes
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,14 @@ check(not others, f"only nl_ symbols are exported (others: {others[:5]})")
 check("nl_request" in exported and "nl_free" in exported, "the contract's functions are exported")
 readelf = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
 check("[libnetlayer.so.1]" in readelf, "soname is libnetlayer.so.1")
+# The libraries the README's "At run time libnetlayer.so needs ..." names, and no other:
+# libcurl, libyaml (YAML documents), RE2 (schema patterns), libstdc++ and libgcc_s (the
+# static Swift runtime and RE2), glibc's.
+ALLOWED_NEEDED = ("libcurl.so.", "libyaml-0.so.", "libre2.so.", "libstdc++.so.", "libgcc_s.so.",
+                  "libc.so.", "libm.so.", "ld-linux-")
+needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", readelf)
+check(bool(needed) and all(n.startswith(ALLOWED_NEEDED) for n in needed),
+      f"needs only the documented system libraries ({', '.join(needed)})")
 code = "import ctypes,sys; l=ctypes.CDLL(sys.argv[1]); l.nl_version.restype=ctypes.c_char_p; print(l.nl_version().decode())"
 loaded = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env)
 check(loaded.returncode == 0 and loaded.stdout.strip().count(".") == 2,

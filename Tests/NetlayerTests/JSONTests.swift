@@ -94,6 +94,29 @@ import Testing
         #expect(fast(manyClosed))
     }
 
+    @Test func parsesAnObjectOfManyMembersInLinearTimeAndStillFindsDuplicates() throws {
+        let members = (0..<200_000).map { "\"k\($0)\": \($0)" }
+        let clock = ContinuousClock()
+        var parsed: JSON?
+        let elapsed = try clock.measure { parsed = try JSONParser.parse("{" + members.joined(separator: ",") + "}") }
+        #expect(parsed?.objectValue?.count == 200_000)
+        #expect(elapsed < .seconds(3))
+        let duplicate = "{" + members.prefix(40).joined(separator: ",") + ", \"k5\": 1}"
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(duplicate) }
+    }
+
+    @Test func textSizeIsWhatTheWriterWritesAndStopsAtItsLimit() {
+        let value: JSON = ["a\"\\\n\u{1}é": ["x", 12, -7, true, false, nil, ["k": "v\t"]],
+                           "n": .number("123456789012345678901234567890"), "m": .int(.min)]
+        let written = JSONWriter.serialize(value).count
+        #expect(value.textSize(limit: .max) == written)
+        #expect(value.textSize(limit: written) == written)
+        #expect(value.textSize(limit: written - 1) == nil)
+        for double in [-2.2250738585072014e-308, 0.1, 1e300, -0.0] {
+            #expect(JSON.double(double).textSize(limit: .max)! >= JSONWriter.serialize(.double(double)).count)
+        }
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }

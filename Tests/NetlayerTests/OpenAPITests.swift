@@ -163,4 +163,32 @@ import Testing
             }
         }
     }
+
+    @Test func aDocumentIsMeasuredAsJSONTextWithRepeatsCounted() {
+        // 128 references to one 1 MiB string: little memory, 128 MiB as text.
+        var bomb: JSON = .string(String(repeating: "x", count: 1 << 20))
+        for _ in 0..<7 { bomb = [bomb, bomb] }
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            do throws(NetworkError) {
+                _ = try OpenAPIDocument(["openapi": "3.1.0", "x-bomb": bomb, "paths": [:]])
+                Issue.record("a document of 128 MiB as text was accepted")
+            } catch {
+                #expect(DataTransferError.networkFailure(error).message
+                    == "openapi document is larger than 67108864 bytes (64 MiB) as JSON text, YAML aliases expanded; an OpenAPI document may be at most that")
+            }
+        }
+        #expect(elapsed < .seconds(2))
+        // The document's security repeats in each operation's description: 70 operations
+        // of a 1 MiB requirement are 70 MiB to list, though the document holds 1 MiB.
+        let scheme = String(repeating: "s", count: 1 << 20)
+        var paths = JSONObject()
+        for i in 0..<70 { paths["/p\(i)"] = ["get": ["operationId": .string("p\(i)")]] }
+        do throws(NetworkError) {
+            _ = try OpenAPIDocument(["openapi": "3.1.0", "security": [[scheme: []]], "paths": .object(paths)])
+            Issue.record("a document whose operations list 70 MiB was accepted")
+        } catch {
+            #expect(DataTransferError.networkFailure(error).message.contains("add up to more than 67108864 bytes"))
+        }
+    }
 }

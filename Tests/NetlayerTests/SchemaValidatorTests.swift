@@ -143,4 +143,94 @@ import Testing
         #expect(violation(0, ["enum": many])?.message == "must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, … (20 values)")
         #expect(violation([1, 1.0], ["uniqueItems": true])?.message == "must not have duplicate items (#0 and #1 are equal)")
     }
+
+    @Test func patternsAreECMAScriptsThatRE2MatchesInLinearTime() {
+        // ECMA-262 spellings RE2 writes otherwise.
+        #expect(violation("é", ["pattern": "^\\u00e9$"]) == nil)
+        #expect(violation("😀", ["pattern": "^\\uD83D\\uDE00$"]) == nil)
+        #expect(violation("😀", ["pattern": "^\\u{1F600}$"]) == nil)
+        #expect(violation("\u{A0}", ["pattern": "^\\s$"]) == nil)
+        #expect(violation("\u{A0}", ["pattern": "^\\S$"]) != nil)
+        #expect(violation("\r", ["pattern": "^.$"]) != nil)
+        #expect(violation("[", ["pattern": "^[[]$"]) == nil)
+        #expect(violation("\n", ["pattern": "^[^]$"]) == nil)
+        #expect(violation("a", ["pattern": "[]"]) != nil)
+        #expect(violation("ab", ["pattern": "^(?<first>a)b$"]) == nil)
+        #expect(violation("π", ["pattern": "^\\p{Letter}+$"]) == nil)
+        #expect(violation("1", ["pattern": "^\\p{Letter}+$"]) != nil)
+        #expect(violation("a/b", ["pattern": "^a\\/b$"]) == nil)
+        #expect(violation("\u{1}", ["pattern": "^\\cA$"]) == nil)
+        // Lookaround and backreferences need backtracking: RE2 has neither, so they are
+        // not checked, as a pattern that does not compile.
+        #expect(violation("aa", ["pattern": "^(?=b)"]) == nil)
+        #expect(violation("ab", ["pattern": "^(a)\\1$"]) == nil)
+        #expect(violation(["ab": 1], ["patternProperties": ["^(?!a)": ["type": "string"]]]) == nil)
+        // What a backtracking engine takes exponential or quadratic time on.
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            #expect(violation(.string(String(repeating: "a", count: 10_000) + "!"), ["pattern": "^(a+)+$"]) != nil)
+            #expect(violation(.string(String(repeating: "a", count: 100_000)), ["pattern": "[a-z0-9._-]+@[a-z0-9.-]+"]) != nil)
+            #expect(violation(["k": .string(String(repeating: "a", count: 10_000) + "!")],
+                              ["patternProperties": ["^k$": ["pattern": "^(a|aa)+$"]]]) != nil)
+        }
+        #expect(elapsed < .seconds(1))
+    }
+
+    @Test func refChainsOfAnyOfAndOneOfCostLinearTime() {
+        var schemas: [(String, JSON)] = [("S0", ["type": "integer"])]
+        for i in 1...60 {
+            let previous: JSON = ["$ref": .string("#/components/schemas/S\(i - 1)")]
+            schemas.append(("S\(i)", [i % 2 == 0 ? "anyOf" : "allOf": [previous, previous], "oneOf": [previous, ["not": previous]]]))
+        }
+        let validator = SchemaValidator(document: ["components": ["schemas": .object(JSONObject(schemas))]])
+        let top: JSON = ["$ref": "#/components/schemas/S60"]
+        let clock = ContinuousClock()
+        var failure: SchemaViolation?
+        let elapsed = clock.measure { failure = validator.firstViolation(of: "x", against: top) }
+        #expect(failure != nil)
+        #expect((failure?.message.utf8.count ?? 0) < 4000, "\(failure?.message.utf8.count ?? 0) bytes")
+        #expect(validator.firstViolation(of: 7, against: top) == nil)
+        #expect(elapsed < .seconds(1))
+    }
+
+    @Test func aRunPastItsStepBoundIsRefusedNamingTheRef() {
+        // Inline branches repeated (as YAML aliases repeat them) escape the memo of $refs:
+        // 2^17 checks, cut at the step bound, with `not` unable to turn it into a pass.
+        // (A document is measured before it is walked: `OpenAPITests` holds that bound.)
+        var schema: JSON = ["type": "integer"]
+        for _ in 0..<17 { schema = ["anyOf": [schema, schema]] }
+        var validator = SchemaValidator(document: ["components": ["schemas": ["Deep": schema]]])
+        validator.stepFloor = 50_000
+        let deep: JSON = ["$ref": "#/components/schemas/Deep"]
+        let failure = validator.firstViolation(of: "x", against: deep)
+        #expect(failure?.message == "cannot be checked: its schemas need more than 50000 checks (at $ref '#/components/schemas/Deep')")
+        #expect(validator.firstViolation(of: "x", against: ["not": deep])?.message.hasPrefix("cannot be checked") == true)
+        // The bound grows with the value: 100 checks a part, here 1001 parts.
+        let items = JSON.array(Array(repeating: "x", count: 1000))
+        #expect(validator.firstViolation(of: items, against: ["items": deep])?.message.hasPrefix("cannot be checked: its schemas need more than 100100 checks") == true)
+    }
+
+    @Test func messagesQuoteLongValuesClipped() {
+        let long = String(repeating: "v", count: 100_000)
+        let enumFailure = violation("x", ["enum": [.string(long), .array(Array(repeating: .string(long), count: 1000))]])
+        #expect((enumFailure?.message.utf8.count ?? .max) < 1000, "\(enumFailure?.message.prefix(300) ?? "")")
+        #expect(enumFailure?.message.contains("…(") == true)
+        let keyFailure = violation([long: 1], ["additionalProperties": false])
+        #expect(keyFailure?.message.hasSuffix("…(100000 characters)…\(String(repeating: "v", count: 60))'") == true)
+        let deepKey = violation([long: [long: "x"]], ["additionalProperties": ["additionalProperties": ["type": "integer"]]])
+        #expect(deepKey?.pointer.utf8.count == 200_002)
+        #expect((deepKey?.description.utf8.count ?? .max) < 400)
+        let patternFailure = violation("x", ["pattern": .string("^" + long + "$")])
+        #expect((patternFailure?.message.utf8.count ?? .max) < 400)
+    }
+
+    @Test func uniqueItemsOfALongArrayTakesLinearTime() {
+        let items = JSON.array((0..<100_000).map { .int(Int64($0)) } + [.double(5)])
+        let clock = ContinuousClock()
+        var failure: SchemaViolation?
+        let elapsed = clock.measure { failure = violation(items, ["uniqueItems": true]) }
+        #expect(failure?.message == "must not have duplicate items (#5 and #100000 are equal)")
+        #expect(violation([["a": 1, "b": [1.0]], ["b": [1], "a": 1.0]], ["uniqueItems": true]) != nil)
+        #expect(elapsed < .seconds(2))
+    }
 }

@@ -141,6 +141,23 @@ import Testing
         #expect(failure(text.split(separator: "\n").prefix(4).joined(separator: "\n")) == nil)
     }
 
+    @Test func refusesABombOfLongStringsByItsSizeAsJSON() {
+        // 64 aliases of 100 000 characters: 6.4 MB as JSON from 100 KB of text, and few
+        // values, so the value count alone never sees it.
+        let text = "a: &a " + String(repeating: "x", count: 100_000) + "\nb: ["
+            + Array(repeating: "*a", count: 64).joined(separator: ", ") + "]\n"
+        let clock = ContinuousClock()
+        var message: String?
+        let elapsed = clock.measure { message = failure(text) }
+        #expect(message?.hasPrefix("test.yaml: line 2 column") == true, "\(message ?? "parsed")")
+        #expect(message?.contains("expands to more than 4194304 bytes as JSON text") == true, "\(message ?? "parsed")")
+        #expect(elapsed < .seconds(1))
+        // The bound grows with the text (32 times it): a long text without aliases is fine.
+        #expect(failure("a: " + String(repeating: "y", count: 5_000_000) + "\n") == nil)
+        #expect(YAMLReader.maxBytes(inputSize: 1_000_000, maxBytes: 64 << 20) == 32_000_000)
+        #expect(YAMLReader.maxBytes(inputSize: 10_000_000, maxBytes: 64 << 20) == 64 << 20)
+    }
+
     @Test func refusesDuplicateKeysNamingKeyAndLine() {
         #expect(failure("a: 1\nb:\n  c: 1\n  c: 2\n") == "test.yaml: line 4 column 3: duplicate key 'c'")
         #expect(failure("{x: 1, x: 1}") == "test.yaml: line 1 column 8: duplicate key 'x'")

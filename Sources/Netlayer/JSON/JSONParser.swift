@@ -97,6 +97,9 @@ public struct JSONParser {
             return .object(object)
         }
         object.reserveCapacity(4)
+        // Keys are looked for member by member in the few most objects have; past
+        // that a set of them keeps an object of many members linear to parse.
+        var keys: Set<String>?
         while true {
             skipWhitespace()
             guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else {
@@ -104,7 +107,9 @@ public struct JSONParser {
             }
             let keyOffset = index
             let key = try parseString()
-            if object[key] != nil { throw error("duplicate key '\(key)'", at: keyOffset) }
+            if keys == nil, object.count >= 16 { keys = Set(object.keys) }
+            let duplicate = keys != nil ? !keys!.insert(key).inserted : object[key] != nil
+            if duplicate { throw error("duplicate key '\(key)'", at: keyOffset) }
             skipWhitespace()
             guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1

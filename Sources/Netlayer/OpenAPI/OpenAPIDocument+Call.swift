@@ -14,31 +14,31 @@ extension OpenAPIDocument {
     ///   absolute `servers[0]` is the base.
     package func endpointDocument(for operation: OpenAPIOperation, overlay: JSON, credentials: OpenAPICredentials,
                                   hasBaseURL: Bool) throws(NetworkError) -> JSON {
-        let call = try DocumentReader(overlay, context: "call of operation '\(operation.name.escapedForMessage)'")
-        let what = "operation '\(operation.name.escapedForMessage)'"
+        let call = try DocumentReader(overlay, context: "call of operation '\(SchemaViolation.quoted(operation.name))'")
+        let what = "operation '\(SchemaViolation.quoted(operation.name))'"
         for key in Self.fixedKeys where call.value(key) != nil {
             throw .invalidRequest("\(what): call key '\(key)' is not allowed, the openapi document decides the operation's path and method")
         }
         let params = try call.object("params") ?? JSONObject()
         for param in params where !operation.parameters.contains(where: { $0.name == param.key }) {
-            var message = "\(what) has no parameter '\(param.key.escapedForMessage)'"
+            var message = "\(what) has no parameter '\(SchemaViolation.quoted(param.key))'"
             if let near = KeySuggestion.closest(to: param.key, among: operation.parameters.map(\.name)) {
                 message += " (did you mean '\(near)'?)"
             }
             throw .invalidRequest(message)
         }
 
-        var path = operation.path, query = operation.fixedQuery, headers = JSONObject(), cookies: [(String, String)] = []
+        var path = operation.path, query: [(String, String)] = [], headers = JSONObject(), cookies: [(String, String)] = []
         for parameter in operation.parameters {
             guard let value = params[parameter.name], !value.isNull else {
                 if parameter.required {
-                    throw .invalidRequest("\(what): missing required \(parameter.location.rawValue) parameter '\(parameter.name.escapedForMessage)'")
+                    throw .invalidRequest("\(what): missing required \(parameter.location.rawValue) parameter '\(SchemaViolation.quoted(parameter.name))'")
                 }
                 continue
             }
             if let violation = validator.firstViolation(of: value, against: parameter.schema) {
-                let place = violation.pointer.isEmpty ? "" : " at '\(violation.pointer)'"
-                throw .invalidRequest("\(what): parameter '\(parameter.name.escapedForMessage)'\(place) \(violation.message)")
+                let place = violation.pointer.isEmpty ? "" : " at '\(violation.shownPointer)'"
+                throw .invalidRequest("\(what): parameter '\(SchemaViolation.quoted(parameter.name))'\(place) \(violation.message)")
             }
             // A parameter described by `content` is sent as its JSON text.
             let sent = parameter.contentType == nil ? value : .string(String(decoding: JSONWriter.serialize(value), as: UTF8.self))
@@ -47,7 +47,7 @@ extension OpenAPIDocument {
                 let text = try ParameterSerializer.pathText(name: parameter.name, value: sent, style: parameter.parsedStyle,
                                                             explode: parameter.explode)
                 if text.isEmpty || text == "." || text == ".." {
-                    throw .invalidRequest("\(what): path parameter '\(parameter.name.escapedForMessage)' cannot be '\(text)', which changes the route")
+                    throw .invalidRequest("\(what): path parameter '\(SchemaViolation.quoted(parameter.name))' cannot be '\(text)', which changes the route")
                 }
                 path = path.replacing("{\(parameter.name)}", with: text)
             case .query:
@@ -66,6 +66,9 @@ extension OpenAPIDocument {
             }
         }
 
+        // A `?` or `#` of the document's path key is part of the path: encoded, it cannot
+        // start a query or a fragment. Parameter values are percent-encoded already.
+        path = Self.escapingQueryAndFragment(path)
         var document = JSONObject()
         document["method"] = .string(operation.method)
         if hasBaseURL || !serverIsAbsolute {
@@ -95,7 +98,7 @@ extension OpenAPIDocument {
     /// as they are, with the operation's media type.
     private func addBody(_ call: DocumentReader, operation: OpenAPIOperation,
                          to document: inout JSONObject) throws(NetworkError) {
-        let what = "operation '\(operation.name.escapedForMessage)'"
+        let what = "operation '\(SchemaViolation.quoted(operation.name))'"
         let body = call.value("body")
         let rawBody = call.value("uploadFrom") != nil || call.value("multipart") != nil
         guard let requestBody = operation.requestBody else {
@@ -120,7 +123,7 @@ extension OpenAPIDocument {
             checked = .object(fields)
         }
         if let violation = validator.firstViolation(of: checked, against: requestBody.schemas[index]) {
-            let place = violation.pointer.isEmpty ? "body" : "body at '\(violation.pointer)'"
+            let place = violation.pointer.isEmpty ? "body" : "body at '\(violation.shownPointer)'"
             throw .invalidRequest("\(what): \(place) \(violation.message)")
         }
         let keys = try requestBody.documentKeys(for: body, mediaType: index, references: references, operation: operation.name)
@@ -150,6 +153,12 @@ extension OpenAPIDocument {
             default: continue
             }
         }
+    }
+
+    /// `path` with `?` as `%3F` and `#` as `%23`.
+    private static func escapingQueryAndFragment(_ path: String) -> String {
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return path }
+        return path.replacing("?", with: "%3F").replacing("#", with: "%23")
     }
 
     /// Query pairs as an endpoint document's `query`: a name given more than once

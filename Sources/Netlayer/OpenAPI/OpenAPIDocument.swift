@@ -12,6 +12,12 @@
 /// print(api.operations.map(\.name))
 /// ```
 public struct OpenAPIDocument: Sendable {
+    /// The most a document may hold, as JSON text (`JSON.textSize`: a YAML document
+    /// with its aliases expanded each time they are used), and the most its operations'
+    /// descriptions (`nl_client_operations`) may add up to: 64 MiB. A YAML text's value
+    /// is also held to 32 times the text (`YAMLReader.maxBytes`).
+    public static let maxBytes = 64 << 20
+
     /// The operations, in the document's order.
     public let operations: [OpenAPIOperation]
     /// The path of `servers[0]`'s URL ("/api/v3"), "" without servers.
@@ -37,15 +43,22 @@ public struct OpenAPIDocument: Sendable {
         guard version.hasPrefix("3.0") || version.hasPrefix("3.1") else {
             throw .invalidRequest("\(source): 'openapi' is '\(version.escapedForMessage)'; netlayer reads OpenAPI 3.0 and 3.1 documents")
         }
-        let resolver = OpenAPIReferences(document: json, source: source)
-        references = resolver
+        guard json.textSize(limit: Self.maxBytes) != nil else {
+            throw .invalidRequest("\(source) is larger than \(Self.maxBytes) bytes (64 MiB) as JSON text, YAML aliases expanded; an OpenAPI document may be at most that")
+        }
         validator = SchemaValidator(document: json)
+        // The validator resolved every $ref of the document once; the loader reads them there.
+        let resolver = OpenAPIReferences(document: json, source: source, targets: validator.targets)
+        references = resolver
         (serverURL, serverPath, serverIsAbsolute) = try Self.server(doc, source: source)
         securitySchemes = try OpenAPISecurityScheme.schemes(in: doc, resolver: resolver)
         let defaultSecurity = try OpenAPIOperation.securityRequirements(doc.value("security"), context: "\(source) key 'security'")
 
         var operations: [OpenAPIOperation] = []
         var index: [String: Int] = [:]
+        // What nl_client_operations will write: a path's parameters and the document's
+        // security repeat in each of its operations, so it can outgrow the document.
+        var discoveryBytes = Self.maxBytes
         if let paths = try doc.object("paths") {
             for path in paths {
                 let item = try resolver.resolve(path.value, context: "path '\(path.key.escapedForMessage)'")
@@ -55,6 +68,10 @@ public struct OpenAPIDocument: Sendable {
                     if index[operation.name] != nil {
                         throw .invalidRequest("\(source): operationId '\(operation.name.escapedForMessage)' is used twice")
                     }
+                    guard let size = operation.summaryJSON.textSize(limit: discoveryBytes) else {
+                        throw .invalidRequest("\(source): the descriptions of its operations (as nl_client_operations lists them) add up to more than \(Self.maxBytes) bytes (64 MiB)")
+                    }
+                    discoveryBytes -= size
                     index[operation.name] = operations.count
                     operations.append(operation)
                 }
@@ -67,12 +84,15 @@ public struct OpenAPIDocument: Sendable {
     /// Reads a document given as text: JSON when it starts with `{`, else YAML.
     public init(text: some Collection<UInt8>, source: String = "openapi document") throws(NetworkError) {
         let bytes = Array(text)
+        guard bytes.count <= Self.maxBytes else {
+            throw .invalidRequest("\(source) holds \(bytes.count) bytes, more than the \(Self.maxBytes) (64 MiB) an OpenAPI document may hold")
+        }
         let first = bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
         let json: JSON
         if first == UInt8(ascii: "{") {
             json = try JSON.parseDocument(bytes, what: source)
         } else {
-            json = try YAMLReader.parse(bytes, what: source)
+            json = try YAMLReader.parse(bytes, what: source, maxBytes: Self.maxBytes)
         }
         try self.init(json, source: source)
     }

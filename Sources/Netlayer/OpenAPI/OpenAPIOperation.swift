@@ -4,7 +4,8 @@ public struct OpenAPIOperation: Sendable {
     /// `operationId`, or `"METHOD /path"` for an operation without one.
     public let name: String
     public let method: String
-    /// The path as the document writes it ("/pet/{petId}"), without a query part.
+    /// The path as the document writes it ("/pet/{petId}"). A `?` or `#` in it is part
+    /// of the path: sent percent-encoded, it never starts a query or a fragment.
     public let path: String
     public let summary: String?
     public let deprecated: Bool
@@ -14,8 +15,6 @@ public struct OpenAPIOperation: Sendable {
     public let security: [[String]]
     /// Schemas of the 2XX and `default` JSON responses, for response validation.
     let responseSchemas: [JSON]
-    /// Query pairs fixed by the document's path key ("/chat?beta=true").
-    let fixedQuery: [(String, String)]
 
     static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 
@@ -38,28 +37,27 @@ public struct OpenAPIOperation: Sendable {
                  resolver: OpenAPIReferences, defaultSecurity: [[String]]) throws(NetworkError) {
         let upper = method.uppercased()
         let doc = try DocumentReader(json, context: "\(resolver.source) operation \(upper) '\(rawPath.escapedForMessage)'")
-        var pathPart = Substring(rawPath), queryPart: Substring = ""
-        if let question = rawPath.firstIndex(of: "?") {
-            pathPart = rawPath[..<question]
-            queryPart = rawPath[rawPath.index(after: question)...]
-        }
         self.method = upper
-        path = String(pathPart)
-        name = try doc.string("operationId") ?? "\(upper) \(pathPart)"
+        path = rawPath
+        name = try doc.string("operationId") ?? "\(upper) \(rawPath)"
         summary = try doc.string("summary")
         deprecated = try doc.bool("deprecated") ?? false
         let context = "operation '\(name.escapedForMessage)'"
-        // Operation parameters override path-level ones of the same name and place.
-        var merged = shared
-        for parameter in try Self.parameters(doc.value("parameters"), context: context, resolver: resolver) {
-            merged.removeAll { $0.name == parameter.name && $0.location == parameter.location }
-            merged.append(parameter)
-        }
+        // Operation parameters override path-level ones of the same name and place (and
+        // a later one an earlier one), found by key so that many parameters load in
+        // linear time.
+        let own = try Self.parameters(doc.value("parameters"), context: context, resolver: resolver)
+        func key(_ parameter: OpenAPIParameter) -> String { "\(parameter.location.rawValue) \(parameter.name)" }
+        var lastOwn: [String: Int] = [:]
+        for (position, parameter) in own.enumerated() { lastOwn[key(parameter)] = position }
+        let merged = shared.filter { lastOwn[key($0)] == nil }
+            + own.enumerated().filter { lastOwn[key($0.element)] == $0.offset }.map(\.element)
         // The spec has these three headers ignored as parameters: other keys set them.
         parameters = merged.filter {
             $0.location != .header || !["accept", "content-type", "authorization"].contains($0.name.lowercased())
         }
-        for placeholder in Self.placeholders(in: path) where !merged.contains(where: { $0.name == placeholder && $0.location == .path }) {
+        let pathNames = Set(merged.filter { $0.location == .path }.map(\.name))
+        for placeholder in Self.placeholders(in: path) where !pathNames.contains(placeholder) {
             throw .invalidRequest("\(resolver.source): \(context) has no path parameter for '{\(placeholder.escapedForMessage)}'")
         }
         requestBody = try doc.value("requestBody").map { body throws(NetworkError) in
@@ -71,10 +69,6 @@ public struct OpenAPIOperation: Sendable {
             security = defaultSecurity
         }
         responseSchemas = try Self.successSchemas(doc.value("responses"), context: context, resolver: resolver)
-        fixedQuery = queryPart.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-        }
     }
 
     /// `security`: an array of requirement objects, each naming schemes that apply together.

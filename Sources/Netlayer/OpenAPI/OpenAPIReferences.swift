@@ -4,10 +4,14 @@ package struct OpenAPIReferences: Sendable {
     package let document: JSON
     /// Names the document in messages.
     package let source: String
+    /// The document's `$ref`s already resolved (`SchemaValidator.targets`): looked up,
+    /// not walked, so that loading stays linear in the number of references.
+    package let targets: [String: JSON]
 
-    package init(document: JSON, source: String) {
+    package init(document: JSON, source: String, targets: [String: JSON] = [:]) {
         self.document = document
         self.source = source
+        self.targets = targets
     }
 
     /// `value`, or what its `$ref` chain points to. A reference outside the document,
@@ -16,7 +20,7 @@ package struct OpenAPIReferences: Sendable {
         var current = value
         for _ in 0..<32 {
             guard case .object(let object) = current, case .string(let ref)? = object["$ref"] else { return current }
-            guard let target = Self.target(of: ref, in: document) else {
+            guard let target = targets[ref] ?? Self.target(of: ref, in: document) else {
                 if !ref.hasPrefix("#") {
                     throw .invalidRequest("\(source): \(context) refers to '\(ref.escapedForMessage)' in another file; netlayer follows references within the document only")
                 }

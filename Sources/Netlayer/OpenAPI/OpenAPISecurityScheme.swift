@@ -32,6 +32,11 @@ public struct OpenAPISecurityScheme: Sendable, Equatable {
                       let location = OpenAPIParameter.Location(rawValue: place), location != .path else {
                     throw .invalidRequest("\(resolver.source): \(context) of type apiKey needs 'name' and 'in' (header, query or cookie)")
                 }
+                // A header or cookie name is a token: anything else would be refused on
+                // every call by the header it went to, not by the scheme that named it.
+                if location != .query, name.isEmpty || !name.utf8.allSatisfy(HTTPHeaders.isTokenByte) {
+                    throw .invalidRequest("\(resolver.source): \(context): '\(name.escapedForMessage)' is not a valid \(location.rawValue) name (a token: letters, digits and !#$%&'*+-.^_`|~)")
+                }
                 kind = .apiKey(name: name, location: location)
             case "http":
                 switch (try scheme.string("scheme") ?? "").lowercased() {
@@ -88,7 +93,12 @@ public struct OpenAPICredentials: Sendable {
                 throw .invalidRequest("\(context) must be {\"username\", \"password\"} for HTTP basic, not \(other.typeName)")
             case (_, .string(let text)):
                 guard !text.isEmpty else { throw .invalidRequest("\(context) is empty") }
-                try HTTPHeaders.validate(name: "Authorization", value: text)
+                // Whether it goes in a header, the query or a cookie, a control character
+                // in a secret is a mistake (a pasted line break): refused here, naming
+                // the config key, rather than by whichever header it would have been.
+                if let bad = HTTPHeaders.forbiddenValueByte(in: text) {
+                    throw .invalidRequest("\(context) holds \(HTTPHeaders.describeControl(bad)); a key or token cannot contain control characters (only HTAB)")
+                }
                 secrets[member.key] = .text(text)
             case (_, let other):
                 throw .invalidRequest("\(context) must be a string (the key or token), not \(other.typeName)")

@@ -74,27 +74,30 @@ package enum ParameterSerializer {
 
     /// Cookie pairs (style form): an exploded array gives repeated pairs, an exploded
     /// object one pair per property; otherwise one pair, "a,b,c" or "R,100,G,200".
-    /// Values are percent-encoded outside RFC 6265's cookie octets (the comma of the
-    /// style kept), so `;`, spaces and quotes cannot end the cookie; a name holding CR,
-    /// LF, NUL, `;` or `=` is refused.
+    /// Each value, item and property name is percent-encoded outside RFC 6265's
+    /// cookie octets, its commas included, so `;`, `,`, spaces and quotes cannot end the
+    /// cookie or split an item; only the commas the style joins with stay literal. A
+    /// cookie name must be a token (RFC 9110's, as RFC 6265 asks).
     package static func cookiePairs(name: String, value: JSON, explode: Bool) throws(NetworkError) -> [(String, String)] {
-        let pairs = formPairs(name: name, try Shape(name: name, value: value), explode: explode)
-        var encoded: [(String, String)] = []
-        for (key, text) in pairs {
-            try refuseLineBreaks(key, in: name, for: "a cookie")
-            if key.contains(";") || key.contains("=") || key.contains(" ") {
-                throw .invalidRequest("parameter '\(name.escapedForMessage)': a cookie name cannot contain ';', '=' or a space")
-            }
-            encoded.append((key, cookieText(text)))
+        let shape = try Shape(name: name, value: value)
+        let pairs: [(String, String)]
+        if explode, case .pairs(let members) = shape {
+            pairs = members.map { ($0.0, cookieText($0.1)) }  // each property is a cookie of its own
+        } else {
+            pairs = formPairs(name: name, shape.encoded(cookieText), explode: explode)
         }
-        return encoded
+        for (key, _) in pairs where key.isEmpty || !key.utf8.allSatisfy(HTTPHeaders.isTokenByte) {
+            throw .invalidRequest("parameter '\(name.escapedForMessage)': cookie name '\(key.escapedForMessage)' is not a token (letters, digits and !#$%&'*+-.^_`|~)")
+        }
+        return pairs
     }
 
-    /// `text` with every byte outside RFC 6265's cookie-octet (and the comma) as %XX.
+    /// `text` with every byte outside RFC 6265's cookie-octet (`%` too, which starts
+    /// an escape) as %XX: controls, space, `"`, `,`, `;`, `\` and non-ASCII bytes.
     private static func cookieText(_ text: String) -> String {
         var out: [UInt8] = []
         for b in text.utf8 {
-            let octet = b == 0x21 || (0x23...0x2C).contains(b) || (0x2D...0x3A).contains(b)
+            let octet = b == 0x21 || (0x23...0x2B).contains(b) || (0x2D...0x3A).contains(b)
                 || (0x3C...0x5B).contains(b) || (0x5D...0x7E).contains(b)
             if octet && b != UInt8(ascii: "%") {
                 out.append(b)

@@ -23,8 +23,8 @@ package struct SchemaCheckedResponseDecoder: ResponseDecoder {
             if first == nil { first = violation }
         }
         if let first {
-            let place = first.pointer.isEmpty ? "the response body" : "the response body at '\(first.pointer)'"
-            throw .parsing("operation '\(operation.escapedForMessage)': \(place) \(first.message)")
+            let place = first.pointer.isEmpty ? "the response body" : "the response body at '\(first.shownPointer)'"
+            throw .parsing("operation '\(SchemaViolation.quoted(operation))': \(place) \(first.message)")
         }
         return value
     }

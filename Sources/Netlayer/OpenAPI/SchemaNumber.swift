@@ -1,7 +1,7 @@
 /// A JSON number as an exact decimal — sign, significant digits and a power of ten —
 /// so that schema checks treat `1`, `1.0` and the literal `1.000000000000000000001`
 /// by their values, whichever of `.int`, `.double` or `.number` carries them.
-struct SchemaNumber: Comparable {
+struct SchemaNumber: Comparable, Hashable {
     var negative: Bool
     /// Significant digits (0–9) without leading or trailing zeros; empty for zero.
     var digits: [UInt8]
@@ -126,6 +126,34 @@ extension JSON {
             guard a.count == b.count else { return false }
             return a.allSatisfy { member in b[member.key].map { member.value.schemaEquals($0) } ?? false }
         default: return self == other
+        }
+    }
+}
+
+extension JSON {
+    /// A hash that agrees with `schemaEquals`: values it calls equal hash alike (numbers
+    /// by value, objects whatever their member order), so that `uniqueItems` compares
+    /// only the items that share a hash instead of every pair.
+    func schemaHash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let flag): hasher.combine(flag)
+        case .int, .double, .number: hasher.combine(SchemaNumber(self))
+        case .string(let text): hasher.combine(text)  // Swift's == is looser than code points: same hash
+        case .array(let items):
+            hasher.combine(items.count)
+            for item in items { item.schemaHash(into: &hasher) }
+        case .object(let object):
+            // Order-independent: the members' own hashes summed.
+            var sum = 0
+            for member in object {
+                var inner = Hasher()
+                inner.combine(member.key)
+                member.value.schemaHash(into: &inner)
+                sum &+= inner.finalize()
+            }
+            hasher.combine(object.count)
+            hasher.combine(sum)
         }
     }
 }

@@ -81,11 +81,10 @@ extension SchemaRun {
         if let maximum = keywords["maxLength"]?.intValue, length > maximum {
             return SchemaViolation(pointer: pointer, message: "must be at most \(Self.count(maximum, "character")) long")
         }
-        // A pattern Swift's Regex cannot compile is ignored: it is the document's fault.
-        if let pattern = keywords["pattern"]?.stringValue, let regex = Self.regex(pattern),
-            !Self.matches(regex, string)
-        {
-            return SchemaViolation(pointer: pointer, message: "must match the pattern '\(pattern.escapedForMessage)'")
+        // A pattern RE2 cannot compile (lookaround, backreferences) is not checked: it is
+        // the document's limitation, not the value's fault.
+        if let pattern = keywords["pattern"]?.stringValue, let compiled = self.pattern(pattern), !compiled.matches(string) {
+            return SchemaViolation(pointer: pointer, message: "must match the pattern '\(SchemaViolation.quoted(pattern))'")
         }
         return nil
     }
@@ -114,10 +113,17 @@ extension SchemaRun {
             if let violation = check(item, against: schema, at: "\(pointer)/\(index)") { return violation }
         }
         if keywords["uniqueItems"] == .bool(true), items.count > 1 {
-            for i in 1..<items.count {
-                if let j = items[..<i].firstIndex(where: { $0.schemaEquals(items[i]) }) {
+            // Items are compared only with earlier ones of the same hash: a long array
+            // a server sends costs time linear in its size, not quadratic.
+            var seen: [Int: [Int]] = [:]
+            for (i, item) in items.enumerated() {
+                var hasher = Hasher()
+                item.schemaHash(into: &hasher)
+                let hash = hasher.finalize()
+                if let j = seen[hash]?.first(where: { items[$0].schemaEquals(item) }) {
                     return SchemaViolation(pointer: pointer, message: "must not have duplicate items (#\(j) and #\(i) are equal)")
                 }
+                seen[hash, default: []].append(i)
             }
         }
         return nil
@@ -130,7 +136,7 @@ extension SchemaRun {
         if let required = keywords["required"]?.arrayValue {
             for case .string(let name) in required where object[name] == nil {
                 if let schema = properties[name], exemptFromRequired(schema) { continue }
-                return SchemaViolation(pointer: pointer, message: "is missing required property '\(name.escapedForMessage)'")
+                return SchemaViolation(pointer: pointer, message: "is missing required property '\(SchemaViolation.quoted(name))'")
             }
         }
         if let minimum = keywords["minProperties"]?.intValue, object.count < minimum {
@@ -140,8 +146,8 @@ extension SchemaRun {
             return SchemaViolation(pointer: pointer, message: "must have at most \(Self.count(maximum, "property"))")
         }
         let patterns = keywords["patternProperties"]?.objectValue ?? JSONObject()
-        let compiled: [(Regex<AnyRegexOutput>, JSON)] = patterns.compactMap { member in
-            Self.regex(member.key).map { ($0, member.value) }
+        let compiled: [(SchemaPattern, JSON)] = patterns.compactMap { member in
+            pattern(member.key).map { ($0, member.value) }
         }
         let additional = keywords["additionalProperties"]
         for member in object {
@@ -151,13 +157,13 @@ extension SchemaRun {
                 described = true
                 if let violation = check(member.value, against: schema, at: place) { return violation }
             }
-            for (regex, schema) in compiled where Self.matches(regex, member.key) {
+            for (regex, schema) in compiled where regex.matches(member.key) {
                 described = true
                 if let violation = check(member.value, against: schema, at: place) { return violation }
             }
             guard !described, let additional else { continue }
             if additional == .bool(false) {
-                return SchemaViolation(pointer: pointer, message: "has unknown property '\(member.key.escapedForMessage)'")
+                return SchemaViolation(pointer: pointer, message: "has unknown property '\(SchemaViolation.quoted(member.key))'")
             }
             if let violation = check(member.value, against: additional, at: place) { return violation }
         }
@@ -171,23 +177,18 @@ extension SchemaRun {
         var node = schema
         for _ in 0..<8 {  // a chain of $refs; a loop just stops looking
             if node[flag] == .bool(true) { return true }
-            guard let ref = node["$ref"]?.stringValue, let target = Self.resolve(ref, in: document) else { return false }
+            guard let ref = node["$ref"]?.stringValue, let target = target(of: ref) else { return false }
             node = target
         }
         return false
     }
 
-    /// `pattern` compiled to match code points as ECMA-262 patterns do (Swift's default
-    /// is grapheme clusters, where "." would take "e" and its combining accent together);
-    /// nil when Swift cannot compile it.
-    static func regex(_ pattern: String) -> Regex<AnyRegexOutput>? {
-        (try? Regex(pattern))?.matchingSemantics(.unicodeScalar)
-    }
-
-    /// Whether `regex` matches anywhere in `text` (JSON Schema patterns are not anchored);
-    /// a regex that fails while matching counts as a match, the document's fault.
-    static func matches(_ regex: Regex<AnyRegexOutput>, _ text: String) -> Bool {
-        do { return try regex.firstMatch(in: text) != nil } catch { return true }
+    /// `text` compiled by RE2: the document's patterns were compiled when the validator
+    /// was made; one outside it (a schema given on its own) is compiled now. Nil when
+    /// RE2 cannot compile it.
+    func pattern(_ text: String) -> SchemaPattern? {
+        if let known = patterns[text] { return known }
+        return SchemaPattern(text)
     }
 
     // MARK: wording
@@ -211,8 +212,48 @@ extension SchemaRun {
         return noun.hasSuffix("y") ? "\(n) \(noun.dropLast())ies" : "\(n) \(noun)s"
     }
 
+    /// `value` as JSON text for a message, clipped: only the first members of a large
+    /// array or object and the ends of a long string are written, so that quoting a
+    /// value of any size costs little.
     static func jsonText(_ value: JSON) -> String {
-        String(decoding: JSONWriter.serialize(value), as: UTF8.self).escapedForMessage
+        var text = ""
+        appendPreview(of: value, to: &text)
+        return SchemaViolation.quoted(text)
+    }
+
+    private static func appendPreview(of value: JSON, to text: inout String) {
+        let limit = SchemaViolation.quotedLimit
+        switch value {
+        case .string(let string) where string.utf8.count > limit:
+            let cut = String(String.UnicodeScalarView(string.unicodeScalars.prefix(limit)))
+            text += String(decoding: JSONWriter.serialize(.string(cut)), as: UTF8.self).dropLast() + "…\""
+        case .array(let items):
+            text += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { text += "," }
+                if text.utf8.count > limit {
+                    text += "…"
+                    break
+                }
+                appendPreview(of: item, to: &text)
+            }
+            text += "]"
+        case .object(let object):
+            text += "{"
+            for (index, member) in object.enumerated() {
+                if index > 0 { text += "," }
+                if text.utf8.count > limit {
+                    text += "…"
+                    break
+                }
+                appendPreview(of: .string(member.key), to: &text)
+                text += ":"
+                appendPreview(of: member.value, to: &text)
+            }
+            text += "}"
+        default:
+            text += String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+        }
     }
 
     /// A member name as a JSON pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).

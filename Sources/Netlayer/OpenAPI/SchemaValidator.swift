@@ -20,25 +20,40 @@ package struct SchemaValidator: Sendable {
     /// Every local `$ref` of the document, resolved once: a large document's
     /// `components` hold thousands of members, and a call's check follows dozens of refs.
     let targets: [String: JSON]
+    /// Every `pattern` and `patternProperties` key of the document compiled once (nil
+    /// for one RE2 cannot compile), so that checking a value compiles nothing.
+    let patterns: [String: SchemaPattern?]
+    /// The fewest schema checks a validation may make before its bound grows with the
+    /// value (`SchemaRun.minSteps`); lower only in tests.
+    package var stepFloor = SchemaRun.minSteps
 
     /// `document` is the whole OpenAPI document; `$ref`s such as
     /// "#/components/schemas/Pet" resolve against it (a JSON pointer, with `~0`/`~1`
     /// escapes and percent-decoding).
     package init(document: JSON) {
         self.document = document
+        var resolver = JSONPointerResolver(document: document)
         var targets: [String: JSON] = [:]
+        var patterns: [String: SchemaPattern?] = [:]
         var pending = [document]
         while let node = pending.popLast() {
             switch node {
             case .object(let object):
                 for member in object {
-                    if member.key == "$ref", case .string(let ref) = member.value, targets[ref] == nil,
-                       let target = SchemaRun.resolve(ref, in: document) {
-                        targets[ref] = target
-                    } else if case .object = member.value {
+                    switch (member.key, member.value) {
+                    case ("$ref", .string(let ref)):
+                        if targets[ref] == nil, let target = resolver.resolve(ref) { targets[ref] = target }
+                    case ("pattern", .string(let text)):
+                        if patterns[text] == nil { patterns[text] = .some(SchemaPattern(text)) }
+                    case ("patternProperties", .object(let properties)):
+                        for property in properties where patterns[property.key] == nil {
+                            patterns[property.key] = .some(SchemaPattern(property.key))
+                        }
                         pending.append(member.value)
-                    } else if case .array = member.value {
+                    case (_, .object), (_, .array):
                         pending.append(member.value)
+                    default:
+                        break
                     }
                 }
             case .array(let items):
@@ -48,6 +63,7 @@ package struct SchemaValidator: Sendable {
             }
         }
         self.targets = targets
+        self.patterns = patterns
     }
 
     /// The first violation of `schema` by `value`, or nil when `value` conforms.
@@ -56,8 +72,13 @@ package struct SchemaValidator: Sendable {
     package func firstViolation(
         of value: JSON, against schema: JSON, at pointer: String = "", direction: Direction = .request
     ) -> SchemaViolation? {
-        var run = SchemaRun(document: document, targets: targets, direction: direction)
-        return run.check(value, against: schema, at: pointer)
+        var run = SchemaRun(document: document, targets: targets, patterns: patterns, direction: direction)
+        run.stepFloor = stepFloor
+        run.root = value
+        let violation = run.check(value, against: schema, at: pointer)
+        // Past its step bound a run unwinds through branches that may read a failure as
+        // a success (`not`): the bound is the answer.
+        return run.exhausted ?? violation
     }
 
     /// The schema a local `$ref` points at, or nil when it is not local or leads nowhere.

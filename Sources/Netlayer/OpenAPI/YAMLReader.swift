@@ -17,8 +17,18 @@ package enum YAMLReader {
         max(100_000, min(10_000_000, inputSize.multipliedReportingOverflow(by: 100).partialValue))
     }
 
-    /// The YAML text `bytes` (one document) as a JSON value; `what` names the source in errors ("openapi file 'petstore.yaml'").
-    package static func parse(_ bytes: [UInt8], what: String) throws(NetworkError) -> JSON {
+    /// How large, as JSON text (`JSON.textSize`, aliases expanded each time they are
+    /// used), the value of a text of `inputSize` bytes may be: 32 times the text, at
+    /// least 4 MiB, at most `maxBytes`. Without aliases a text's value is at most about
+    /// twice its size; a few aliases of a long string are what goes past.
+    package static func maxBytes(inputSize: Int, maxBytes: Int) -> Int {
+        min(maxBytes, max(4 << 20, inputSize.multipliedReportingOverflow(by: 32).partialValue))
+    }
+
+    /// The YAML text `bytes` (one document) as a JSON value; `what` names the source in
+    /// errors ("openapi file 'petstore.yaml'"). The value may be at most
+    /// `maxBytes(inputSize:maxBytes:)` bytes as JSON text.
+    package static func parse(_ bytes: [UInt8], what: String, maxBytes: Int = 64 << 20) throws(NetworkError) -> JSON {
         guard !bytes.isEmpty else { throw NetworkError.invalidRequest("\(what): no YAML document (the text is empty)") }
         let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
         defer { parser.deallocate() }
@@ -27,6 +37,7 @@ package enum YAMLReader {
         }
         defer { yaml_parser_delete(parser) }
         var builder = YAMLTreeBuilder(what: what, maxValues: maxValues(inputSize: bytes.count),
+                                      maxBytes: Self.maxBytes(inputSize: bytes.count, maxBytes: maxBytes),
                                       maxDepth: JSONParser.maxDepth)
         let result: Result<JSON, NetworkError> = bytes.withUnsafeBufferPointer { buffer in
             yaml_parser_set_input_string(parser, buffer.baseAddress, buffer.count)

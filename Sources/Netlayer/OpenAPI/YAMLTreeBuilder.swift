@@ -7,14 +7,17 @@ struct YAMLMark {
 /// Builds the JSON value of one YAML document from its parse events (`YAMLReader`
 /// feeds it libyaml's): mappings become objects in document order, with duplicate
 /// keys refused; aliases repeat their anchor's value, and the values a document
-/// produces, aliases expanded, are counted against `maxValues` so that a small text of
-/// nested aliases ("billion laughs") is refused before anything is expanded.
+/// produces, aliases expanded, are counted against `maxValues`, and their size as JSON
+/// text (`JSON.textSize`) against `maxBytes`, so that a small text of nested aliases
+/// ("billion laughs", or a few aliases of a long string) is refused before anything
+/// is expanded.
 struct YAMLTreeBuilder {
-    /// An anchored node: its value, how many values it holds (itself included), and
-    /// for a scalar its text, which is what it means as a mapping key.
+    /// An anchored node: its value, how many values it holds (itself included), its
+    /// size as JSON text, and for a scalar its text, which is what it means as a mapping key.
     private struct Anchored {
         var value: JSON
         var values: Int
+        var bytes: Int
         var keyText: String?
     }
 
@@ -29,8 +32,9 @@ struct YAMLTreeBuilder {
     private struct Frame {
         var isMapping: Bool
         var anchor: String?
-        /// `produced` before this node was counted.
+        /// `produced` and `producedBytes` before this node was counted.
         var producedBefore: Int
+        var bytesBefore: Int
         var items: [JSON] = []
         var object = JSONObject()
         var keys: Set<String> = []
@@ -40,15 +44,18 @@ struct YAMLTreeBuilder {
 
     let what: String
     let maxValues: Int
+    let maxBytes: Int
     let maxDepth: Int
     private var stack: [Frame] = []
     private var anchors: [String: Anchored] = [:]
     private var produced = 0
+    private var producedBytes = 0
     private(set) var root: JSON?
 
-    init(what: String, maxValues: Int, maxDepth: Int) {
+    init(what: String, maxValues: Int, maxBytes: Int, maxDepth: Int) {
         self.what = what
         self.maxValues = maxValues
+        self.maxBytes = maxBytes
         self.maxDepth = maxDepth
     }
 
@@ -74,8 +81,10 @@ struct YAMLTreeBuilder {
                 throw self.error(error.message, at: mark)
             }
         }
-        if let anchor { anchors[anchor] = Anchored(value: value, values: 1, keyText: text) }
-        try count(1, at: mark)
+        // As a key, a scalar is its text, its quotes and a colon; as a value, its JSON text.
+        let bytes = atKey ? JSON.keyTextSize(text) : value.ownTextSize
+        if let anchor { anchors[anchor] = Anchored(value: value, values: 1, bytes: bytes, keyText: text) }
+        try count(1, bytes: bytes, at: mark)
         let isMergeKey = atKey && plain && tag == nil && text == "<<"
         try attach(value, keyText: text, isMergeKey: isMergeKey, at: mark)
     }
@@ -84,7 +93,7 @@ struct YAMLTreeBuilder {
         guard let anchored = anchors[name] else {
             throw error("alias *\(name) names no anchor defined before it (an alias cannot repeat a node it is part of)", at: mark)
         }
-        try count(anchored.values, at: mark)
+        try count(anchored.values, bytes: anchored.bytes, at: mark)
         try attach(anchored.value, keyText: anchored.keyText, isMergeKey: false, at: mark)
     }
 
@@ -95,23 +104,29 @@ struct YAMLTreeBuilder {
         }
         if atKey { throw error("a mapping key must be a scalar, not a \(mapping ? "mapping" : "sequence")", at: mark) }
         if stack.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: mark) }
-        stack.append(Frame(isMapping: mapping, anchor: anchor, producedBefore: produced))
-        try count(1, at: mark)
+        stack.append(Frame(isMapping: mapping, anchor: anchor, producedBefore: produced, bytesBefore: producedBytes))
+        try count(1, bytes: 2, at: mark)
     }
 
     mutating func endCollection(at mark: YAMLMark) throws(NetworkError) {
         let frame = stack.removeLast()
         let value: JSON = frame.isMapping ? .object(merged(frame)) : .array(frame.items)
         if let anchor = frame.anchor {
-            anchors[anchor] = Anchored(value: value, values: produced - frame.producedBefore, keyText: nil)
+            anchors[anchor] = Anchored(value: value, values: produced - frame.producedBefore,
+                                       bytes: producedBytes - frame.bytesBefore, keyText: nil)
         }
         try attach(value, keyText: nil, isMergeKey: false, at: mark)
     }
 
-    private mutating func count(_ values: Int, at mark: YAMLMark) throws(NetworkError) {
+    /// Counts `values` more values of `bytes` bytes, and a separator before them.
+    private mutating func count(_ values: Int, bytes: Int, at mark: YAMLMark) throws(NetworkError) {
         produced += values
         if produced > maxValues {
             throw error("the document expands to more than \(maxValues) values (aliases repeating aliases?)", at: mark)
+        }
+        producedBytes += bytes + 1
+        if producedBytes > maxBytes {
+            throw error("the document expands to more than \(maxBytes) bytes as JSON text (aliases repeating large values?)", at: mark)
         }
     }
 

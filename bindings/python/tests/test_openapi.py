@@ -228,3 +228,44 @@ components:
         with pytest.raises(netlayer.InvalidRequestError, match="body at '/bark' must be a boolean"):
             client.call("addPet", json={"petType": "dog", "bark": "loud"})
         assert _requests_seen(base_url) == before + 1  # only the /stats call itself
+
+
+def _many_operations(count: int) -> Dict[str, Any]:
+    """A document of `count` operations, each with a parameter and a response schema that
+    are `$ref`s to components of their own: `count` members in each components map."""
+    paths: Dict[str, Any] = {}
+    parameters: Dict[str, Any] = {}
+    schemas: Dict[str, Any] = {}
+    for i in range(count):
+        ok = {"description": "ok", "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/S{i}"}}}}
+        paths[f"/r{i}/{{id}}"] = {"get": {"operationId": f"op{i}", "parameters": [{"$ref": f"#/components/parameters/P{i}"}],
+                                          "responses": {"200": ok}}}
+        parameters[f"P{i}"] = {"name": "id", "in": "path", "required": True, "schema": {"$ref": f"#/components/schemas/S{i}"}}
+        schemas[f"S{i}"] = {"type": "integer"}
+    return {"openapi": "3.1.0", "info": {"title": "many", "version": "1"}, "paths": paths,
+            "components": {"parameters": parameters, "schemas": schemas}}
+
+
+def test_fifty_thousand_operations_load_in_linear_time(base_url: str) -> None:
+    text = json.dumps(_many_operations(50_000))
+    started = time.monotonic()
+    with netlayer.Client({"baseURL": base_url + "echo/", "openapi": {"document": text}}) as client:
+        loaded = time.monotonic() - started
+        assert client.call("op49999", {"id": 5}).value["path"] == "/echo/r49999/5"
+        with pytest.raises(netlayer.InvalidRequestError, match="parameter 'id'"):
+            client.call("op7", {"id": "x"})
+    assert loaded < 5, f"loading took {loaded:.1f} s"
+
+
+def test_what_the_operations_list_is_bounded(base_url: str) -> None:
+    # The document's security repeats in each operation's description: 70 operations of a
+    # 1 MiB requirement would make nl_client_operations write 70 MiB from a 1 MiB document.
+    paths = {f"/p{i}": {"get": {"operationId": f"p{i}"}} for i in range(70)}
+    document = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+                "security": [{"s" * (1 << 20): []}], "paths": paths}
+    with pytest.raises(netlayer.InvalidRequestError, match="add up to more than 67108864 bytes"):
+        netlayer.Client({"baseURL": base_url, "openapi": {"document": document}})
+    # Ten of them are listed in full.
+    document["paths"] = {key: paths[key] for key in list(paths)[:10]}
+    with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
+        assert len(client.operations()) == 10

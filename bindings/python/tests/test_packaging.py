@@ -73,6 +73,7 @@ def test_wheel_installs_into_a_fresh_venv(base_url: str, tmp_path: Path) -> None
         license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
         assert LICENSE_LINE in wheel.read(license_file).decode()
         assert any(n.startswith("netlayer.libs/libcurl") for n in names), names  # auditwheel grafted it
+        assert any(n.startswith("netlayer.libs/libre2") for n in names), names  # and RE2, for schema patterns
         wheel.extract("netlayer/libnetlayer.so.1", tmp_path / "unpacked")
     sections = _elf_sections(tmp_path / "unpacked" / "netlayer" / "libnetlayer.so.1")
     assert ".text" in sections and not any(s.startswith(".debug") for s in sections), sections
