@@ -2,63 +2,80 @@ import CCurl
 import Glibc
 import Synchronization
 
-/// One libcurl multi handle driven by one thread: every transfer of a client runs
-/// here, so they share one connection pool, DNS cache and TLS session cache.
+/// One libcurl multi handle, and so one connection pool, DNS cache and TLS session
+/// cache, for every transfer of a client: blocking, asynchronous and batched alike.
 ///
-/// The loop waits with epoll and drives libcurl with `curl_multi_socket_action`, so
+/// The multi handle is driven by whoever owns it, one thread at a time: the loop's own
+/// thread, or a thread that makes a blocking request while nothing else is in flight.
+/// That caller drives the multi handle itself until its transfer is done (as
+/// `curl_easy_perform` drives a private one), so a blocking request costs no hop to
+/// another thread and back, and still reuses the connections of asynchronous ones.
+/// Work that arrives meanwhile (another thread's request, a cancel) is queued and
+/// picked up by the driver; what is left when the caller's transfer ends is handed to
+/// the loop's thread, which starts with the first work that needs it. Under
+/// contention a blocking caller queues its transfer like any other and waits.
+///
+/// The driver waits with epoll and drives libcurl with `curl_multi_socket_action`, so
 /// each wake-up costs in proportion to the sockets that are ready, not to the number
-/// of transfers in flight (a `curl_multi_perform` + poll loop walks every transfer).
-///
-/// Other threads never touch the multi handle. They queue work under a mutex and
-/// wake the loop through an eventfd; the loop adds, cancels and completes
-/// transfers, and runs completions on its own thread.
+/// of transfers in flight. Other threads never touch the multi handle: they queue work
+/// under a mutex and wake the driver through an eventfd (when it sleeps in epoll) or a
+/// condition (the loop's thread, while it does not own the multi handle).
 final class CurlEventLoop: LibraryThread, @unchecked Sendable {
-    private struct Inbox {
+    enum Owner { case none, thread, caller }
+
+    struct Inbox {
         var starts: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
         var tasks: [@Sendable () -> Void] = []
         var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
         var stopping = false
+        /// The driver drained everything after `stopping`; queuing is refused.
         var stopped = false
-        /// Set by the loop as it goes to sleep in epoll with nothing queued: only then
-        /// does queuing work need the eventfd (while the loop runs, it takes the
-        /// inbox before it sleeps again).
+        /// The driver sleeps in epoll with nothing queued: queuing work must write the
+        /// eventfd (while it runs, it takes the inbox before it sleeps again).
         var asleep = false
+        var owner = Owner.none
+        /// The loop's thread was started (it starts with the first work that needs it).
+        var threadStarted = false
+        /// The loop's thread waits on the condition for the multi handle to be its own.
+        var threadParked = false
+        /// A driver gave the multi handle up with transfers, timers or paused transfers
+        /// in it: the loop's thread must take over.
+        var workLeft = false
 
         var isEmpty: Bool { starts.isEmpty && cancels.isEmpty && tasks.isEmpty && timers.isEmpty }
-
-        /// Whether whoever queued work must wake the loop; the first one after it
-        /// went to sleep does.
-        mutating func takeWake() -> Bool {
-            defer { asleep = false }
-            return asleep
-        }
     }
 
     let maxConcurrent: Int
     let share: CurlShare
-    private let multi: UnsafeMutableRawPointer
+    let multi: UnsafeMutableRawPointer
     let epoll: Int32
-    private let wakeFD: Int32
-    private let inbox = Locked(Inbox())
+    let wakeFD: Int32
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    /// Guarded by `mutex`.
+    var inbox = Inbox()
     private var thread = pthread_t()
-    private let threadStarted = Atomic<Bool>(false)
+    private let threadRunning = Atomic<Bool>(false)
 
-    // Loop thread only.
-    private var active = 0
-    private var waiting: [CurlTransfer] = []
-    private var waitingHead = 0
-    private var idleHandles: [EasyHandle] = []
+    // The driver's (whoever owns the multi handle).
+    var active = 0
+    var waiting: [CurlTransfer] = []
+    var waitingHead = 0
+    var idleHandles: [EasyHandle] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
-    private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
     var timerDeadline: UInt64?
     /// Delayed tasks (retry back-off, silence checks of streams), earliest first.
-    private var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
-    private var readyFDs = [Int32](repeating: 0, count: 256)
+    var timers: [(deadline: UInt64, task: @Sendable () -> Void)] = []
+    var readyFDs = [Int32](repeating: 0, count: 256)
+    var readyFlags = [Int32](repeating: 0, count: 256)
     /// Transfers paused until a local file is ready.
-    private let paused: PausedTransfers
-    private var readyFlags = [Int32](repeating: 0, count: 256)
+    let paused: PausedTransfers
+    /// Per descriptor, what the loop knows of its socket (`watch(socket:what:)`): one
+    /// epoll_ctl per change.
+    var sockets: [SocketState] = []
 
     init(maxConcurrent: Int, share: CurlShare) throws(NetworkError) {
         try CurlGlobal.ensureInitialized()
@@ -80,18 +97,17 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         self.wakeFD = wakeFD
         paused = PausedTransfers(epoll: epoll)
         self.maxConcurrent = max(1, maxConcurrent)
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&condition, nil)
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, self.maxConcurrent))
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        // libcurl calls these only from inside curl_multi_* calls on the loop thread,
+        // libcurl calls these only from inside curl_multi_* calls, made by the driver,
         // so an unretained pointer is enough: the loop outlives its multi handle.
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = nl_curl_multi_setopt_socketfn(multi, curlSocketCallback)
         _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, me)
         _ = nl_curl_multi_setopt_timerfn(multi, curlTimerCallback)
         _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
-
-        thread = try startThread("event-loop thread")
-        threadStarted.store(true, ordering: .releasing)
     }
 
     deinit {
@@ -99,285 +115,192 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         curl_multi_cleanup(multi)
         close(epoll)
         close(wakeFD)
+        pthread_cond_destroy(&condition)
+        pthread_mutex_destroy(&mutex)
     }
 
     /// Whether the caller is this loop's thread (inside a completion or hook).
     var isCurrentThread: Bool {
-        threadStarted.load(ordering: .acquiring) && pthread_equal(pthread_self(), thread) != 0
+        threadRunning.load(ordering: .acquiring) && pthread_equal(pthread_self(), thread) != 0
     }
 
     // MARK: Any thread
 
-    /// Adds work to the inbox and wakes the loop if it sleeps (while it runs, it takes
-    /// the inbox before it sleeps again); false once the loop is stopping. Inlined:
-    /// as a plain call it measured a third more CPU per request with requests in
-    /// flight (benchmarks/conc_netlayer.c).
+    func lock() { pthread_mutex_lock(&mutex) }
+    func unlock() { pthread_mutex_unlock(&mutex) }
+
+    /// Adds work to the inbox and makes sure a driver will see it: the one driving now
+    /// (woken through the eventfd if it sleeps in epoll), else the loop's thread
+    /// (started, or woken from its condition); false once the loop is stopping, or
+    /// when its thread cannot start. Inlined: as a plain call it measured a third more
+    /// CPU per request with requests in flight (benchmarks/conc_netlayer.c).
     @inline(__always)
     private func queue(_ add: (inout Inbox) -> Void) -> Bool {
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard !inbox.stopping else { return nil }
-            add(&inbox)
-            return inbox.takeWake()
+        lock()
+        guard !inbox.stopping else {
+            unlock()
+            return false
         }
-        if accepted == true { wake() }
-        return accepted != nil
+        add(&inbox)
+        let writeEventFD = inbox.asleep
+        inbox.asleep = false
+        var accepted = true
+        if inbox.owner == .none { accepted = summonThread() }
+        unlock()
+        if writeEventFD { wake() }
+        return accepted
     }
 
-    /// Queues a transfer. After `shutdown()` it is cancelled at once.
+    /// With the lock held and no driver: starts the loop's thread, or wakes it from its
+    /// condition. False when the thread cannot start (then no one would drive).
+    private func summonThread() -> Bool {
+        if inbox.threadStarted {
+            if inbox.threadParked { pthread_cond_signal(&condition) }
+            return true
+        }
+        guard let started = try? startThread("event-loop thread") else { return false }
+        thread = started
+        inbox.threadStarted = true
+        threadRunning.store(true, ordering: .releasing)
+        return true
+    }
+
+    /// Queues a transfer. After `shutdown()` it is cancelled at once; when no thread
+    /// can drive it, it fails saying why.
     func start(_ transfer: CurlTransfer) {
-        if !queue({ $0.starts.append(transfer) }) { transfer.deliverCancelled() }
+        if queue({ $0.starts.append(transfer) }) { return }
+        let stopping = withLock { $0.stopping }
+        if stopping {
+            transfer.deliverCancelled()
+        } else {
+            transfer.deliver(.failure(.generic("could not start the event-loop thread", curlCode: -1)))
+        }
     }
 
     func enqueueCancel(_ transfer: CurlTransfer) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopped else { return false }
-            inbox.cancels.append(transfer)
-            return inbox.takeWake()
-        }
-        if accepted { wake() }
+        lock()
+        let accepted = !inbox.stopped
+        if accepted { inbox.cancels.append(transfer) }
+        let writeEventFD = accepted && inbox.asleep
+        if writeEventFD { inbox.asleep = false }
+        if accepted, inbox.owner == .none { _ = summonThread() }
+        unlock()
+        if writeEventFD { wake() }
     }
 
-    /// Runs `task` on the loop thread; after shutdown, on the caller's thread.
+    /// Runs `task` on the driver's thread; after shutdown, on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
         if !queue({ $0.tasks.append(task) }) { task() }
     }
 
-    /// Runs `task` on the loop thread after `delay` seconds; after shutdown, at once
+    /// Runs `task` on the driver's thread after `delay` seconds; after shutdown, at once
     /// on the calling thread.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         let deadline = Self.now() + UInt64(max(0, delay) * 1e9)
         if !queue({ $0.timers.append((deadline, task)) }) { task() }
     }
 
-    /// Cancels everything, delivers every pending completion and joins the thread.
-    /// From the loop's own thread it does nothing.
+    func withLock<T>(_ body: (inout Inbox) -> T) -> T {
+        lock()
+        defer { unlock() }
+        return body(&inbox)
+    }
+
+    func wake() { nl_eventfd_signal(wakeFD) }
+
+    /// Cancels everything, delivers every pending completion and stops the loop's
+    /// thread. From the loop's own thread it does nothing. Waits for a blocking caller
+    /// that drives the multi handle to give it up (its transfer was cancelled first).
     func shutdown() {
-        if isCurrentThread { return }  // waiting for ourselves would deadlock
-        let first = inbox.withLock { inbox -> Bool in
-            defer { inbox.stopping = true }
-            return !inbox.stopping
-        }
-        if first {
+        if isCurrentThread { return }
+        lock()
+        let first = !inbox.stopping
+        inbox.stopping = true
+        let threadStarted = inbox.threadStarted
+        if inbox.asleep {
+            inbox.asleep = false
             wake()
-            pthread_join(thread, nil)
         }
+        if threadStarted {
+            if inbox.threadParked { pthread_cond_signal(&condition) }
+            unlock()
+            if first { pthread_join(thread, nil) }
+            return
+        }
+        // No thread: drain here, once the caller driving (if any) is done.
+        while inbox.owner == .caller { pthread_cond_wait(&condition, &mutex) }
+        let drains = first && !inbox.stopped
+        if drains { inbox.owner = .thread }
+        unlock()
+        if drains { drain() }
     }
 
-    private func wake() {
-        nl_eventfd_signal(wakeFD)
-    }
+    // MARK: Driving
 
-    // MARK: Loop thread
-
+    /// The loop's thread: takes the multi handle when no one drives it and there is
+    /// work, drives until nothing is left, then gives it up.
     func run() {
         while true {
-            let work = inbox.withLock { inbox -> Inbox in
-                let taken = inbox
-                inbox.asleep = false
-                inbox.starts = []
-                inbox.cancels = []
-                inbox.tasks = []
-                inbox.timers = []
-                if inbox.stopping { inbox.stopped = true }
-                return taken
+            lock()
+            while !(inbox.owner == .none && (inbox.stopping || inbox.workLeft || !inbox.isEmpty)) {
+                inbox.threadParked = true
+                pthread_cond_wait(&condition, &mutex)
             }
-            for task in work.tasks { task() }
-            for timer in work.timers { addTimer(at: timer.deadline, timer.task) }
-            for transfer in work.starts { enqueue(transfer) }
-            for transfer in work.cancels { cancel(transfer) }
-            if work.stopping {
-                drainAll()
-                return
+            inbox.threadParked = false
+            inbox.owner = .thread
+            inbox.workLeft = false
+            unlock()
+            var interrupted = false
+            // Back from driving, the multi handle was given up under the lock.
+            if drive(until: { false }, interrupted: &interrupted) { return }  // stopped
+        }
+    }
+
+    /// Drives a blocking caller's `transfer` on the calling thread when no one else
+    /// drives the multi handle: true when it ran it (to its end, or its cancel), false
+    /// when the caller must queue it and wait instead. A signal on `interrupt` (the
+    /// thread's `ThreadInterrupt` descriptor) ends it as interrupted.
+    func perform(_ transfer: CurlTransfer, interrupt: Int32?) -> Bool {
+        lock()
+        guard inbox.owner == .none, !inbox.stopping, !inbox.workLeft else {
+            unlock()
+            return false
+        }
+        inbox.owner = .caller
+        unlock()
+        var interrupted = false
+        if let interrupt, nl_epoll_set(epoll, interrupt, CURL_POLL_IN, 0) != 0 {
+            interrupted = ThreadInterrupt.arrived(interrupt, within: 0)  // cannot watch it: look once
+        }
+        if !interrupted {
+            enqueue(transfer)
+            _ = drive(until: { transfer.isDelivered }, interrupt: interrupt, interrupted: &interrupted)
+        }
+        if let interrupt { _ = nl_epoll_set(epoll, interrupt, CURL_POLL_REMOVE, 1) }
+        if interrupted, !transfer.isDelivered {
+            cancelNow(transfer)
+            transfer.deliver(.failure(ThreadInterrupt.error))
+        }
+        while true {
+            lock()
+            let left = hasWork || !inbox.isEmpty
+            if inbox.stopping || !left || summonThread() {
+                inbox.owner = .none
+                inbox.workLeft = hasWork
+                pthread_cond_broadcast(&condition)  // the loop's thread, or a shutdown without one
+                unlock()
+                break
             }
-            runDueTasks()
-            startWaiting()
-            runTimerIfDue()
-            var timeout = waitMilliseconds()
-            if timeout != 0 {
-                // Asleep only with nothing queued; work queued after this wakes it.
-                let sleeps = inbox.withLock { inbox -> Bool in
-                    if !inbox.isEmpty || inbox.stopping { return false }
-                    inbox.asleep = true
-                    return true
-                }
-                if !sleeps { timeout = 0 }
-            }
-            let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), timeout))
-            var stillRunning: Int32 = 0
-            for i in 0..<max(0, count) {
-                if readyFDs[i] == wakeFD {
-                    nl_eventfd_drain(wakeFD)
-                } else if !paused.isEmpty, paused.resume(descriptor: readyFDs[i]) {
-                    continue
-                } else if dropIfUnwanted(readyFDs[i]) {
-                    continue
-                } else {
-                    curl_multi_socket_action(multi, readyFDs[i], readyFlags[i], &stillRunning)
-                }
-            }
-            if !paused.isEmpty { paused.resumeDue(now: Self.now()) }
-            runTimerIfDue()
-            readCompletions()
+            unlock()
+            // No thread can take what is left over (none could start): drive it here.
+            var ignored = false
+            _ = drive(until: { [self] in !hasWork && withLock { $0.isEmpty } }, interrupted: &ignored)
         }
+        return true
     }
 
-    /// Called by the callback of `transfer` that paused it (loop thread): it goes on
-    /// when `wait` is over.
-    func resume(_ transfer: CurlTransfer, after wait: TransferWait) {
-        paused.add(transfer, until: wait, now: Self.now())
-    }
-
-    /// How long epoll may sleep: until libcurl's timer, at most a second.
-    private func waitMilliseconds() -> Int32 {
-        let deadline = [timerDeadline, timers.first?.deadline, paused.nextDeadline].compactMap { $0 }.min()
-        guard let deadline else { return 1000 }
-        let now = Self.now()
-        if deadline <= now { return 0 }
-        return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
-    }
-
-    private func addTimer(at deadline: UInt64, _ task: @escaping @Sendable () -> Void) {
-        let at = timers.firstIndex { $0.deadline > deadline } ?? timers.endIndex
-        timers.insert((deadline, task), at: at)
-    }
-
-    /// Ends a running stream that has been silent longer than its timeout with kind
-    /// `timeout`, or looks again when it next could be.
-    private func checkSilence(of transfer: CurlTransfer) {
-        guard let easy = transfer.easy, running[easy] === transfer, let silence = transfer.silence else { return }
-        if let error = silence.failure(at: Self.now()) {
-            running.removeValue(forKey: easy)
-            finish(transfer)
-            transfer.deliver(.failure(error))
-        } else {
-            addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
-        }
-    }
-
-    private func runDueTasks() {
-        let now = Self.now()
-        while let first = timers.first, first.deadline <= now {
-            timers.removeFirst()
-            first.task()
-        }
-    }
-
-    private func runTimerIfDue() {
-        guard let deadline = timerDeadline, deadline <= Self.now() else { return }
-        timerDeadline = nil
-        var stillRunning: Int32 = 0
-        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &stillRunning)
-        readCompletions()
-    }
-
-    /// Per descriptor, what the loop knows of its socket (`watch(socket:what:)`): one
-    /// epoll_ctl per change.
-    var sockets: [SocketState] = []
-
-
-    private func enqueue(_ transfer: CurlTransfer) {
-        if transfer.isCancelRequested {
-            transfer.deliverCancelled()
-        } else {
-            waiting.append(transfer)
-        }
-    }
-
-    private func startWaiting() {
-        while active < maxConcurrent, waitingHead < waiting.count {
-            let transfer = waiting[waitingHead]
-            waitingHead += 1
-            if transfer.isDelivered { continue }  // cancelled while it waited
-            begin(transfer)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead > 1024 {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
-        }
-    }
-
-    private func begin(_ transfer: CurlTransfer) {
-        guard let handle = idleHandles.popLast() ?? EasyHandle() else {
-            transfer.deliver(.failure(.generic("curl_easy_init failed", curlCode: 27)))
-            return
-        }
-        if let error = transfer.configure(handle) {
-            recycle(handle)
-            transfer.deliver(.failure(error))
-            return
-        }
-        handle.useSocketCallbacks(open: curlOpenSocketCallback, close: curlCloseSocketCallback,
-                                  context: Unmanaged.passUnretained(self).toOpaque())
-        let easy = handle.pointer
-        let rc = curl_multi_add_handle(multi, easy)
-        guard rc == CURLM_OK else {
-            recycle(handle)
-            transfer.deliver(.failure(.generic("curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(rc)))",
-                                               curlCode: -1)))
-            return
-        }
-        running[easy] = transfer
-        active += 1
-        if let silence = transfer.silence {
-            addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
-        }
-    }
-
-    private func readCompletions() {
-        var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-            let code = nl_curl_msg_result(message)
-            guard let transfer = running.removeValue(forKey: easy) else { continue }
-            let result = transfer.result(code: code)
-            finish(transfer)
-            transfer.deliver(result)
-        }
-    }
-
-    private func cancel(_ transfer: CurlTransfer) {
-        if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
-            finish(transfer)
-        }
-        // Waiting transfers are skipped when their turn comes (deliver runs once).
-        transfer.deliverCancelled()
-    }
-
-    private func finish(_ transfer: CurlTransfer) {
-        guard let handle = transfer.handle else { return }
-        paused.remove(transfer)
-        curl_multi_remove_handle(multi, handle.pointer)
-        active -= 1
-        recycle(handle)
-    }
-
-    private func recycle(_ handle: EasyHandle) {
-        handle.finishedTransfer()
-        if idleHandles.count < maxConcurrent { idleHandles.append(handle) }  // else released: curl_easy_cleanup
-    }
-
-    private func drainAll() {
-        for (_, transfer) in running {
-            finish(transfer)
-            transfer.deliverCancelled()
-        }
-        running.removeAll()
-        for transfer in waiting[waitingHead...] { transfer.deliverCancelled() }
-        waiting.removeAll()
-        waitingHead = 0
-        // Work queued while we were draining (from inside completions).
-        let late = inbox.withLock { inbox -> Inbox in
-            defer { inbox = Inbox(stopping: true, stopped: true) }
-            return inbox
-        }
-        for task in late.tasks { task() }
-        for transfer in late.starts { transfer.deliverCancelled() }
-        // Pending back-off timers run now; what they start is cancelled at once.
-        let pending = timers + late.timers
-        timers.removeAll()
-        for timer in pending { timer.task() }
+    /// Whether the multi handle holds anything a driver must go on with.
+    var hasWork: Bool {
+        active > 0 || waitingHead < waiting.count || !timers.isEmpty || !paused.isEmpty
     }
 }

@@ -2,17 +2,17 @@ import CCurl
 import Glibc
 import Synchronization
 
-/// The libcurl `NetworkSessionManager`: one multi handle and one event-loop thread
-/// per instance for callback and async requests (started by the first of them), plus
-/// blocking requests that run on the caller's own thread. They share the DNS and TLS session caches; the loop has
-/// one connection pool and each pooled blocking handle keeps its own connection, so
-/// keep-alive works on both paths.
+/// The libcurl `NetworkSessionManager`: one multi handle, so one connection pool, for
+/// every request of a client (`CurlEventLoop`). Asynchronous requests run on the
+/// loop's thread, started by the first of them; a blocking request runs on its
+/// caller's thread when nothing else is in flight, the caller driving the multi handle
+/// itself, and waits for the loop's thread otherwise.
 ///
-/// Completions run on the loop thread; keep them short. `shutdown()` (or releasing
-/// the last reference) cancels what is in flight and waits for every completion.
+/// Completions run on the thread that drives; keep them short. `shutdown()` (or
+/// releasing the last reference) cancels what is in flight and waits for every
+/// completion.
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
     private struct Blocking {
-        var idleHandles: [EasyHandle] = []
         /// Blocking transfers running now (a few: one per calling thread).
         var inFlight: [CurlTransfer] = []
         var shutDown = false
@@ -21,10 +21,9 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     private let share: CurlShare
     /// The jar's file, when it has one: read now, written at `shutdown()`.
     private let cookieFile: CookieFile?
-    /// The event loop, started by the first request that needs it (an asynchronous or
-    /// batched one, a delayed task): a client that is idle, or that only makes
-    /// blocking requests, holds no loop thread and none of its descriptors (epoll,
-    /// eventfd, the multi handle's socket pair). nil before that and after shutdown.
+    /// The event loop, made by the first request: an idle client holds none of its
+    /// descriptors (epoll, eventfd, the multi handle's socket pair), and its thread
+    /// starts with the first work that needs it. nil before that and after shutdown.
     private let loopState = Locked<(loop: CurlEventLoop?, shutDown: Bool)>((nil, false))
     /// `loopState.loop != nil`, read without the lock by `isLoopThread`.
     private let loopStarted = Atomic<Bool>(false)
@@ -62,9 +61,9 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     deinit {
         shutdown()
-        // The pooled handles use the share: they go first (curl_share_cleanup refuses
-        // a share that easy handles still hold).
-        blocking.withLock { $0.idleHandles.removeAll() }
+        // The loop's pooled handles use the share: they go first (curl_share_cleanup
+        // refuses a share that easy handles still hold).
+        loopState.withLock { $0.loop = nil }
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
@@ -94,49 +93,44 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         }
     }
 
-    /// Runs `request` on the calling thread with `curl_easy_perform`: no hop to the
-    /// loop thread and back, which is most of the cost of a small request on loopback.
-    /// On a thread with an interrupt descriptor (`ThreadInterrupt`), the transfer
-    /// watches it and ends as `cancelled` when a signal arrives.
+    /// Runs `request` on the calling thread, which drives the client's multi handle
+    /// itself when nothing else is in flight (no hop to the loop thread and back, which
+    /// is most of the cost of a small request on loopback); else queues it and waits.
+    /// On a thread with an interrupt descriptor (`ThreadInterrupt`), a signal ends it
+    /// as interrupted.
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let transfer = CurlTransfer(request: request, loop: nil, share: share) { _ in }
-        let pooled: EasyHandle? = blocking.withLock { state in
-            guard !state.shutDown else { return nil }
-            state.inFlight.append(transfer)
-            return state.idleHandles.popLast() ?? EasyHandle()
+        let loop: CurlEventLoop
+        do {
+            guard let started = try startedLoop() else { return .failure(.cancelled) }
+            loop = started
+        } catch {
+            return .failure(error)
         }
-        guard let pooled else { return .failure(.cancelled) }
+        let outcome = BlockingOutcome()
+        let transfer = CurlTransfer(request: request, loop: loop, share: share) { outcome.set($0) }
+        let tracked = blocking.withLock { state -> Bool in
+            guard !state.shutDown else { return false }
+            state.inFlight.append(transfer)
+            return true
+        }
+        guard tracked else { return .failure(.cancelled) }
         defer {
-            pooled.finishedTransfer()
             blocking.withLock { state in
                 if let i = state.inFlight.firstIndex(where: { $0 === transfer }) {
                     state.inFlight.swapAt(i, state.inFlight.count - 1)
                     state.inFlight.removeLast()
                 }
-                if state.idleHandles.count < 64 { state.idleHandles.append(pooled) }  // else released: curl_easy_cleanup
             }
         }
-        if let error = transfer.configure(pooled) {
-            transfer.finishBlocking()  // frees what configure made (MIME parts, files)
-            return .failure(error)
-        }
-        let code: CURLcode
-        if let interrupt = ThreadInterrupt.armed() {
-            guard let finished = pooled.perform(interruptedBy: interrupt, wait: transfer.blockingWait) else {
-                ThreadInterrupt.discard(interrupt)
-                transfer.finishBlocking()
+        let interrupt = ThreadInterrupt.armed()
+        if !loop.perform(transfer, interrupt: interrupt) {
+            loop.start(transfer)
+            if !outcome.latch.waitUnlessInterrupted(by: interrupt) {
+                transfer.cancel()
                 return .failure(ThreadInterrupt.error)
             }
-            code = finished
-        } else if transfer.mayPause {
-            // curl_easy_perform would never resume a transfer paused on a local file.
-            code = pooled.perform(interruptedBy: nil, wait: transfer.blockingWait) ?? CURLE_ABORTED_BY_CALLBACK
-        } else {
-            code = curl_easy_perform(pooled.pointer)
         }
-        let result = transfer.result(code: code)
-        transfer.finishBlocking()
-        return result
+        return outcome.result ?? .failure(.cancelled)
     }
 
     public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
@@ -195,4 +189,15 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// Gives back what `lockCookiesForFork()` took, in the parent and in the child.
     package func unlockCookiesAfterFork() { share.unlockAfterFork() }
+}
+
+/// Where a blocking request's result lands, from whichever thread completes it.
+private final class BlockingOutcome: @unchecked Sendable {
+    var result: Result<HTTPResponse, NetworkError>?
+    let latch = Latch()
+
+    func set(_ result: Result<HTTPResponse, NetworkError>) {
+        self.result = result
+        latch.countDown()
+    }
 }

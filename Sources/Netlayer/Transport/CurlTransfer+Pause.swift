@@ -10,16 +10,8 @@ extension CurlTransfer {
     }
 
     /// Arranges for this transfer, which a callback is pausing, to go on when `wait` is
-    /// over: the loop watches for it, or a blocking transfer's own poll does.
+    /// over: the driver of its loop watches for it.
     func pause(until wait: TransferWait) {
-        if let loop {
-            loop.resume(self, after: wait)
-            return
-        }
-        switch wait {
-        case .readable(let fd): blockingWait[0] = NL_WAIT_READABLE; blockingWait[1] = fd
-        case .writable(let fd): blockingWait[0] = NL_WAIT_WRITABLE; blockingWait[1] = fd
-        case .delay: blockingWait[0] = NL_WAIT_DELAY
-        }
+        loop?.resume(self, after: wait)
     }
 }

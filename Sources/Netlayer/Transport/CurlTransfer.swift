@@ -10,26 +10,18 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     let request: HTTPRequest
     private let completion: NetworkSessionManager.CompletionHandler
-    /// The loop that runs this transfer; nil for a blocking transfer on a caller's
-    /// thread, which notices a cancel through its progress callback instead.
+    /// The loop whose multi handle runs this transfer, driven by its thread or by a
+    /// blocking caller (`CurlEventLoop.perform`).
     private(set) weak var loop: CurlEventLoop?
-    /// `loop == nil` at the start, read without loading the weak reference (each load
-    /// is a slow-path retain of the loop).
-    let isBlocking: Bool
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
-    /// A C cell, so a blocking transfer's progress callback reads it in C. The two
-    /// cells after it are `blockingWait`.
+    /// A C cell, changed with C atomics.
     private let state: UnsafeMutablePointer<Int32> = {
-        let cells = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
-        cells.initialize(repeating: 0, count: 3)
-        cells.pointee = Int32(State.pending.rawValue)
-        return cells
+        let cell = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        cell.initialize(to: Int32(State.pending.rawValue))
+        return cell
     }()
-    /// What a blocking transfer was paused for (`NL_WAIT_*`, then the descriptor), for
-    /// the loop of `nl_multi_perform_interruptible` that runs it.
-    var blockingWait: UnsafeMutablePointer<Int32> { state + 1 }
 
     // Touched only on the loop thread.
     var easy: UnsafeMutableRawPointer?
@@ -57,7 +49,6 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
          completion: @escaping NetworkSessionManager.CompletionHandler) {
         self.request = request
         self.loop = loop
-        isBlocking = loop == nil
         self.share = share
         self.completion = completion
     }
@@ -129,7 +120,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let easy = handle.pointer
         self.easy = easy
         self.handle = handle
-        let reuse = handle.canReuse(for: request, blocking: isBlocking)
+        let reuse = handle.canReuse(for: request)
         if !reuse { handle.resetIfUsed() }
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -148,11 +139,7 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
-        if callsProgress {
-            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me))
-        } else if isBlocking {
-            check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, state))  // read by nl_progress_stop_on_cancel
-        }
+        if callsProgress { check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me)) }
         let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(options))
         check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: headers)))
         let cookies = request.headers["Cookie"].map { String(HTTPHeaders.wireValue($0)) ?? "" }
@@ -178,12 +165,8 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if callsProgress {
             check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
-        } else if isBlocking {
-            // A blocking transfer notices a cancel (client shutdown) in its progress callback.
-            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
-            check(nl_curl_setopt_progress_stop_on_cancel(easy))
         }
-        if !isBlocking, request.url.hasASCIIPrefix("https:") {
+        if request.url.hasASCIIPrefix("https:") {
             // Wait for a connection being set up to the same host rather than open one
             // more: over HTTP/2 (ALPN) the requests then share it as streams.
             check(nl_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
@@ -230,16 +213,13 @@ final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         if let error = configureBody(easy, check: check) { return error }
         guard rc == CURLE_OK else { return rejected(rc) }
-        handle.profile = EasyProfile(request, blocking: isBlocking)
+        handle.profile = EasyProfile(request)
         return nil
     }
 
-    /// Whether libcurl calls `curlProgress`: for a progress handler, and for a blocking
-    /// stream's silence (a loop transfer's is watched by its loop, to the millisecond;
-    /// libcurl calls a blocking transfer's callback at least once a second).
-    private var callsProgress: Bool {
-        request.transfer.progress != nil || (isBlocking && silence != nil)
-    }
+    /// Whether libcurl calls `curlProgress`: for a progress handler (a stream's silence
+    /// is watched by the loop, to the millisecond).
+    private var callsProgress: Bool { request.transfer.progress != nil }
 
     /// Whether the stream has been silent too long (asked by libcurl's progress
     /// callback); then the transfer ends with that error.

@@ -40,12 +40,7 @@ final class EasyHandle {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
-    /// A multi handle of this easy handle's own, for blocking transfers that watch an
-    /// interrupt descriptor (`ThreadInterrupt`) while they run; made on first use.
-    private var privateMulti: OpaquePointer?
-
     deinit {
-        if let privateMulti { curl_multi_cleanup(UnsafeMutableRawPointer(privateMulti)) }
         curl_easy_cleanup(pointer)
         if let list = headers?.list { curl_slist_free_all(list) }
         errorBuffer.deallocate()
@@ -62,26 +57,13 @@ final class EasyHandle {
         return list
     }
 
-    /// Runs the configured transfer on this thread like `curl_easy_perform`, but ends
-    /// it when `interrupt` becomes readable: then nil. A transfer that its callbacks
-    /// pause until a local file is ready notes what it waits for in `wait` (the cells
-    /// of `CurlTransfer.blockingWait`), and goes on when that is over.
-    func perform(interruptedBy interrupt: Int32?, wait: UnsafeMutablePointer<Int32>) -> CURLcode? {
-        if privateMulti == nil { privateMulti = curl_multi_init().map(OpaquePointer.init) }
-        guard let multi = privateMulti else { return CURLE_OUT_OF_MEMORY }
-        var code = CURLE_OK
-        let outcome = nl_multi_perform_interruptible(UnsafeMutableRawPointer(multi), pointer, interrupt ?? -1, wait,
-                                                     &code)
-        return outcome == 1 ? nil : code
-    }
-
     /// What libcurl wrote about the last failure ("" if nothing).
     var errorDetail: String { String(cString: errorBuffer) }
 
     /// Whether the options of `request` (a plain one) are already set, so only
     /// per-request ones are needed. Compares in place: no profile is built for it.
-    func canReuse(for request: HTTPRequest, blocking: Bool) -> Bool {
-        hasProfile && profile?.matches(request, blocking: blocking) == true
+    func canReuse(for request: HTTPRequest) -> Bool {
+        hasProfile && profile?.matches(request) == true
     }
 
     /// Sets the callbacks that open and close the sockets of the connections this handle
@@ -123,7 +105,6 @@ final class EasyHandle {
 /// with equal profiles configure a handle identically but for per-request pointers.
 struct EasyProfile: Equatable {
     let method: HTTPMethod
-    let blocking: Bool
     let https: Bool
     let timeout: Double?
     let connectTimeout: Double?
@@ -135,7 +116,7 @@ struct EasyProfile: Equatable {
     let options: RequestOptions
 
     static func == (lhs: EasyProfile, rhs: EasyProfile) -> Bool {
-        lhs.method == rhs.method && lhs.blocking == rhs.blocking && lhs.https == rhs.https
+        lhs.method == rhs.method && lhs.https == rhs.https
             && lhs.timeout == rhs.timeout && lhs.connectTimeout == rhs.connectTimeout
             && lhs.announcedSizeLimit == rhs.announcedSizeLimit && lhs.compression == rhs.compression
             && lhs.options.sameBoxedOptions(as: rhs.options)
@@ -151,17 +132,17 @@ struct EasyProfile: Equatable {
     }
 
     /// Whether `request` would have exactly this profile: `self == EasyProfile(request,
-    /// blocking:)`, compared field by field without building the other profile (this
+    /// `, compared field by field without building the other profile (this
     /// runs for every request). Debug builds check the two agree, so a field added to
     /// the profile but not here cannot let one request's options leak into the next.
-    func matches(_ request: HTTPRequest, blocking: Bool) -> Bool {
-        let same = compare(request, blocking: blocking)
-        assert(same == (EasyProfile(request, blocking: blocking) == self), "EasyProfile.matches misses a field")
+    func matches(_ request: HTTPRequest) -> Bool {
+        let same = compare(request)
+        assert(same == (EasyProfile(request) == self), "EasyProfile.matches misses a field")
         return same
     }
 
-    private func compare(_ request: HTTPRequest, blocking: Bool) -> Bool {
-        guard Self.isPlain(request), method == request.method, self.blocking == blocking else { return false }
+    private func compare(_ request: HTTPRequest) -> Bool {
+        guard Self.isPlain(request), method == request.method else { return false }
         let options = request.options
         return https == request.url.hasASCIIPrefix("https:") && timeout == options.timeout
             && connectTimeout == options.connectTimeout && announcedSizeLimit == ResponseSink.announcedSizeLimit(for: request)
@@ -169,11 +150,10 @@ struct EasyProfile: Equatable {
     }
 
     /// The profile of `request`, or nil when it is not plain (`isPlain`).
-    init?(_ request: HTTPRequest, blocking: Bool) {
+    init?(_ request: HTTPRequest) {
         guard Self.isPlain(request) else { return nil }
         let options = request.options
         method = request.method
-        self.blocking = blocking
         https = request.url.hasASCIIPrefix("https:")
         timeout = options.timeout
         connectTimeout = options.connectTimeout
