@@ -18,12 +18,27 @@ for f in $(find "$root/Sources/Netlayer" "$root/Sources/NetlayerC" -name '*.swif
     sed -e '/^import Netlayer$/d' "$f" > "$out/src/$name"
 done
 cp "$here/FuzzTarget.swift" "$out/src/"
-if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer "$out/netlayer-fuzz" -name '*.swift' | head -1)" ]; then
+# CRegex (C++ over RE2) is compiled on its own, with the same sanitizer, and reached
+# through a module map of its header, as SwiftPM reaches it.
+mkdir -p "$out/cregex"
+cat > "$out/cregex/module.modulemap" <<MAP
+module CRegex {
+    header "$root/Sources/CRegex/include/CRegex.h"
+    export *
+}
+MAP
+if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer "$out/netlayer-fuzz" \( -name '*.swift' -o -name '*.cpp' -o -name '*.h' \) | head -1)" ]; then
     echo "== building the fuzz target"
+    clang=$(dirname "$(command -v swiftc)")/clang++
+    [ -x "$clang" ] || clang=clang++
+    "$clang" -c -fsanitize=fuzzer-no-link,address -O1 -g -std=c++17 -I "$root/Sources/CRegex/include" \
+        "$root/Sources/CRegex/CRegex.cpp" -o "$out/cregex/CRegex.o"
     swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
         -I "$root/Sources/CCurl" -Xcc -fmodule-map-file="$root/Sources/CCurl/module.modulemap" \
         -I "$root/Sources/CYAML" -Xcc -fmodule-map-file="$root/Sources/CYAML/module.modulemap" \
-        "$out/src/"*.swift -lcurl -lyaml -o "$out/netlayer-fuzz" 2>&1 | grep -v "warning:" | grep -E "error|rror:" || true
+        -Xcc -fmodule-map-file="$out/cregex/module.modulemap" \
+        "$out/src/"*.swift "$out/cregex/CRegex.o" -lcurl -lyaml -lre2 -lstdc++ -o "$out/netlayer-fuzz" 2>&1 \
+        | grep -v "warning:" | grep -E "error|rror:" || true
     [ -x "$out/netlayer-fuzz" ] || { echo "fuzz build failed" >&2; exit 1; }
 fi
 echo "== fuzzing for ${seconds}s (corpus: Tests/fuzz/corpus + build/fuzz/corpus)"
