@@ -7,8 +7,12 @@ public protocol NetworkSessionManager: Sendable {
     /// Starts `request`; `completion` runs exactly once, on a transport thread.
     func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable
 
-    /// Sends `request` and waits for it on the calling thread.
-    func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError>
+    /// Runs `start` (which starts requests of this transport) and waits until `done`
+    /// opens: a blocking call is a start and this wait. A transport that can runs its
+    /// work on the calling thread meanwhile, as libcurl's `curl_easy_perform` does,
+    /// instead of waiting for one of its own threads. False when a signal arrived on
+    /// `interrupt` first (the work goes on; the caller cancels it).
+    func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool
 
     /// Runs `task` after `delay` seconds on a transport thread (retry back-off).
     func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void)
@@ -20,17 +24,21 @@ public protocol NetworkSessionManager: Sendable {
 extension NetworkSessionManager {
     public var cookieSource: (any CookieSource)? { nil }
 
-    /// Waits on `request(_:completion:)`; transports that can run a request on the
-    /// caller's thread do better.
+    /// Starts and waits on a latch: the work runs on the transport's own threads.
+    public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
+        start()
+        return done.wait(interruptedBy: interrupt)
+    }
+
+    /// Sends `request` and waits for it (`run(_:until:interrupt:)`).
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let slot = Locked<Result<HTTPResponse, NetworkError>?>(nil)
-        let latch = Latch()
-        _ = self.request(request) { result in
-            slot.withLock { $0 = result }
-            latch.countDown()
+        let done = RequestCompletion<Result<HTTPResponse, NetworkError>>()
+        var started: (any NetworkCancellable)?
+        if !run({ started = self.request(request) { done.open($0) } }, until: done, interrupt: ThreadInterrupt.armed()) {
+            started?.cancel()
+            return .failure(ThreadInterrupt.error)
         }
-        latch.wait()
-        return slot.withLock { $0! }
+        return done.outcome ?? .failure(.cancelled)
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {

@@ -1,10 +1,12 @@
 import Glibc
 import Synchronization
 
-/// Runs one request through its attempts: adapt, send, validate the status, and on
-/// failure ask the retrier and the retry policy whether and when to go again, all
-/// within the request's deadline. The async driver hops between transport
-/// callbacks and scheduled back-off; the blocking driver loops on its thread.
+/// Runs one request through its attempts: adapt, send, follow redirects, validate the
+/// status, and on failure ask the retrier and the retry policy whether and when to go
+/// again, all within the request's deadline. One driver for every way to run a
+/// request: it hops between transport callbacks and scheduled back-off, and a blocking
+/// call is a start and a wait (`NetworkSessionManager.run(_:until:interrupt:)`), with
+/// the calling thread driving the transport meanwhile when it can.
 final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private let environment: AttemptEnvironment
     private let original: HTTPRequest
@@ -116,55 +118,6 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         }
         current?.cancel()
         return wasLive
-    }
-
-    // MARK: Blocking driver
-
-    func runBlocking() -> NetworkOutcome {
-        if let cached = cachedAnswer() { return NetworkOutcome(result: .success(cached), attempts: 0, id: id) }
-        var lastError: NetworkError?
-        while true {
-            let request: HTTPRequest
-            switch prepareAttempt(lastError: lastError) {
-            case .failure(let error):
-                return NetworkOutcome(result: .failure(error), attempts: attempt, id: id)
-            case .success(let prepared):
-                request = prepared
-            }
-            let context = context
-            var hop = request
-            var result = environment.sessionManager.requestBlocking(hop)
-            var redirects = 0
-            var redirectMs = 0.0
-            redirecting: while true {
-                switch RedirectPolicy.next(after: result, request: hop, redirects: redirects) {
-                case .follow(let next):
-                    hop = next
-                    redirects += 1
-                    redirectMs += Self.spent(result)
-                    environment.logger.log(request: hop, context: context)  // each hop is a request of its own
-                    result = environment.sessionManager.requestBlocking(hop)
-                case .fail(let error):
-                    result = .failure(error)
-                    break redirecting
-                case .done:
-                    result = Self.adding(redirectMs, to: result)
-                    break redirecting
-                }
-            }
-            let validated = environment.validate(throughCache(result), request: hop, context: context)
-            guard case .failure(let error) = validated else {
-                return NetworkOutcome(result: validated, attempts: attempt, id: id)
-            }
-            let delay: Double
-            switch decide(after: error, request: request) {
-            case .success(.retry(let d)): delay = d
-            case .success: return NetworkOutcome(result: validated, attempts: attempt, id: id)
-            case .failure(let hookError): return NetworkOutcome(result: .failure(hookError), attempts: attempt, id: id)
-            }
-            lastError = error
-            if delay > 0 { usleep(useconds_t(min(delay, 3600) * 1e6)) }
-        }
     }
 
     // MARK: Shared steps

@@ -5,15 +5,20 @@ import Glibc
 /// for sockets and timers, and complete transfers. Only the owner of the multi handle
 /// (`CurlEventLoop.Owner`) runs these.
 extension CurlEventLoop {
-    /// Drives the multi handle until `done()` (a blocking caller's transfer ended), or,
-    /// for the loop's thread (`done` always false), until nothing is left to drive,
-    /// when it gives the multi handle up under the lock. True once stopped: everything
-    /// was drained. A byte on `interrupt` sets `interrupted` and ends the drive.
-    @discardableResult
-    func drive(until done: () -> Bool, interrupt: Int32? = nil, interrupted: inout Bool) -> Bool {
-        let isThread = interrupt == nil && isCurrentThread
+    /// Drives the multi handle until `done()` (a blocking caller's work ended: `.done`),
+    /// or, for the loop's thread (`done` always false), until nothing is left to drive,
+    /// when it gives the multi handle up under the lock (`.handedOver`). `.done` for the
+    /// loop's thread: stopped, everything drained. A blocking caller's drive also ends
+    /// when a byte arrives on `interrupt` (`.interrupted`) or when other threads queue
+    /// work (`.handedOver`, the multi handle still the caller's to give up).
+    func drive(until done: () -> Bool, interrupt: Int32?) -> CallerDrive {
+        let isThread = isCurrentThread
         while true {
             lock()
+            if inbox.handOver, !isThread {
+                unlock()
+                return .handedOver
+            }
             let work = inbox
             inbox.starts = []
             inbox.cancels = []
@@ -25,26 +30,26 @@ extension CurlEventLoop {
             for timer in work.timers { addTimer(at: timer.deadline, timer.task) }
             for transfer in work.starts { enqueue(transfer) }
             for transfer in work.cancels { cancel(transfer) }
-            if work.stopping, isThread {
+            if work.stopping {  // every transfer ends cancelled, a blocking caller's too
                 drainAll()
-                return true
+                return .done
             }
-            if done() { return false }
+            if done() { return .done }
             runDueTasks()
             startWaiting()
             runTimerIfDue()
-            if done() { return false }
+            if done() { return .done }
             var timeout = waitMilliseconds()
             if timeout != 0 {
                 // Asleep only with nothing queued; work queued after this wakes it. The
                 // loop's thread with nothing left gives the multi handle up instead.
                 lock()
-                if !inbox.isEmpty || inbox.stopping {
+                if !inbox.isEmpty || inbox.stopping || inbox.handOver {
                     timeout = 0
                 } else if isThread, !hasWork {
                     inbox.owner = .none
                     unlock()
-                    return false
+                    return .handedOver
                 } else {
                     inbox.asleep = true
                 }
@@ -57,10 +62,7 @@ extension CurlEventLoop {
                 if fd == wakeFD {
                     nl_eventfd_drain(wakeFD)
                 } else if fd == interrupt, let interrupt {
-                    if ThreadInterrupt.arrived(interrupt, within: 0) {
-                        interrupted = true
-                        return false
-                    }
+                    if ThreadInterrupt.arrived(interrupt, within: 0) { return .interrupted }
                 } else if !paused.isEmpty, paused.resume(descriptor: fd) {
                     continue
                 } else if dropIfUnwanted(fd) {

@@ -42,6 +42,12 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         /// A driver gave the multi handle up with transfers, timers or paused transfers
         /// in it: the loop's thread must take over.
         var workLeft = false
+        /// The blocking caller that drives the multi handle (owner `.caller`).
+        var driver = pthread_t()
+        /// Another thread queued work while a blocking caller drives: the caller hands
+        /// the multi handle to the loop's thread, so that no other request's callbacks
+        /// (progress, stream events, completions) ever run on the caller's thread.
+        var handOver = false
 
         var isEmpty: Bool { starts.isEmpty && cancels.isEmpty && tasks.isEmpty && timers.isEmpty }
     }
@@ -145,7 +151,11 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         let writeEventFD = inbox.asleep
         inbox.asleep = false
         var accepted = true
-        if inbox.owner == .none { accepted = summonThread() }
+        if inbox.owner == .none {
+            accepted = summonThread()
+        } else if inbox.owner == .caller, pthread_equal(pthread_self(), inbox.driver) == 0 {
+            inbox.handOver = true
+        }
         unlock()
         if writeEventFD { wake() }
         return accepted
@@ -184,6 +194,7 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         let writeEventFD = accepted && inbox.asleep
         if writeEventFD { inbox.asleep = false }
         if accepted, inbox.owner == .none { _ = summonThread() }
+        if accepted, inbox.owner == .caller, pthread_equal(pthread_self(), inbox.driver) == 0 { inbox.handOver = true }
         unlock()
         if writeEventFD { wake() }
     }
@@ -224,7 +235,7 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         if threadStarted {
             if inbox.threadParked { pthread_cond_signal(&condition) }
             unlock()
-            if first { pthread_join(thread, nil) }
+            if first { pthread_join(thread, nil) }  // it drains, once a caller driving is done
             return
         }
         // No thread: drain here, once the caller driving (if any) is done.
@@ -250,53 +261,62 @@ final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             inbox.owner = .thread
             inbox.workLeft = false
             unlock()
-            var interrupted = false
             // Back from driving, the multi handle was given up under the lock.
-            if drive(until: { false }, interrupted: &interrupted) { return }  // stopped
+            if drive(until: { false }, interrupt: nil) == .done { return }  // stopped
         }
     }
 
-    /// Drives a blocking caller's `transfer` on the calling thread when no one else
-    /// drives the multi handle: true when it ran it (to its end, or its cancel), false
-    /// when the caller must queue it and wait instead. A signal on `interrupt` (the
-    /// thread's `ThreadInterrupt` descriptor) ends it as interrupted.
-    func perform(_ transfer: CurlTransfer, interrupt: Int32?) -> Bool {
+    /// How a blocking caller's drive (`drive(_:until:interrupt:)`) ended.
+    enum CallerDrive {
+        /// Another thread drives the multi handle: `start` did not run.
+        case notOwner
+        /// `done` opened.
+        case done
+        /// A byte arrived on the interrupt descriptor.
+        case interrupted
+        /// Other threads queued work: the loop's thread drives now, and `done` opens there.
+        case handedOver
+    }
+
+    /// Runs `start` and drives the multi handle on the calling thread until `done`
+    /// opens, when no one else drives it: the work `start` queues (a blocking call's
+    /// transfer, its redirects and retries) runs here, with no hop to another thread.
+    /// When another thread queues work meanwhile, or when `done` opens with work left,
+    /// the multi handle goes to the loop's thread.
+    func drive(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> CallerDrive {
         lock()
         guard inbox.owner == .none, !inbox.stopping, !inbox.workLeft else {
             unlock()
-            return false
+            return .notOwner
         }
         inbox.owner = .caller
+        inbox.driver = pthread_self()
         unlock()
-        var interrupted = false
-        if let interrupt, nl_epoll_set(epoll, interrupt, CURL_POLL_IN, 0) != 0 {
-            interrupted = ThreadInterrupt.arrived(interrupt, within: 0)  // cannot watch it: look once
+        var end = CallerDrive.done
+        if let interrupt, nl_epoll_set(epoll, interrupt, CURL_POLL_IN, 0) != 0,
+           ThreadInterrupt.arrived(interrupt, within: 0) {  // cannot watch it: look once
+            end = .interrupted
         }
-        if !interrupted {
-            enqueue(transfer)
-            _ = drive(until: { transfer.isDelivered }, interrupt: interrupt, interrupted: &interrupted)
+        if end == .done {
+            start()
+            end = drive(until: { done.isOpen }, interrupt: interrupt)
         }
         if let interrupt { _ = nl_epoll_set(epoll, interrupt, CURL_POLL_REMOVE, 1) }
-        if interrupted, !transfer.isDelivered {
-            cancelNow(transfer)
-            transfer.deliver(.failure(ThreadInterrupt.error))
-        }
         while true {
             lock()
+            inbox.handOver = false
             let left = hasWork || !inbox.isEmpty
             if inbox.stopping || !left || summonThread() {
                 inbox.owner = .none
                 inbox.workLeft = hasWork
                 pthread_cond_broadcast(&condition)  // the loop's thread, or a shutdown without one
                 unlock()
-                break
+                return end
             }
             unlock()
             // No thread can take what is left over (none could start): drive it here.
-            var ignored = false
-            _ = drive(until: { [self] in !hasWork && withLock { $0.isEmpty } }, interrupted: &ignored)
+            _ = drive(until: { [self] in !hasWork && withLock { $0.isEmpty } }, interrupt: nil)
         }
-        return true
     }
 
     /// Whether the multi handle holds anything a driver must go on with.

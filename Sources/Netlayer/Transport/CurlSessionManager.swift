@@ -12,11 +12,6 @@ import Synchronization
 /// releasing the last reference) cancels what is in flight and waits for every
 /// completion.
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
-    private struct Blocking {
-        /// Blocking transfers running now (a few: one per calling thread).
-        var inFlight: [CurlTransfer] = []
-        var shutDown = false
-    }
 
     private let share: CurlShare
     /// The jar's file, when it has one: read now, written at `shutdown()`.
@@ -29,7 +24,6 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     private let loopStarted = Atomic<Bool>(false)
     private let maxConcurrent: Int
     private let delivery: DeliveryThread
-    private let blocking = Locked(Blocking())
 
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
     ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
@@ -93,44 +87,21 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         }
     }
 
-    /// Runs `request` on the calling thread, which drives the client's multi handle
-    /// itself when nothing else is in flight (no hop to the loop thread and back, which
-    /// is most of the cost of a small request on loopback); else queues it and waits.
-    /// On a thread with an interrupt descriptor (`ThreadInterrupt`), a signal ends it
-    /// as interrupted.
-    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let loop: CurlEventLoop
-        do {
-            guard let started = try startedLoop() else { return .failure(.cancelled) }
-            loop = started
-        } catch {
-            return .failure(error)
-        }
-        let outcome = BlockingOutcome()
-        let transfer = CurlTransfer(request: request, loop: loop, share: share) { outcome.set($0) }
-        let tracked = blocking.withLock { state -> Bool in
-            guard !state.shutDown else { return false }
-            state.inFlight.append(transfer)
-            return true
-        }
-        guard tracked else { return .failure(.cancelled) }
-        defer {
-            blocking.withLock { state in
-                if let i = state.inFlight.firstIndex(where: { $0 === transfer }) {
-                    state.inFlight.swapAt(i, state.inFlight.count - 1)
-                    state.inFlight.removeLast()
-                }
+    /// Runs `start` and waits for `done`: on the calling thread, which drives the
+    /// client's multi handle itself when nothing else is in flight (no hop to the loop
+    /// thread and back, which is most of the cost of a small request on loopback);
+    /// else the loop's thread runs the work and the caller waits.
+    public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
+        if let loop = try? startedLoop() {
+            switch loop.drive(start, until: done, interrupt: interrupt) {
+            case .done: return true
+            case .interrupted: return false
+            case .handedOver: return done.wait(interruptedBy: interrupt)
+            case .notOwner: break
             }
         }
-        let interrupt = ThreadInterrupt.armed()
-        if !loop.perform(transfer, interrupt: interrupt) {
-            loop.start(transfer)
-            if !outcome.latch.waitUnlessInterrupted(by: interrupt) {
-                transfer.cancel()
-                return .failure(ThreadInterrupt.error)
-            }
-        }
-        return outcome.result ?? .failure(.cancelled)
+        start()
+        return done.wait(interruptedBy: interrupt)
     }
 
     public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
@@ -161,23 +132,16 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         return loopState.withLock { $0.loop?.isCurrentThread ?? false }
     }
 
-    /// Cancels every request, delivers their completions, stops the loop and delivery
-    /// threads and waits for blocking requests to return. Does nothing on either thread.
+    /// Cancels every request, delivers their completions (a blocking caller's too) and
+    /// stops the loop and delivery threads. Does nothing on either thread.
     public func shutdown() {
         if isLoopThread { return }
-        let (running, first) = blocking.withLock { state -> ([CurlTransfer], Bool) in
+        let (loop, first) = loopState.withLock { state -> (CurlEventLoop?, Bool) in
             defer { state.shutDown = true }
-            return (state.inFlight, !state.shutDown)
+            return (state.loop, !state.shutDown)
         }
-        for transfer in running { transfer.cancel() }
-        let loop = loopState.withLock { state -> CurlEventLoop? in
-            state.shutDown = true
-            return state.loop
-        }
-        loop?.shutdown()
+        loop?.shutdown()  // cancels what is in flight, a blocking caller's transfer too
         delivery.shutdown()  // after the loop: its last completions deliver here
-        // Blocking transfers notice the cancel in their progress callback.
-        while !blocking.withLock({ $0.inFlight.isEmpty }) { usleep(1000) }
         if first, let cookieFile {
             cookieFile.write(share.cookieLines())
             cookieFile.unlock()
@@ -189,15 +153,4 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// Gives back what `lockCookiesForFork()` took, in the parent and in the child.
     package func unlockCookiesAfterFork() { share.unlockAfterFork() }
-}
-
-/// Where a blocking request's result lands, from whichever thread completes it.
-private final class BlockingOutcome: @unchecked Sendable {
-    var result: Result<HTTPResponse, NetworkError>?
-    let latch = Latch()
-
-    func set(_ result: Result<HTTPResponse, NetworkError>) {
-        self.result = result
-        latch.countDown()
-    }
 }

@@ -31,11 +31,8 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
         }
     }
 
-    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let jar = jarCookies(for: request)
-        let result = transport.requestBlocking(request)
-        keep(request, result, jar: jar)
-        return result
+    public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
+        transport.run(start, until: done, interrupt: interrupt)
     }
 
     public var cookieSource: (any CookieSource)? { transport.cookieSource }

@@ -40,8 +40,9 @@ public final class ReplaySessionManager: NetworkSessionManager, @unchecked Senda
         answers.deliver(answer(to: request), after: 0, to: completion)
     }
 
-    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        answer(to: request)
+    /// Blocking calls are driven like the client's own (`CurlSessionManager.run`).
+    public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
+        answers.loop.run(start, until: done, interrupt: interrupt)
     }
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {

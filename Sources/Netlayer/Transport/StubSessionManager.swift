@@ -47,10 +47,9 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
         return answers.deliver(answer, after: delay, to: completion)
     }
 
-    public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        let (delay, answer) = timed(request)
-        if delay > 0 { usleep(useconds_t(min(delay, 3600) * 1e6)) }
-        return answer
+    /// Blocking calls are driven like the client's own (`CurlSessionManager.run`).
+    public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
+        answers.loop.run(start, until: done, interrupt: interrupt)
     }
 
     /// The answer and when it comes: after the rule's delay, unless the request's
