@@ -113,7 +113,8 @@ final class ClientHandle: Sendable {
         case .failed(let document):
             return document
         case .ready(let request, let decoder, let id):
-            return Self.document(client.perform(request, decoder: decoder, id: id), redactedQuery: redactedQuery)
+            let result = RequestResult(client.perform(request, id: id), request: request, decoder: decoder, client: client)
+            return Self.document(result, redactedQuery: redactedQuery)
         }
     }
 
@@ -122,15 +123,18 @@ final class ClientHandle: Sendable {
         var failed: [Int: [UInt8]] = [:]
         // Each document is written on a library thread as its request completes, while
         // the others are still in flight: no serial tail of writing after the last one.
-        let results = client.perform(count: count, prepare: { index in
+        let results: [[UInt8]?] = client.perform(count: count, prepare: { index in
             switch prepare(index) {
             case .failed(let document):
                 failed[index] = document
                 return nil
             case .ready(let request, let decoder, let id):
-                return (request, decoder, id)
+                return (request, id, { [redactedQuery, client] (outcome: NetworkOutcome) -> [UInt8] in
+                    Self.document(RequestResult(outcome, request: request, decoder: decoder, client: client),
+                                  redactedQuery: redactedQuery)
+                })
             }
-        }, finish: { [redactedQuery] in Self.document($0, redactedQuery: redactedQuery) })
+        })
         return results.enumerated().map { index, document in document ?? failed[index] ?? [] }
     }
 
@@ -143,8 +147,9 @@ final class ClientHandle: Sendable {
             // completion callbacks run one at a time.
             client.deliver { notify(id, document) }
         case .ready(let request, let decoder, _):
-            client.start(request, decoder: decoder, id: id) { [redactedQuery] in
-                notify(id, Self.document($0, redactedQuery: redactedQuery))
+            client.start(request, id: id) { [redactedQuery, client] outcome in
+                let result = RequestResult(outcome, request: request, decoder: decoder, client: client)
+                notify(id, Self.document(result, redactedQuery: redactedQuery))
             }
         }
     }

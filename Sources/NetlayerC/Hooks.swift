@@ -169,7 +169,8 @@ struct HookInterceptor: RequestInterceptor {
             }
             let adaptation = RequestAdaptation(headers: try doc.requestHeaders("headers"), url: try doc.string("url"),
                                                query: try doc.object("query"), body: body)
-            return try adaptation.apply(to: request, allowsOtherOrigin: allowsOtherOrigin, who: "NL_HOOK_ADAPT reply")
+            return try adaptation.apply(to: request, allowsOtherOrigin: allowsOtherOrigin, who: "NL_HOOK_ADAPT reply",
+                                        parser: CurlURLParser())
         }
     }
 

@@ -152,3 +152,34 @@ import Testing
         #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "soon"])) == nil)
     }
 }
+
+/// HTTP dates as RFC 9110 section 5.6.7 has recipients read them: the IMF-fixdate and
+/// the two obsolete forms, nothing else.
+@Suite struct HTTPDateTests {
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 GMT",  // IMF-fixdate
+        "Sunday, 06-Nov-94 08:49:37 GMT",  // RFC 850
+        "Sun Nov  6 08:49:37 1994",  // asctime
+    ])
+    func theThreeFormsAreRead(text: String) {
+        #expect(HTTPDate.parse(text) == 784_111_777)
+    }
+
+    @Test(arguments: [
+        "Sun, 6 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
+        "Sun, 06 Nov 1994 8:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 08:49:37 +0000",
+        "Sun, 06-Nov-1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT x", "Sun, 31 Feb 1994 08:49:37 GMT",
+        "Sux, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT", "Sunday, 06 Nov 1994 08:49:37 GMT",
+        "Sun Nov 6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 GMT\nSun, 06 Nov 1994 08:49:37 GMT", "", "0", "-1",
+    ])
+    func anythingElseIsNotADate(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test func aLeapDayAndTheFormBackAgree() {
+        let leap = HTTPDate.parse("Thu, 29 Feb 2024 23:59:59 GMT")
+        #expect(leap == 1_709_251_199)
+        #expect(HTTPDate.format(1_709_251_199) == "Thu, 29 Feb 2024 23:59:59 GMT")
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}

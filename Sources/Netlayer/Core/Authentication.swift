@@ -1,4 +1,3 @@
-import CCurl
 import FoundationEssentials
 
 /// How requests prove who sends them: a config's default, or an endpoint's own.
@@ -37,11 +36,10 @@ public enum Authentication: Sendable, Hashable {
     /// The `Authorization` value a request to `url` carries: `headerValue`, or for
     /// `.netrc` the file's entry for the URL's host as basic authentication (none when
     /// the file lists neither the host nor a default, or the URL carries its own user).
-    public func authorization(for url: String, key: String = "auth") throws(NetworkError) -> String? {
+    public func authorization(for url: String, parser: any URLParsing, key: String = "auth") throws(NetworkError) -> String? {
         guard case .netrc(let file) = self else { return headerValue }
-        guard let parsed = CurlURL(url), parsed.part(CURLUPART_USER) == nil,
-              var host = parsed.part(CURLUPART_HOST) else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let parsed = parser.parse(url), parsed.user == nil else { return nil }
+        let host = parsed.bareHost
         let netrc = try Netrc.load(Netrc.path(file), key: key)
         guard let entry = netrc.credentials(forHost: host) else { return nil }
         if entry.login.utf8.contains(UInt8(ascii: ":")) || (entry.login + entry.password).utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {

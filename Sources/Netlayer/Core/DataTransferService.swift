@@ -91,58 +91,15 @@ public struct DefaultDataTransferService: DataTransferService {
         completion: @escaping @Sendable (Result<Void, DataTransferError>) -> Void
     ) -> (any NetworkCancellable)? where E.Response == Void {
         networkService.request(endpoint: endpoint) { result in
-            completion(result.map { _ in () }.mapError { self.finish(self.resolve($0)) })
+            completion(result.map { _ in () }.mapError { self.finish(ResponseDecoding.resolve($0, with: self.errorResolver)) })
         }
     }
 
-    /// Turns a transport result into a decoded result: status errors go through the
-    /// resolver, empty bodies follow the 204/205/HEAD rule, then the decoder runs.
+    /// Turns a transport result into a decoded result (`ResponseDecoding.decode`).
     public func decode<T: Decodable>(_ outcome: NetworkOutcome, request: HTTPRequest,
                                      decoder: any ResponseDecoder) -> Result<DataResponse<T>, DataTransferError> {
-        switch outcome.result {
-        case .failure(let error):
-            return .failure(finish(resolve(error)))
-        case .success(let response):
-            do {
-                let value: T = try decodeBody(response, method: request.method,
-                                              decoder: AutoResponseDecoder.resolve(decoder, for: response))
-                var decoded = DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
-                                           attempts: outcome.attempts, totalMs: response.totalMs)
-                decoded.streamEvents = response.streamEvents
-                decoded.httpVersion = response.httpVersion
-                decoded.timing = response.timing
-                decoded.fromCache = response.fromCache
-                return .success(decoded)
-            } catch {
-                return .failure(finish(error))
-            }
-        }
-    }
-
-    private func decodeBody<T: Decodable>(_ response: HTTPResponse, method: HTTPMethod,
-                                          decoder: any ResponseDecoder) throws(DataTransferError) -> T {
-        if let file = response.downloadedFile {
-            // The body is on disk: the value says where.
-            if T.self == JSON.self {
-                return JSON.object(["path": .string(file), "bytes": .int(response.bodyBytes)]) as! T
-            }
-            if let path = file as? T { return path }
-            return try decoder.decodeEmpty()
-        }
-        if response.streamEvents != nil { return try EmptyResponseDecoder().decodeEmpty() }
-        if response.body.isEmpty && decoder.requiresBody {
-            if response.statusCode == 204 || response.statusCode == 205 || method == .head {
-                return try decoder.decodeEmpty()
-            }
-            throw .noResponse
-        }
-        return try decoder.decode(response.body)
-    }
-
-    private func resolve(_ error: NetworkError) -> DataTransferError {
-        let resolved = errorResolver.resolve(error: error)
-        if let network = resolved as? NetworkError { return .networkFailure(network) }
-        return .resolvedNetworkFailure(resolved)
+        ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: errorResolver,
+                                logger: errorLogger)
     }
 
     private func finish(_ error: DataTransferError) -> DataTransferError {

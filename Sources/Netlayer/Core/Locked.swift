@@ -33,6 +33,10 @@ package struct Locked<Value>: @unchecked Sendable {
         return try body(&value.pointee)
     }
 
+    /// The value, read without the lock: only for `fork()` handlers, between the
+    /// `lockForFork()` that took the lock and the `unlockAfterFork()` that gives it back.
+    package var unsafeValue: Value { storage.withUnsafeMutablePointerToHeader { $0.pointee } }
+
     /// Takes the lock without a body: only for `fork()` handlers, which take every
     /// lock before the fork and give each back after it (`ForkParticipant`).
     package func lockForFork() {

@@ -54,7 +54,17 @@ public struct DefaultNetworkService: NetworkService {
         self.sessionManager = sessionManager
         environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,
                                          cache: cache)
-        defaults = Result { () throws(NetworkError) in try RequestDefaults(config) }
+        defaults = Result { () throws(NetworkError) in
+            try sessionManager.check(config.requestOptions)
+            return try RequestDefaults(config, parser: sessionManager.urlParser)
+        }
+    }
+
+    /// Why this service's config cannot make requests (a bad base URL, an option the
+    /// transport cannot honour), or nil: a client checks it when it is made.
+    package var configError: NetworkError? {
+        if case .failure(let error) = defaults { return error }
+        return nil
     }
 
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {

@@ -1,4 +1,3 @@
-import CCurl
 
 /// Follows redirects in Netlayer rather than in libcurl, so the rules every client
 /// must keep are in one place (reliability notes, rows 1-3):
@@ -19,25 +18,25 @@ enum RedirectPolicy {
                                  "Content-Location", "Transfer-Encoding", "Digest"]
 
     static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
-                     redirects: Int) -> Step {
+                     redirects: Int, parser: any URLParsing) -> Step {
         guard request.options.followRedirects, case .success(let response) = result,
               [301, 302, 303, 307, 308].contains(response.statusCode),
               let location = response.headers["location"], !location.isEmpty
         else { return .done }
         guard redirects < request.options.maxRedirects else {
             return .fail(.generic("too many redirects (maxRedirects is \(request.options.maxRedirects))",
-                                  curlCode: Int(CURLE_TOO_MANY_REDIRECTS.rawValue)))
+                                  curlCode: 47))  // CURLE_TOO_MANY_REDIRECTS
         }
-        guard let target = resolve(location, against: request.url) else {
+        guard let target = parser.resolve(location, against: request.url) else {
             return .fail(.protocolViolation("the redirect Location cannot be parsed as a URL",
-                                            curlCode: Int(CURLE_URL_MALFORMAT.rawValue)))
+                                            curlCode: 3))  // CURLE_URL_MALFORMAT
         }
         guard target.scheme == "http" || target.scheme == "https" else {
             return .fail(.protocolViolation("redirect to a '\(target.scheme)' URL refused: only http and https are followed",
-                                            curlCode: Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue)))
+                                            curlCode: 1))  // CURLE_UNSUPPORTED_PROTOCOL
         }
         var next = request
-        if let origin = origin(of: request.url), origin != target.origin {
+        if let origin = parser.parse(request.url)?.origin, origin != target.origin {
             next = RequestCredentials.strippingCredentials(from: request)
         }
         next.url = target.url
@@ -51,25 +50,5 @@ enum RedirectPolicy {
             for name in contentHeaders { next.headers[name] = nil }
         }
         return .follow(next)
-    }
-
-    private struct Target {
-        var url: String
-        var scheme: String
-        var origin: String
-    }
-
-    /// `location` resolved against `base` by libcurl's URL parser.
-    private static func resolve(_ location: String, against base: String) -> Target? {
-        guard let parsed = CurlURL(base), parsed.set(CURLUPART_URL, location, flags: UInt32(CURLU_NON_SUPPORT_SCHEME)),
-              let url = parsed.part(CURLUPART_URL)
-        else { return nil }
-        let scheme = (parsed.part(CURLUPART_SCHEME) ?? "").lowercased()
-        return Target(url: url, scheme: scheme, origin: parsed.origin ?? url)
-    }
-
-    /// "scheme://host:port" of `url`, lower case with the default port filled in.
-    static func origin(of url: String) -> String? {
-        CurlURL(url)?.origin
     }
 }

@@ -1,5 +1,3 @@
-import CCurl
-
 /// What an adapter (the C ABI's ADAPT hook) may change in a request before an
 /// attempt: what request signing (AWS SigV4, HMAC schemes) needs. Each part is
 /// checked here, so every adapter gets the same rules.
@@ -21,25 +19,26 @@ public struct RequestAdaptation: Sendable {
     }
 
     /// `request` with the changes, or `invalidRequest` naming what `who` got wrong.
-    public func apply(to request: HTTPRequest, allowsOtherOrigin: Bool, who: String) throws(NetworkError) -> HTTPRequest {
+    public func apply(to request: HTTPRequest, allowsOtherOrigin: Bool, who: String,
+                      parser: any URLParsing) throws(NetworkError) -> HTTPRequest {
         var adapted = request
         if let url {
-            let parsed = CurlURL(url)
-            let scheme = parsed?.part(CURLUPART_SCHEME)?.lowercased()
-            guard scheme == "http" || scheme == "https", let origin = parsed?.origin else {
+            let parsed = parser.parse(url)
+            guard let scheme = parsed?.scheme, scheme == "http" || scheme == "https", let origin = parsed?.origin else {
                 throw .invalidRequest("\(who) key 'url': '\(url.escapedForMessage)' is not an absolute http or https URL")
             }
             if url.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
                 throw .invalidRequest("\(who) key 'url' contains a control character")
             }
-            if !allowsOtherOrigin, origin != RedirectPolicy.origin(of: request.url) {
+            if !allowsOtherOrigin, origin != parser.parse(request.url)?.origin {
                 throw .invalidRequest("\(who) key 'url' changes the origin to \(origin); the config's adaptMayChangeOrigin allows that")
             }
             adapted.url = url
         }
         if let query {
             let pairs = try QueryEncoding.pairs(from: query, context: "\(who) key 'query'")
-            adapted.url = try Self.replacingQuery(of: adapted.url, with: QueryEncoding.encode(pairs), who: who)
+            adapted.url = try Self.replacingQuery(of: adapted.url, with: QueryEncoding.encode(pairs), who: who,
+                                                  parser: parser)
         }
         if let headers {
             do {
@@ -61,11 +60,14 @@ public struct RequestAdaptation: Sendable {
         return adapted
     }
 
-    /// `url` with its query replaced by `query` (none when empty), by libcurl's URL parser.
-    private static func replacingQuery(of url: String, with query: String, who: String) throws(NetworkError) -> String {
-        guard let parsed = CurlURL(url), parsed.set(CURLUPART_QUERY, query.isEmpty ? nil : query),
-              let replaced = parsed.part(CURLUPART_URL)
-        else { throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'") }
-        return replaced
+    /// `url` with its query replaced by `query` (none when empty): the query and
+    /// fragment `parser` finds are cut, and the new query joined.
+    private static func replacingQuery(of url: String, with query: String, who: String,
+                                       parser: any URLParsing) throws(NetworkError) -> String {
+        guard parser.parse(url) != nil else {
+            throw .invalidRequest("\(who) key 'query' cannot be set on '\(url.escapedForMessage)'")
+        }
+        let base = url.prefix { $0 != "?" && $0 != "#" }
+        return query.isEmpty ? String(base) : "\(base)?\(query)"
     }
 }

@@ -61,7 +61,8 @@ final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// earlier hops.
     private func send(_ request: HTTPRequest, context: RequestContext, redirects: Int, redirectMs: Double) {
         let transfer = environment.sessionManager.request(request) { [self] result in
-            switch RedirectPolicy.next(after: result, request: request, redirects: redirects) {
+            switch RedirectPolicy.next(after: result, request: request, redirects: redirects,
+                                       parser: environment.sessionManager.urlParser) {
             case .follow(let next):
                 environment.logger.log(request: next, context: context)  // each hop is a request of its own
                 send(next, context: context, redirects: redirects + 1, redirectMs: redirectMs + Self.spent(result))

@@ -8,9 +8,12 @@ final class RequestDefaults: Sendable {
     let headers: HTTPHeaders
     let query: JSONObject
     let options: RequestOptions
+    /// How URLs are read: the transport's parser.
+    let parser: any URLParsing
 
-    init(_ config: any NetworkConfigurable) throws(NetworkError) {
-        base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL)
+    init(_ config: any NetworkConfigurable, parser: any URLParsing) throws(NetworkError) {
+        self.parser = parser
+        base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL, parser: parser)
         var headers = config.headers
         try headers.validateOnce()
         self.headers = headers
@@ -35,7 +38,8 @@ enum RequestBuilder {
         }
         for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
         let pairs = try QueryEncoding.pairs(from: query, context: "query")
-        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs)
+        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs,
+                                     parser: defaults.parser)
 
         var headers = defaults.headers.merging(endpoint.headerParameters)
         try headers.validateOnce()  // nothing to do when both sides were checked already
@@ -67,7 +71,7 @@ enum RequestBuilder {
             endpoint.configureOptions?(&options)
             try validate(options)
         }
-        if let auth = options.auth, let value = try auth.authorization(for: url) {
+        if let auth = options.auth, let value = try auth.authorization(for: url, parser: defaults.parser) {
             headers.setChecked("Authorization", value)
         }
         return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,

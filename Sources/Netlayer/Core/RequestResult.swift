@@ -9,12 +9,11 @@ public struct RequestResult: Sendable {
     /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
     public var decoderChoice: AutoResponseDecoder.Choice?
 
-    /// Decodes `outcome` with `decoder` through `dataTransfer` (resolver, empty-body
+    /// Decodes `outcome` with `decoder` as `client` decodes (resolver, empty-body
     /// rules, logging). A JSON body held in memory is checked and kept as text
     /// (`RawJSON`), not parsed into a tree: a caller that writes it into another
     /// document copies it.
-    init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder,
-         dataTransfer: DefaultDataTransferService) {
+    package init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder, client: NetlayerClient) {
         attempts = outcome.attempts
         var decoder = decoder
         if type(of: decoder) == AutoResponseDecoder.self, case .success(let response) = outcome.result,
@@ -28,11 +27,11 @@ public struct RequestResult: Sendable {
         }
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
         if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {
-            let decoded: Result<DataResponse<RawJSON>, DataTransferError> = dataTransfer.decode(
+            let decoded: Result<DataResponse<RawJSON>, DataTransferError> = client.decode(
                 outcome, request: request, decoder: decoder)
             self.decoded = decoded.map { $0.withValue(.text($0.value)) }
         } else {
-            let decoded: Result<DataResponse<JSON>, DataTransferError> = dataTransfer.decode(
+            let decoded: Result<DataResponse<JSON>, DataTransferError> = client.decode(
                 outcome, request: request, decoder: decoder)
             self.decoded = decoded.map { $0.withValue(.value($0.value)) }
         }
@@ -69,5 +68,28 @@ private extension NetworkOutcome {
     var holdsBodyInMemory: Bool {
         guard case .success(let response) = result else { return false }
         return response.downloadedFile == nil && response.streamEvents == nil
+    }
+}
+
+extension NetlayerClient {
+    /// `perform(_:id:)`, decoded with `decoder`.
+    public func perform(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64) -> RequestResult {
+        RequestResult(perform(request, id: id), request: request, decoder: decoder, client: self)
+    }
+
+    /// `start(_:id:completion:)`, decoded with `decoder` (on the completion's thread).
+    public func start(_ request: HTTPRequest, decoder: any ResponseDecoder, id: UInt64,
+                      completion: @escaping @Sendable (RequestResult) -> Void) {
+        start(request, id: id) { [self] outcome in
+            completion(RequestResult(outcome, request: request, decoder: decoder, client: self))
+        }
+    }
+
+    /// A batch (`perform(count:prepare:)`), each result decoded with its decoder.
+    public func perform(count: Int, prepare: (Int) -> (HTTPRequest, any ResponseDecoder, UInt64)?) -> [RequestResult?] {
+        perform(count: count) { index -> (HTTPRequest, UInt64, finish: @Sendable (NetworkOutcome) -> RequestResult)? in
+            guard let (request, decoder, id) = prepare(index) else { return nil }
+            return (request, id, { [self] in RequestResult($0, request: request, decoder: decoder, client: self) })
+        }
     }
 }

@@ -41,7 +41,7 @@ extension Requestable {
     public var bodyData: Data? { nil }
 
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
-        try RequestBuilder.build(self, defaults: try RequestDefaults(config))
+        try RequestBuilder.build(self, defaults: try RequestDefaults(config, parser: CurlURLParser()))
     }
 }
 

@@ -1,4 +1,3 @@
-import CCurl
 import Glibc
 
 /// When a failed attempt is tried again, and after how long: exponential back-off
@@ -33,7 +32,7 @@ public struct RetryPolicy: Sendable, Hashable {
         case .protocolViolation(_, let code):
             // The server dropped the connection before answering (a pooled
             // connection it had closed, a restart): nothing was processed.
-            return code == Int(CURLE_GOT_NOTHING.rawValue) || code == Int(CURLE_RECV_ERROR.rawValue)
+            return code == 52 || code == 56  // libcurl's CURLE_GOT_NOTHING, CURLE_RECV_ERROR
         default: return false
         }
     }
@@ -52,8 +51,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public static func retryAfter(_ response: HTTPResponse) -> Double? {
         guard let value = response.headers["retry-after"]?.trimmingSpaces, !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
-        let date = curl_getdate(value, nil)  // libcurl parses RFC 1123, 850 and asctime dates
-        guard date > 0 else { return nil }
+        guard let date = HTTPDate.parse(value) else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return max(0, Double(date) - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9))

@@ -1,4 +1,3 @@
-import CCurl
 import Glibc
 
 /// One cookie of a client's jar, as the jar lists it (a line of a Netscape cookie
@@ -60,20 +59,4 @@ public struct StoredCookie: Sendable, Hashable {
 public protocol CookieSource: Sendable {
     /// The jar's cookies that libcurl may send with a request to `url`.
     func cookies(for url: String) -> [StoredCookie]
-}
-
-extension CookieSource {
-    /// The host of `url` as the jar compares it (without IPv6 brackets).
-    static func host(of url: String) -> String? {
-        guard var host = CurlURL(url)?.part(CURLUPART_HOST) else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host
-    }
-
-    /// Seconds since the epoch, for expiry.
-    static var now: Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec)
-    }
 }

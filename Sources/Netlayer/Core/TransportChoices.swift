@@ -1,10 +1,11 @@
-import CCurl
 import Glibc
 
 /// How a client reaches servers, beyond the URL: the HTTP version, a Unix domain
 /// socket (Docker's API), DNS overrides like curl's `--resolve`, and the local
-/// interface or address. libcurl does each (`CURLOPT_HTTP_VERSION`,
-/// `CURLOPT_UNIX_SOCKET_PATH`, `CURLOPT_RESOLVE`, `CURLOPT_INTERFACE`).
+/// interface or address. The transport does each (libcurl's `CURLOPT_HTTP_VERSION`,
+/// `CURLOPT_UNIX_SOCKET_PATH`, `CURLOPT_RESOLVE`, `CURLOPT_INTERFACE`), and checks
+/// what only it can know (`NetworkSessionManager.check(_:)`: HTTP/3 needs a libcurl
+/// built with it).
 public struct TransportChoices: Sendable, Hashable {
     public enum HTTPVersion: String, Sendable, CaseIterable {
         /// HTTP/1.1 only.
@@ -28,20 +29,10 @@ public struct TransportChoices: Sendable, Hashable {
 
     public init() {}
 
-    /// Whether libcurl was built with HTTP/3.
-    public static var hasHTTP3: Bool {
-        guard let info = nl_version_info() else { return false }
-        return info.pointee.features & (1 << 22) != 0  // CURL_VERSION_HTTP3, a macro Swift cannot import
-    }
-
     /// Throws `invalidRequest` naming the key of a choice that cannot work. libcurl
     /// takes each of them without a word and fails (or ignores it) at the first
     /// transfer, so the limits it has are checked here, when the client is made.
     public func validate() throws(NetworkError) {
-        if httpVersion == .http3, !Self.hasHTTP3 {
-            let version = nl_version_info().map { String(cString: $0.pointee.version) } ?? "?"
-            throw .invalidRequest("'httpVersion' '3' needs a libcurl built with HTTP/3, and this one (\(version)) is not")
-        }
         if let path = unixSocket {
             // sockaddr_un.sun_path holds 108 bytes with its NUL.
             guard !path.isEmpty, path.utf8.count < 108, !path.utf8.contains(0) else {

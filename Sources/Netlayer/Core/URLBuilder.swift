@@ -7,7 +7,7 @@ package enum URLBuilder {
     /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
     /// the path must itself be an absolute http(s) URL.
     package static func url(base: BaseURL?, path: String, isFullPath: Bool,
-                           query: [(String, String)]) throws(NetworkError) -> String {
+                           query: [(String, String)], parser: any URLParsing) throws(NetworkError) -> String {
         var pathCopy = path
         let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
         if hasControl {
@@ -17,7 +17,7 @@ package enum URLBuilder {
         var out: [UInt8] = []
         let existingQuery: String?
         if isFullPath {
-            let full = try BaseURL(path, role: "path (isFullPath)")
+            let full = try BaseURL(path, role: "path (isFullPath)", parser: parser)
             out.reserveCapacity(full.origin.utf8.count + full.path.utf8.count + 32)
             append(full.origin, to: &out)
             PercentEncoding.appendPath(full.path.isEmpty ? "/" : Substring(full.path), into: &out)

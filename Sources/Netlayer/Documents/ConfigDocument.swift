@@ -47,7 +47,6 @@ public struct ConfigDocument: Sendable {
         try doc.checkKeys(known: Self.knownKeys, unsupported: Self.unsupportedKeys)
 
         if let base = try doc.string("baseURL") {
-            _ = try BaseURL(base)  // fail at creation, not on the first request
             network.baseURL = base
         }
         if let headers = try doc.requestHeaders("headers") { network.headers = headers }

@@ -4,14 +4,11 @@ extension ConfigDocument {
     /// The parts of the client this config describes. Log events go to `log`, or to
     /// standard error when it is nil.
     package func clientParts(log: (@Sendable (LogEvent) -> Void)? = nil) -> NetlayerClient.Parts {
-        var parts = NetlayerClient.Parts(config: network)
-        parts.maxConcurrent = maxConcurrent
-        parts.cookies = cookies
-        parts.stubRules = stubRules
-        parts.cassette = cassette?.clientMode(redaction: CassetteRedaction(headers: redactedHeaders,
-                                                                           queryNames: redactedQuery))
-        parts.namedEndpoints = endpoints
-        parts.openAPI = openAPI
+        let cassette = self.cassette?.clientMode(redaction: CassetteRedaction(headers: redactedHeaders,
+                                                                              queryNames: redactedQuery))
+        var parts = NetlayerClient.Parts(config: network, makeTransport: NetlayerClient.Parts.curlTransport(
+            maxConcurrent: maxConcurrent, cookies: cookies, stubRules: stubRules, cassette: cassette))
+        parts.attachment = ConfigAttachment(endpoints: endpoints, openAPI: openAPI)
         parts.errorResolver = RuleBasedErrorResolver(rules: errorRules)
         parts.logger = NetworkLogger(level: logLevel, redactedHeaders: redactedHeaders, redactedQuery: redactedQuery,
                                      sink: log)
@@ -47,9 +44,23 @@ extension NetlayerClient {
     public convenience init(baseURL: String, headers: HTTPHeaders = [:],
                             makeJSONDecoder: (@Sendable () -> JSONDecoder)? = nil) throws(NetworkError) {
         var config = ConfigDocument()
-        _ = try BaseURL(baseURL)  // a bad URL fails here, not on the first request
         config.network.baseURL = baseURL
         config.network.headers = headers
         try self.init(config: config, makeJSONDecoder: makeJSONDecoder)
     }
+}
+
+/// What a client made from a config document keeps with it: its named endpoints and
+/// its OpenAPI document, which `call` reads.
+package struct ConfigAttachment: Sendable {
+    package var endpoints: JSONObject
+    package var openAPI: OpenAPIConfig?
+}
+
+extension NetlayerClient {
+    /// The config's named endpoints, as documents.
+    package var namedEndpoints: JSONObject { (attachment as? ConfigAttachment)?.endpoints ?? JSONObject() }
+
+    /// The config's OpenAPI document and its settings.
+    package var openAPI: OpenAPIConfig? { (attachment as? ConfigAttachment)?.openAPI }
 }

@@ -1,4 +1,3 @@
-import CCurl
 import Glibc
 
 /// An in-memory HTTP cache for GET and HEAD responses (the seeds' `useCache`),
@@ -162,12 +161,9 @@ public final class ResponseCache: ResponseCaching {
     static func freshness(_ headers: HTTPHeaders, _ directives: [String: String]) -> Double {
         if let maxAge = directives["max-age"].flatMap(Double.init) { return max(0, maxAge) }
         if let expires = headers["expires"] {
-            let end = curl_getdate(expires, nil)
-            guard end > 0 else { return 0 }  // an invalid Expires means "already expired"
-            let date = headers["date"].map { curl_getdate($0, nil) } ?? -1
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            return max(0, Double(end - (date > 0 ? date : now.tv_sec)))
+            guard let end = HTTPDate.parse(expires) else { return 0 }  // an invalid Expires means "already expired"
+            let date = headers["date"].flatMap { HTTPDate.parse($0) } ?? HTTPDate.now()
+            return max(0, Double(end - date))
         }
         return 0
     }

@@ -43,4 +43,10 @@ enum CurlGlobal {
         guard !names.isEmpty else { return nil }
         return UnsafePointer(strdup("Accept-Encoding: " + names.joined(separator: ", ")))
     }()
+
+    /// Whether libcurl was built with HTTP/3.
+    static var hasHTTP3: Bool {
+        guard let info = nl_version_info() else { return false }
+        return info.pointee.features & (1 << 22) != 0  // CURL_VERSION_HTTP3, a macro Swift cannot import
+    }
 }

@@ -106,6 +106,15 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
 
+    public var urlParser: any URLParsing { CurlURLParser() }
+
+    public func check(_ options: RequestOptions) throws(NetworkError) {
+        if options.transport.httpVersion == .http3, !CurlGlobal.hasHTTP3 {
+            let version = nl_version_info().map { String(cString: $0.pointee.version) } ?? "?"
+            throw .invalidRequest("config key 'httpVersion' '3' needs a libcurl built with HTTP/3, and this one (\(version)) is not")
+        }
+    }
+
     /// Runs `task` on the loop thread, in order with completions; after shutdown,
     /// on the calling thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
@@ -119,14 +128,14 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// Runs `task` on the delivery thread, after the tasks delivered before it: work
     /// that follows a completion and need not hold up the loop (decoding, the caller's
     /// callback). After shutdown, on the calling thread.
-    func deliver(_ task: @escaping @Sendable () -> Void) {
+    public func deliver(_ task: @escaping @Sendable () -> Void) {
         delivery.submit(task)
     }
 
     /// Whether the caller is running on one of this manager's threads (the loop or
     /// the delivery thread), where waiting for a request of the same manager would
     /// deadlock.
-    public var isLoopThread: Bool {
+    public var isLibraryThread: Bool {
         if delivery.isCurrentThread { return true }
         guard loopStarted.load(ordering: .acquiring) else { return false }
         return loopState.withLock { $0.loop?.isCurrentThread ?? false }
@@ -135,7 +144,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// Cancels every request, delivers their completions (a blocking caller's too) and
     /// stops the loop and delivery threads. Does nothing on either thread.
     public func shutdown() {
-        if isLoopThread { return }
+        if isLibraryThread { return }
         let (loop, first) = loopState.withLock { state -> (CurlEventLoop?, Bool) in
             defer { state.shutDown = true }
             return (state.loop, !state.shutDown)
@@ -149,8 +158,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     }
 
     /// Takes the share's locks before a `fork()`: a child copies the jar from it.
-    package func lockCookiesForFork() { share.lockForFork() }
+    public func lockForFork() { share.lockForFork() }
 
     /// Gives back what `lockCookiesForFork()` took, in the parent and in the child.
-    package func unlockCookiesAfterFork() { share.unlockAfterFork() }
+    public func unlockAfterFork() { share.unlockAfterFork() }
 }

@@ -53,8 +53,8 @@ final class CurlShare: CookieSource, @unchecked Sendable {
     }
 
     func cookies(for url: String) -> [StoredCookie] {
-        guard cookiesEnabled, let host = Self.host(of: url) else { return [] }
-        let now = Self.now
+        guard cookiesEnabled, let host = CurlURLParser().parse(url)?.bareHost else { return [] }
+        let now = HTTPDate.now()
         return cookieLines().compactMap(StoredCookie.init(netscapeLine:)).filter { $0.mayBeSent(to: host, now: now) }
     }
 

@@ -8,7 +8,7 @@
 /// `save` once; a recorder released without it (a Swift client dropped without
 /// `shutdown()`) saves then.
 public final class RecordingSessionManager: NetworkSessionManager, @unchecked Sendable {
-    private let transport: any NetworkSessionManager
+    let transport: any NetworkSessionManager
     private let redaction: CassetteRedaction
     private let save: @Sendable (Cassette) -> Void
     /// The exchanges kept so far, or nil once they were saved.
@@ -36,6 +36,22 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
     }
 
     public var cookieSource: (any CookieSource)? { transport.cookieSource }
+
+    public var urlParser: any URLParsing { transport.urlParser }
+
+    public func check(_ options: RequestOptions) throws(NetworkError) { try transport.check(options) }
+    public func execute(_ task: @escaping @Sendable () -> Void) { transport.execute(task) }
+    public func deliver(_ task: @escaping @Sendable () -> Void) { transport.deliver(task) }
+    public var isLibraryThread: Bool { transport.isLibraryThread }
+    public func lockForFork() { transport.lockForFork() }
+    public func unlockAfterFork() { transport.unlockAfterFork() }
+
+    /// Shuts the transport down, then saves the cassette: every exchange has completed.
+    public func shutdown() {
+        guard !transport.isLibraryThread else { return }
+        transport.shutdown()
+        finish()
+    }
 
     /// The jar's cookies for `request` before it is sent: the ones it may carry, which a
     /// response that deletes them (a logout) may still echo.

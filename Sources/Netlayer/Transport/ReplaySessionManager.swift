@@ -18,7 +18,7 @@ public final class ReplaySessionManager: NetworkSessionManager, @unchecked Senda
     /// Whether each exchange has answered already.
     private let used: Locked<[Bool]>
     private let redactedQuery: Set<String>
-    private let answers: LoopAnswers
+    let answers: LoopAnswers
 
     /// - Parameter redactedQuery: query parameters kept out of the message of an
     ///   unmatched request, besides `Redaction.defaultQueryNames`.
@@ -39,6 +39,16 @@ public final class ReplaySessionManager: NetworkSessionManager, @unchecked Senda
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         answers.deliver(answer(to: request), after: 0, to: completion)
     }
+
+    public var urlParser: any URLParsing { answers.loop.urlParser }
+
+    public func check(_ options: RequestOptions) throws(NetworkError) { try answers.loop.check(options) }
+    public func execute(_ task: @escaping @Sendable () -> Void) { answers.loop.execute(task) }
+    public func deliver(_ task: @escaping @Sendable () -> Void) { answers.loop.deliver(task) }
+    public var isLibraryThread: Bool { answers.loop.isLibraryThread }
+    public func shutdown() { answers.loop.shutdown() }
+    public func lockForFork() { answers.loop.lockForFork() }
+    public func unlockAfterFork() { answers.loop.unlockAfterFork() }
 
     /// Blocking calls are driven like the client's own (`CurlSessionManager.run`).
     public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {

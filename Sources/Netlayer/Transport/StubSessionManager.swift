@@ -33,7 +33,7 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
     private let rules: [Rule]
     /// `rules`' path patterns, compiled once.
     private let patterns: [StubPathPattern]
-    private let answers: LoopAnswers
+    let answers: LoopAnswers
 
     /// - Parameter loop: the client's transport, used only for its thread.
     public init(rules: [Rule], loop: CurlSessionManager) {
@@ -46,6 +46,16 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
         let (delay, answer) = timed(request)
         return answers.deliver(answer, after: delay, to: completion)
     }
+
+    public var urlParser: any URLParsing { answers.loop.urlParser }
+
+    public func check(_ options: RequestOptions) throws(NetworkError) { try answers.loop.check(options) }
+    public func execute(_ task: @escaping @Sendable () -> Void) { answers.loop.execute(task) }
+    public func deliver(_ task: @escaping @Sendable () -> Void) { answers.loop.deliver(task) }
+    public var isLibraryThread: Bool { answers.loop.isLibraryThread }
+    public func shutdown() { answers.loop.shutdown() }
+    public func lockForFork() { answers.loop.lockForFork() }
+    public func unlockAfterFork() { answers.loop.unlockAfterFork() }
 
     /// Blocking calls are driven like the client's own (`CurlSessionManager.run`).
     public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {
