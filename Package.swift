@@ -56,10 +56,27 @@ let package = Package(
             name: "CRegex",
             linkerSettings: [.linkedLibrary("re2")]
         ),
-        .target(
-            name: "Netlayer",
-            dependencies: ["CCurl", "CYAML", "CRegex"]
-        ),
+        // One target per layer; a dependency can only point down this list, which the
+        // compiler enforces (a module cannot import what its target does not depend on).
+        // NetlayerJSON: the JSON value, parser and writer (a data format, no HTTP).
+        .target(name: "NetlayerJSON"),
+        // The core: Endpoint -> HTTPRequest -> NetlayerClient -> RequestAttempts ->
+        // HTTPResponse, the errors, and the protocols what plugs in implements
+        // (transport, URL parsing, interceptor, cache, logger, decoder). No libcurl, no
+        // documents, no OpenAPI (Tests/check_layers.py checks the graph).
+        .target(name: "NetlayerCore", dependencies: ["NetlayerJSON"]),
+        // The libcurl transport: one multi handle (one connection pool) per client.
+        .target(name: "NetlayerCurl", dependencies: ["NetlayerCore", "CCurl"]),
+        // What a request may opt into: response cache, logging and redaction of bodies,
+        // stub and cassette transports.
+        .target(name: "NetlayerFeatures", dependencies: ["NetlayerCore"]),
+        // The JSON documents of the C ABI (config, endpoint, result) and OpenAPI.
+        .target(name: "NetlayerDocuments", dependencies: ["NetlayerCore", "NetlayerFeatures", "CYAML", "CRegex"]),
+        // What Swift users import: every layer, the seeds' vocabulary (NetworkService,
+        // DataTransferService, ...) as a facade over the client, and clients made from
+        // config documents over libcurl.
+        .target(name: "Netlayer",
+                dependencies: ["NetlayerJSON", "NetlayerCore", "NetlayerCurl", "NetlayerFeatures", "NetlayerDocuments"]),
         .target(
             name: "NetlayerC",
             dependencies: ["Netlayer"],

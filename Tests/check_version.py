@@ -3,7 +3,7 @@
     check_version.py REPO [--cmake-version V] [--library PATH]
 
 The copies: NL_VERSION_MAJOR/MINOR/PATCH/STRING in include/netlayer.h, Netlayer.version
-in Sources/Netlayer/Netlayer.swift, __version__ in bindings/python/netlayer/__init__.py,
+in Sources/NetlayerCore/Netlayer.swift, __version__ in bindings/python/netlayer/__init__.py,
 and every "netlayer/X.Y.Z" or "netlayer X.Y.Z" in the README files and docs/. The Python
 package's metadata must take its version from VERSION (dynamic), CMake's project
 version (given by ctest) is read from it, and so is nl_version() of a built library.
@@ -19,7 +19,7 @@ from pathlib import Path
 # (file, pattern whose group 1 is a copy); shared with scripts/set-version.
 COPIES = [
     ("include/netlayer.h", r"#define NL_VERSION_STRING \"([^\"]*)\""),
-    ("Sources/Netlayer/Netlayer.swift", r"public static let version = \"([^\"]*)\""),
+    ("Sources/NetlayerCore/Netlayer.swift", r"public static let version = \"([^\"]*)\""),
     ("bindings/python/netlayer/__init__.py", r"__version__ = \"([^\"]*)\""),
 ]
 HEADER_PARTS = ("MAJOR", "MINOR", "PATCH")

@@ -16,7 +16,7 @@ final class ClientHandle: Sendable {
         self.hooks = hooks
         redactedQuery = config.redactedQuery
         var parts = config.clientParts { event in
-            if case .notSet = hooks.call(.log, event.json) { NetworkLogger.writeToStderr(event) }
+            if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) }
         }
         parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
         parts.errorResolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Netlayer
+@testable import NetlayerCurl
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import Netlayer
+@testable import NetlayerCurl
 import Testing
 
 /// The event-stream parser against exact byte streams, in the manner of the

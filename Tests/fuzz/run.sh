@@ -3,8 +3,9 @@
 #
 #   Tests/fuzz/run.sh [SECONDS]      default 60; prints libFuzzer's summary
 #
-# The Netlayer and NetlayerC sources are compiled with the harness as one module
-# (their `import Netlayer` lines dropped), so the fuzzer reaches internal types.
+# The library's Swift sources (every layer's target and NetlayerC) are compiled with the
+# harness as one module (their imports of each other dropped), so the fuzzer reaches
+# internal types.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -12,10 +13,13 @@ seconds=${1:-60}
 out="$root/build/fuzz"
 mkdir -p "$out/src" "$out/corpus" "$out/crashes"
 rm -f "$out/src/"*.swift
-for f in $(find "$root/Sources/Netlayer" "$root/Sources/NetlayerC" -name '*.swift'); do
-    # One module: the cross-module imports go, and the files keep unique names.
+for f in $(find "$root/Sources/NetlayerJSON" "$root/Sources/NetlayerCore" "$root/Sources/NetlayerCurl" \
+                "$root/Sources/NetlayerFeatures" "$root/Sources/NetlayerDocuments" "$root/Sources/Netlayer" \
+                "$root/Sources/NetlayerC" -name '*.swift'); do
+    # One module: the cross-module imports go (and the umbrella's re-exports), and the
+    # files keep unique names.
     name=$(echo "${f#$root/Sources/}" | tr '/' '_')
-    sed -e '/^import Netlayer$/d' "$f" > "$out/src/$name"
+    sed -E -e '/^(@_exported )?import Netlayer(JSON|Core|Curl|Features|Documents)?$/d' "$f" > "$out/src/$name"
 done
 cp "$here/FuzzTarget.swift" "$out/src/"
 # CRegex (C++ over RE2) is compiled on its own, with the same sanitizer, and reached

@@ -1,0 +1,32 @@
+import NetlayerJSON
+
+/// A decoded value with what came with it.
+public struct DataResponse<Value> {
+    public var value: Value
+    public var statusCode: Int
+    /// Response headers, names lower-cased, repeated fields joined with ", ".
+    public var headers: HTTPHeaders
+    /// How many attempts the request took.
+    public var attempts: Int
+    /// Milliseconds from the first attempt to the end of the last one.
+    public var totalMs: Double
+    /// The phases of the last transfer, and the time its redirects took.
+    public var timing = TransferTiming()
+    public var fromCache: Bool
+    /// Events delivered, for a streamed body.
+    public var streamEvents: Int?
+    /// The HTTP version of the response: "1.1", "2", ...
+    public var httpVersion: String?
+
+    public init(value: Value, statusCode: Int, headers: HTTPHeaders, attempts: Int = 1, totalMs: Double = 0,
+                fromCache: Bool = false) {
+        self.value = value
+        self.statusCode = statusCode
+        self.headers = headers
+        self.attempts = attempts
+        self.totalMs = totalMs
+        self.fromCache = fromCache
+    }
+}
+
+extension DataResponse: Sendable where Value: Sendable {}

@@ -1,0 +1,271 @@
+import FoundationEssentials
+import Synchronization
+import NetlayerJSON
+
+/// A client: one transport (for libcurl: a multi handle, and so one connection pool),
+/// the config's defaults checked once, request ids and cancellation, and the one way
+/// requests run (`RequestAttempts`): started, with a completion; blocking, a start and
+/// a wait; in batches, many starts and one wait. The C ABI's `nl_client` is one of
+/// these with documents in front.
+///
+/// A client keeps working in a child of `fork()`: there its first use makes a new
+/// transport (`Parts.makeTransport`, given the parent's, whose state such as cookies
+/// the new one may copy), and the parent's is left untouched.
+public final class NetlayerClient: @unchecked Sendable {
+    /// What a client is made of.
+    public struct Parts: Sendable {
+        public var config: any NetworkConfigurable
+        /// Makes the client's transport: once, and again in a child of `fork()`, where
+        /// it is given the parent's transport (inherited, never used again).
+        public var makeTransport: @Sendable ((any NetworkSessionManager)?) throws(NetworkError) -> any NetworkSessionManager
+        /// Adapts every attempt and decides retries before the policy.
+        public var interceptor: (any RequestInterceptor)?
+        public var errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
+        public var logger: any NetworkErrorLogger & DataTransferErrorLogger = DefaultNetworkErrorLogger()
+        /// A new response cache (one per transport), or nil for none.
+        public var makeCache: (@Sendable () -> any ResponseCaching)?
+        /// Whether requests must start and complete on the transport's own thread, now:
+        /// true while callbacks that promise to run on a library thread (the C ABI's
+        /// hooks) are set. Otherwise a blocking request runs on its caller's thread
+        /// when it can, and completions on a delivery thread beside the transport's.
+        public var startsOnLoopThread: @Sendable () -> Bool = { false }
+        /// Makes the `JSONDecoder` of `send`'s `JSONResponseDecoder`s that name none
+        /// (dates, key strategy); nil is a plain `JSONDecoder()`.
+        public var makeJSONDecoder: (@Sendable () -> JSONDecoder)?
+        /// What the layer that described the client keeps with it (a config document's
+        /// named endpoints and OpenAPI document).
+        public var attachment: (any Sendable)?
+
+        public init(config: any NetworkConfigurable,
+                    makeTransport: @escaping @Sendable ((any NetworkSessionManager)?) throws(NetworkError)
+                        -> any NetworkSessionManager) {
+            self.config = config
+            self.makeTransport = makeTransport
+        }
+    }
+
+    /// The transport and what requests need of it; a child of `fork()` gets new ones.
+    private final class Engine: Sendable {
+        let transport: any NetworkSessionManager
+        let environment: AttemptEnvironment
+        let defaults: RequestDefaults
+        /// `ProcessFork.generation` when it started.
+        let generation: UInt64
+
+        init(_ parts: Parts, inheriting parent: Engine? = nil) throws(NetworkError) {
+            generation = ProcessFork.generation
+            let transport = try parts.makeTransport(parent?.transport)
+            do {
+                try transport.check(parts.config.requestOptions)
+                defaults = try RequestDefaults(parts.config, parser: transport.urlParser)  // a bad base URL fails here
+            } catch {
+                transport.shutdown()
+                throw error
+            }
+            self.transport = transport
+            environment = AttemptEnvironment(sessionManager: transport, interceptor: parts.interceptor,
+                                             logger: parts.logger, cache: parts.makeCache?())
+        }
+
+        /// Runs what follows a transfer (decoding, the caller's completion), called on
+        /// the transport's thread: beside it (`deliver`), since with requests in flight
+        /// that thread is the bottleneck; with `onLoop` (callbacks that promise the
+        /// transport's thread are set), at once.
+        func followUp(onLoop: Bool, _ task: @escaping @Sendable () -> Void) {
+            if onLoop { task() } else { transport.deliver(task) }
+        }
+    }
+
+    private let parts: Parts
+    private let nextID = Atomic<UInt64>(1)
+    private let inFlight: Locked<[UInt64: DeferredCancellable]>
+    /// Replaced only in a child of `fork()`, under `engineLock` (see `engine`).
+    nonisolated(unsafe) private var current: Engine
+    private let engineLock: Locked<Engine?>
+    /// This client's locks in the fork registry (see `ForkLocks`).
+    private let forkLocks: ForkLocks
+
+    public init(_ parts: Parts) throws(NetworkError) {
+        self.parts = parts
+        current = try Engine(parts)
+        // The lock also holds the engine whose transport's locks a fork takes (after
+        // this lock, so never while a thread holding it waits for them).
+        let (engineLock, inFlight) = (Locked<Engine?>(current), Locked<[UInt64: DeferredCancellable]>([:]))
+        (self.engineLock, self.inFlight) = (engineLock, inFlight)
+        forkLocks = ForkLocks(lock: {
+            engineLock.lockForFork()
+            inFlight.lockForFork()
+            engineLock.unsafeValue?.transport.lockForFork()
+        }, unlock: {
+            engineLock.unsafeValue?.transport.unlockAfterFork()
+            inFlight.unlockAfterFork()
+            engineLock.unlockAfterFork()
+        })
+    }
+
+    /// The engine of this process. In a child of `fork()` the parent's engine is kept
+    /// as it is, never touched again, and a new one starts.
+    private var engine: Engine {
+        let engine = current
+        if engine.generation == ProcessFork.generation { return engine }
+        return engineLock.withLock { tracked in
+            if current.generation == ProcessFork.generation { return current }
+            if let fresh = try? Engine(parts, inheriting: current) {
+                ProcessFork.abandon(current)
+                current = fresh
+                tracked = fresh
+            }
+            return current
+        }
+    }
+
+    // MARK: Requests
+
+    /// The client's transport.
+    public var transport: any NetworkSessionManager { engine.transport }
+
+    /// What the layer that described the client keeps with it (`Parts.attachment`).
+    package var attachment: (any Sendable)? { parts.attachment }
+
+    /// Whether the client has a base URL (else paths must be full URLs).
+    package var hasBaseURL: Bool { !parts.config.baseURL.isEmpty }
+
+    /// How `send` decodes JSON into `Decodable` types, when an endpoint does not say.
+    package var makeJSONDecoder: (@Sendable () -> JSONDecoder)? { parts.makeJSONDecoder }
+
+    /// A new request id: unique within the client, never 0.
+    public func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    /// The request `endpoint` describes under the client's config, built and checked.
+    public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
+        let engine = self.engine
+        let request = try RequestBuilder.build(endpoint, defaults: engine.defaults)
+        if request.transfer.useCache, engine.environment.cache == nil {
+            throw .invalidRequest("useCache needs a response cache (config cache.enabled)")
+        }
+        return request
+    }
+
+    /// Whether the caller runs on one of this client's own threads (inside a callback
+    /// or hook), where waiting for a request of the same client would deadlock.
+    public var isLoopThread: Bool { engine.transport.isLibraryThread }
+
+    /// Runs `task` on the transport's thread, in order with its work.
+    public func execute(_ task: @escaping @Sendable () -> Void) { engine.transport.execute(task) }
+
+    /// Runs `task` where completions of `start` run (the delivery thread; the
+    /// transport's thread while `startsOnLoopThread`), one at a time with them.
+    package func deliver(_ task: @escaping @Sendable () -> Void) {
+        if parts.startsOnLoopThread() { engine.transport.execute(task) } else { engine.transport.deliver(task) }
+    }
+
+    /// Sends `request` and returns at once; `completion` runs exactly once, on a
+    /// library thread (the delivery thread; the transport's while `startsOnLoopThread`).
+    /// Until then `cancel(id)` cancels it.
+    public func start(_ request: HTTPRequest, id: UInt64, completion: @escaping @Sendable (NetworkOutcome) -> Void) {
+        let token = DeferredCancellable()
+        inFlight.withLock { $0[id] = token }
+        let engine = self.engine
+        // The table, not the client, is captured: a weak reference to the client would
+        // give it a side table, after which every retain of it takes the slow path.
+        let inFlight = self.inFlight
+        let startsOnLoopThread = parts.startsOnLoopThread
+        let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { outcome in
+            engine.followUp(onLoop: startsOnLoopThread()) {
+                inFlight.withLock { _ = $0.removeValue(forKey: id) }
+                completion(outcome)
+            }
+        }
+        token.attach(attempts)
+        if startsOnLoopThread() { engine.transport.execute { attempts.start() } } else { attempts.start() }
+    }
+
+    /// Cancels a request started with `start`; whether it was still in flight.
+    public func cancel(id: UInt64) -> Bool {
+        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        return token.cancel()
+    }
+
+    /// Sends `request` and waits for it: a start and a wait, the calling thread running
+    /// the transport's work meanwhile when nothing else is in flight (no hop to another
+    /// thread and back). While callbacks that must run on the transport's thread are
+    /// set, that thread runs it and the caller waits. A signal on the thread's
+    /// interrupt descriptor (`nl_thread_set_interrupt_fd`) cancels it.
+    public func perform(_ request: HTTPRequest, id: UInt64) -> NetworkOutcome {
+        let engine = self.engine
+        let done = RequestCompletion<NetworkOutcome>()
+        let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { done.open($0) }
+        let interrupt = ThreadInterrupt.armed()
+        let finished = if parts.startsOnLoopThread() {
+            { engine.transport.execute { attempts.start() }; return done.wait(interruptedBy: interrupt) }()
+        } else {
+            engine.transport.run({ attempts.start() }, until: done, interrupt: interrupt)
+        }
+        guard finished else {
+            attempts.cancel()
+            return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
+        }
+        return done.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
+    }
+
+    /// Prepares, sends and waits for `count` requests, each outcome turned into what
+    /// the caller keeps by the `finish` that `prepare` gave with it, as its request
+    /// completes (on a library thread, while the others are still in flight); results
+    /// keep input order, nil where `prepare` gave no request.
+    ///
+    /// Each request is sent as soon as it is prepared, so transfers are on the wire
+    /// while this thread prepares the rest; the thread wakes once, when the last one
+    /// is in, or when a signal interrupts it (`nl_thread_set_interrupt_fd`): then
+    /// every request of the batch is cancelled.
+    public func perform<Element: Sendable>(
+        count: Int, prepare: (Int) -> (HTTPRequest, UInt64, finish: @Sendable (NetworkOutcome) -> Element)?
+    ) -> [Element?] {
+        let results = BatchResults<Element>(count: count)
+        let engine = self.engine
+        let startsOnLoopThread = parts.startsOnLoopThread
+        let onLoop = startsOnLoopThread()
+        let interrupt = ThreadInterrupt.armed()
+        for index in 0..<count {
+            guard let (request, id, finish) = prepare(index) else { continue }
+            results.expectOneMore()
+            let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { outcome in
+                engine.followUp(onLoop: startsOnLoopThread()) { results.set(index, finish(outcome)) }
+            }
+            results.track(attempts)
+            if onLoop { engine.transport.execute { attempts.start() } } else { attempts.start() }
+        }
+        return results.waitForAll(interruptedBy: interrupt)
+    }
+
+    // MARK: Decoding
+
+    /// Decodes `outcome` with `decoder`: status errors go through the client's error
+    /// resolver, empty bodies follow the 204/205/HEAD rule, then the decoder runs.
+    public func decode<T: Decodable>(_ outcome: NetworkOutcome, request: HTTPRequest,
+                                     decoder: any ResponseDecoder) -> Result<DataResponse<T>, DataTransferError> {
+        ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: parts.errorResolver,
+                                logger: parts.logger)
+    }
+
+    /// The client's error resolver and decoding logger, for the seeds' services.
+    package var errorResolver: any DataTransferErrorResolver { parts.errorResolver }
+    package var logger: any NetworkErrorLogger & DataTransferErrorLogger { parts.logger }
+
+    // MARK: Lifetime
+
+    /// Cancels what is in flight, delivers every completion and stops the transport's
+    /// threads. In a child of `fork()` that never used the client, the parent's
+    /// transport is left as it is instead.
+    /// - Returns: false on one of this client's own threads, where waiting would
+    ///   deadlock; then nothing happens.
+    public func shutdown() -> Bool {
+        let engine = engineLock.withLock { _ in current }
+        guard engine.generation == ProcessFork.generation else {
+            ProcessFork.abandon(engine)
+            return true
+        }
+        if engine.transport.isLibraryThread { return false }
+        engine.transport.shutdown()
+        return true
+    }
+}

@@ -1,0 +1,46 @@
+import NetlayerJSON
+
+/// Fills `{placeholders}` in an endpoint path (the seeds' Router): each value is
+/// percent-encoded as one path segment, so a parameter can never add a segment,
+/// a query or another host.
+package enum PathTemplate {
+    /// - Throws: `invalidRequest` for a placeholder without a value, a parameter no
+    ///   placeholder uses (usually a typo), a value that is not a scalar, or one that
+    ///   is empty, "." or "..", which would change the route (`users/{id}/posts` with
+    ///   ".." is `posts`).
+    package static func render(_ template: String, params: JSONObject) throws(NetworkError) -> String {
+        var out = ""
+        var used = Set<String>()
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw .invalidRequest("path '\(template)' has an unclosed '{'")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard let value = params[name], !value.isNull else {
+                throw .invalidRequest("path placeholder '{\(name)}' has no value in params")
+            }
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .int(let i): text = String(i)
+            case .bool(let b): text = b ? "true" : "false"
+            case .double: text = String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+            case .number(let literal): text = literal
+            default: throw .invalidRequest("params '\(name)' must be a string, number or boolean, not \(value.typeName)")
+            }
+            if text.isEmpty || text == "." || text == ".." {
+                throw .invalidRequest("params '\(name)': '\(text)' is not allowed, since an empty, '.' or '..' path segment changes the route")
+            }
+            out += PercentEncoding.encodeComponent(text)
+            used.insert(name)
+            rest = rest[rest.index(after: close)...]
+        }
+        out += rest
+        if let unused = params.keys.first(where: { !used.contains($0) }) {
+            throw .invalidRequest("params '\(unused)' matches no placeholder in path '\(template)'")
+        }
+        return out
+    }
+}

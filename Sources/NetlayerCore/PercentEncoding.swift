@@ -1,0 +1,104 @@
+import NetlayerJSON
+
+/// RFC 3986 percent-encoding for the two places URLs are assembled: path
+/// segments and `application/x-www-form-urlencoded`-style key/value pairs.
+package enum PercentEncoding {
+    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    static func isUnreserved(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Path characters that may stay as they are (RFC 3986 `pchar` plus "/").
+    static func isPathByte(_ b: UInt8) -> Bool {
+        if isUnreserved(b) { return true }
+        switch b {
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+             UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func isHexDigit(_ b: UInt8) -> Bool {
+        (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b)
+    }
+
+    /// Encodes everything but unreserved characters: the strict form for query
+    /// and form components (a space is "%20", never "+").
+    static func encodeComponent(_ s: String, into out: inout [UInt8]) {
+        for b in s.utf8 {
+            if isUnreserved(b) {
+                out.append(b)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0xF)])
+            }
+        }
+    }
+
+    static func encodeComponent(_ s: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        encodeComponent(s, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoded path to `out`, keeping "/" and other `pchar`s, and keeping
+    /// "%XX" escapes the caller already wrote; "?" and "#" are encoded so a path cannot
+    /// smuggle a query.
+    static func appendPath(_ s: Substring, into out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { bytes in
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                if isPathByte(b) {
+                    out.append(b)
+                } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, isHexDigit(bytes[i + 1]), isHexDigit(bytes[i + 2]) {
+                    out.append(b)
+                } else {
+                    out.append(UInt8(ascii: "%"))
+                    out.append(hex[Int(b >> 4)])
+                    out.append(hex[Int(b & 0xF)])
+                }
+                i += 1
+            }
+        }
+    }
+
+    /// `bytes` with `%XX` escapes decoded (a malformed escape kept as written), and
+    /// `+` as a space when `plusIsSpace` (form bodies).
+    package static func decoded(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var rest = Array(bytes)[...]
+        while let b = rest.popFirst() {
+            if b == UInt8(ascii: "+"), plusIsSpace { out.append(0x20); continue }
+            guard b == UInt8(ascii: "%"), rest.count >= 2, let high = hexValue(rest[rest.startIndex]),
+                  let low = hexValue(rest[rest.startIndex + 1]) else { out.append(b); continue }
+            out.append(high << 4 | low)
+            rest = rest.dropFirst(2)
+        }
+        return out
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

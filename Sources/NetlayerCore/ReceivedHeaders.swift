@@ -1,0 +1,210 @@
+import Glibc
+import NetlayerJSON
+
+/// A response's header fields as libcurl hands them over, kept as bytes: records of
+/// `[name length][value length][lower-cased name][value]` (lengths as 32-bit native
+/// integers) in one buffer. Making two strings per field costs more than the rest of
+/// the header handling together, and most responses only have their fields copied
+/// into a result document; `HTTPHeaders` makes strings when they are asked for.
+///
+/// Only the transfer that receives a response appends to its block, and it hands the
+/// block over (`HTTPHeaders(received:)`) once the response is complete: from then on
+/// the block is read-only and may be shared like any value.
+package struct ReceivedHeaders: @unchecked Sendable {
+    /// The records; nil until the first field arrives.
+    private var block: Block?
+    /// Whether the blank line that ends the header section has arrived since the last
+    /// status line: libcurl 7.88 hands over a response whose connection closed before
+    /// it as if it were complete. (One that closes after a 1xx section, libcurl
+    /// reports itself, as an empty reply.)
+    package private(set) var sectionEnded = false
+
+    package init() {}
+
+    var recordCount: Int { block?.records ?? 0 }
+    /// Whether a name occurs more than once (its values are joined when read).
+    var hasRepeats: Bool { block?.hasRepeats ?? false }
+    var isEmpty: Bool { recordCount == 0 }
+
+    /// Fields, counting a repeated name once.
+    var count: Int { hasRepeats ? fields.count : recordCount }
+
+    private final class Block {
+        var bytes: UnsafeMutablePointer<UInt8>
+        var count = 0
+        var capacity: Int
+        var records = 0
+        var hasRepeats = false
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            bytes = .allocate(capacity: capacity)
+        }
+
+        deinit { bytes.deallocate() }
+
+        /// Room for `extra` more bytes.
+        func reserve(_ extra: Int) {
+            guard count + extra > capacity else { return }
+            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: max(capacity * 2, count + extra))
+            bigger.update(from: bytes, count: count)
+            bytes.deallocate()
+            bytes = bigger
+            capacity = max(capacity * 2, count + extra)
+        }
+    }
+
+    /// Takes one header line as libcurl delivers it (with its line end). Returns why
+    /// the line breaks HTTP framing where libcurl lets it through (bare LF line ends,
+    /// conflicting Content-Length: RFC 9112 2.2, 6.3), else nil. A status line starts
+    /// a new response (a redirect, or after 100 Continue): the fields so far are dropped.
+    /// The blank line ends the section (`sectionEnded`).
+    package mutating func append(line: UnsafeRawBufferPointer) -> String? {
+        let n = line.count
+        guard n > 0, let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        if base[n - 1] == 0x0A, n < 2 || base[n - 2] != 0x0D {
+            return "the response uses bare LF line ends"
+        }
+        var end = n
+        while end > 0, base[end - 1] == 0x0A || base[end - 1] == 0x0D { end -= 1 }
+        if end == 0 {
+            sectionEnded = true
+            return nil
+        }
+        if end >= 5, memcmp(base, "HTTP/", 5) == 0 {
+            sectionEnded = false
+            if let block {
+                block.count = 0
+                block.records = 0
+                block.hasRepeats = false
+            }
+            return nil
+        }
+        guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return nil }
+        let colon = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        guard colon > 0 else { return nil }
+        var valueStart = colon + 1
+        while valueStart < end, base[valueStart] == 0x20 || base[valueStart] == 0x09 { valueStart += 1 }
+        var valueEnd = end
+        while valueEnd > valueStart, base[valueEnd - 1] == 0x20 || base[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+        let valueLength = valueEnd - valueStart
+
+        let block = self.block ?? Block(capacity: 512)  // a typical response's fields: one allocation
+        self.block = block
+        let recordStart = block.count
+        block.reserve(8 + colon + valueLength)
+        let record = block.bytes + recordStart
+        UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon), as: UInt32.self)
+        UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
+        // Header names are ASCII tokens: lower-case the bytes, not Unicode.
+        for i in 0..<colon {
+            let b = base[i]
+            record[8 + i] = Self.lowercased(b)
+        }
+        (record + 8 + colon).update(from: base + valueStart, count: valueLength)
+        block.count += 8 + colon + valueLength
+        block.records += 1
+
+        let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
+        let name = UnsafeBufferPointer(start: record + 8, count: colon)
+        var offset = 0
+        while offset < recordStart {
+            let earlier = Record(all, at: offset)
+            if earlier.name.count == colon, memcmp(earlier.name.baseAddress!, name.baseAddress!, colon) == 0 {
+                block.hasRepeats = true
+                let value = UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)
+                if name.elementsEqual("content-length".utf8), !earlier.value.elementsEqual(value) {
+                    return "the response has conflicting Content-Length headers (\(String(decoding: earlier.value, as: UTF8.self)), \(String(decoding: value, as: UTF8.self)))"
+                }
+                break
+            }
+            offset = earlier.end
+        }
+        return nil
+    }
+
+    /// The fields as strings (`HTTPHeaders.text(ofValue:)`), a repeated name's values
+    /// joined with ", " (RFC 9110 5.3).
+    var fields: [HTTPHeaders.Field] {
+        var result: [HTTPHeaders.Field] = []
+        result.reserveCapacity(recordCount)
+        forEachField { name, value in
+            result.append(HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self),
+                                            value: HTTPHeaders.text(ofValue: value).text))
+        }
+        return result
+    }
+
+    /// Each field's name and value bytes, in order of first appearance, a repeated
+    /// name's values joined with ", " as bytes (so that joining never changes them).
+    func forEachField(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard hasRepeats else { return forEachRecord(body) }
+        var names: [[UInt8]] = []
+        var values: [[UInt8]] = []
+        forEachRecord { name, value in
+            if let i = names.firstIndex(where: { $0.elementsEqual(name) }) {
+                values[i] += ", ".utf8
+                values[i] += value
+            } else {
+                names.append(Array(name))
+                values.append(Array(value))
+            }
+        }
+        for (name, value) in zip(names, values) {
+            name.withUnsafeBufferPointer { n in value.withUnsafeBufferPointer { v in body(n, v) } }
+        }
+    }
+
+    /// The value of `name` (any case), repeated values joined.
+    func value(named name: String) -> String? {
+        var wanted = name
+        return wanted.withUTF8 { wanted -> String? in
+            var first: UnsafeBufferPointer<UInt8>?
+            var joined: [UInt8]?  // only when the name repeats
+            forEachRecord { recordName, value in
+                guard recordName.count == wanted.count,
+                      zip(recordName, wanted).allSatisfy({ $0 == Self.lowercased($1) })
+                else { return }
+                if let earlier = first {
+                    if joined == nil { joined = Array(earlier) }
+                    joined! += ", ".utf8
+                    joined! += value
+                } else {
+                    first = value
+                }
+            }
+            if let joined { return joined.withUnsafeBufferPointer { HTTPHeaders.text(ofValue: $0).text } }
+            return first.map { HTTPHeaders.text(ofValue: $0).text }
+        }
+    }
+
+    /// Each record's name and value bytes, in order (repeats not joined).
+    func forEachRecord(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let block else { return }
+        let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
+        var offset = 0
+        while offset < all.count {
+            let record = Record(all, at: offset)
+            body(record.name, record.value)
+            offset = record.end
+        }
+    }
+
+    /// An ASCII letter in lower case; any other byte as it is.
+    private static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
+
+    private struct Record {
+        let name: UnsafeBufferPointer<UInt8>
+        let value: UnsafeBufferPointer<UInt8>
+        let end: Int
+
+        init(_ all: UnsafeBufferPointer<UInt8>, at offset: Int) {
+            let raw = UnsafeRawPointer(all.baseAddress! + offset)
+            let nameLength = Int(raw.loadUnaligned(as: UInt32.self))
+            let valueLength = Int(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            name = UnsafeBufferPointer(start: all.baseAddress! + offset + 8, count: nameLength)
+            value = UnsafeBufferPointer(start: all.baseAddress! + offset + 8 + nameLength, count: valueLength)
+            end = offset + 8 + nameLength + valueLength
+        }
+    }
+}

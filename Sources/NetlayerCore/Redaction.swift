@@ -1,0 +1,147 @@
+import NetlayerJSON
+
+/// Keeps secrets out of logs and error messages: values of sensitive headers and
+/// the user-info of URLs become "<redacted>".
+public enum Redaction {
+    public static let marker = "<redacted>"
+    /// Headers redacted unless the caller names its own list.
+    public static let defaultHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// `headers` as a JSON object with the values of `names` (lower case) redacted.
+    public static func headers(_ headers: HTTPHeaders, redacting names: Set<String>) -> JSONObject {
+        var object = JSONObject()
+        for field in headers {
+            let redacted = names.contains(field.name.lowercased())
+            object[field.name] = .string(redacted ? marker : field.value)
+        }
+        return object
+    }
+
+    /// Query parameters whose values are secrets by their well-known names (lower
+    /// case; compared without "-" and "_", so `api-key` and `API_KEY` are `apikey`).
+    public static let defaultQueryNames: Set<String> = [
+        "apikey", "key", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "auth", "password",
+        "passwd", "pwd", "secret", "clientsecret", "signature", "sig", "xapikey", "sessionid", "session",
+    ]
+
+    /// `text` (a URL, or a message or command line that holds URLs) with URL user-info
+    /// and the values of secret query parameters (`defaultQueryNames` and `names`)
+    /// replaced by `replacement`.
+    public static func url(in text: String, queryNames names: Set<String> = [], replacement: String = marker) -> String {
+        query(in: userInfo(in: text, replacement: replacement), names: names, replacement: replacement)
+    }
+
+    /// The values of secret query parameters in `text` replaced by `replacement`: a
+    /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a
+    /// quote or the end of a line.
+    static func query(in text: String, names: Set<String>, replacement: String = marker) -> String {
+        guard text.contains("=") else { return text }
+        var out: [UInt8] = []
+        let bytes = Array(text.utf8)
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            out.append(b)
+            i += 1
+            guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") else { continue }
+            guard let eq = bytes[i...].firstIndex(where: { isEnd($0) || $0 == UInt8(ascii: "=") }),
+                  bytes[eq] == UInt8(ascii: "=") else { continue }
+            let name = normalized(bytes[i..<eq])
+            guard defaultQueryNames.contains(name) || names.contains(name) else { continue }
+            out.append(contentsOf: bytes[i...eq])
+            out.append(contentsOf: replacement.utf8)
+            i = bytes[(eq + 1)...].firstIndex(where: { isEnd($0) || $0 == UInt8(ascii: "&") }) ?? bytes.count
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A query name as `defaultQueryNames` holds them: lower case, no "-" or "_",
+    /// percent-encoded "-" and "_" included.
+    public static func normalized<S: Sequence>(_ name: S) -> String where S.Element == UInt8 {
+        let text = String(decoding: Array(name), as: UTF8.self).lowercased()
+            .replacingAll("%2d", with: "").replacingAll("%5f", with: "")
+        return String(text.unicodeScalars.filter { $0 != "-" && $0 != "_" })
+    }
+
+    private static func isEnd(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "#") || b == UInt8(ascii: " ") || b == UInt8(ascii: "'") || b == UInt8(ascii: "\"")
+            || b == UInt8(ascii: "\n") || b == UInt8(ascii: "\r") || b == UInt8(ascii: "\t")
+    }
+
+    /// Every `scheme://user:password@` in `text` becomes `scheme://<redacted>@` (or
+    /// `replacement` in place of the marker).
+    public static func userInfo(in text: String, replacement: String = marker) -> String {
+        guard text.contains("@"), text.contains("://") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let range = rest.firstRange(of: "://") {
+            out += rest[..<range.upperBound]
+            rest = rest[range.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { "/?# '\"\n".contains($0) }) ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+                out += replacement
+                rest = rest[at...]
+            }
+        }
+        return out + rest
+    }
+
+    /// The secret values a request carries (`RequestCredentials.secretValues`), for
+    /// scrubbing what a server echoes: its credential headers, digest password and URL
+    /// secrets; with `cookies`, the jar's cookies for it too. `names` are lower-case
+    /// header names redacted besides the request's credential headers (a log's list).
+    public static func secrets(of request: HTTPRequest, redacting names: Set<String>,
+                               queryNames: Set<String> = [], cookies: (any CookieSource)? = nil) -> [String] {
+        var credentials = RequestCredentials(of: request, cookies: cookies)
+        for field in request.headers where names.contains(field.name.lowercased())
+            && !RequestCredentials.isCredentialHeader(field.name, of: request.options) {
+            credentials.headers.append(HTTPHeaders.Field(name: field.name.lowercased(), value: field.value))
+        }
+        return credentials.secretValues(url: request.url, queryNames: queryNames)
+    }
+
+    /// The secrets a URL holds: its user-info (whole, and the password), and the values
+    /// of secret query parameters (`defaultQueryNames` and `names`), as written and
+    /// percent-decoded.
+    static func urlSecrets(in url: String, queryNames: Set<String>) -> [String] {
+        var found: [String] = []
+        if let question = url.firstIndex(of: "?") {
+            let query = url[url.index(after: question)...].prefix { $0 != "#" }
+            for pair in query.split(separator: "&") {
+                guard let eq = pair.firstIndex(of: "=") else { continue }
+                let name = normalized(pair[..<eq].utf8)
+                guard defaultQueryNames.contains(name) || queryNames.contains(name) else { continue }
+                let value = pair[pair.index(after: eq)...]
+                found.append(String(value))
+                found.append(String(decoding: PercentEncoding.decoded(value.utf8, plusIsSpace: false), as: UTF8.self))
+            }
+        }
+        if let scheme = url.firstRange(of: "://") {
+            let rest = url[scheme.upperBound...]
+            let end = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
+            if let at = rest[..<end].lastIndex(of: "@") {
+                let info = rest[..<at]
+                found.append(String(info))
+                if let colon = info.firstIndex(of: ":") { found.append(String(info[info.index(after: colon)...])) }
+            }
+        }
+        return found
+    }
+
+    /// `text` with every occurrence of a secret replaced by `replacement`.
+    public static func scrub(_ text: String, of secrets: [String], replacement: String = marker) -> String {
+        var out = text
+        for secret in secrets where out.contains(secret) {
+            out = out.split(separator: secret, omittingEmptySubsequences: false).joined(separator: replacement)
+        }
+        return out
+    }
+}
+
+private extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,56 @@
+import NetlayerJSON
+
+
+/// Follows redirects in Netlayer rather than in libcurl, so the rules every client
+/// must keep are in one place (reliability notes, rows 1-3):
+/// - the request's credentials (`RequestCredentials`: credential headers whoever set
+///   them, digest) are dropped when the scheme, host or port changes; the jar's cookies
+///   are libcurl's to add, by their own rules, on every hop;
+/// - a 303, and a 301 or 302 answering a POST, become a GET without the body and its
+///   content headers; 307 and 308 repeat the request as it was;
+/// - only http and https targets are followed, at most `maxRedirects` times.
+package enum RedirectPolicy {
+    enum Step {
+        case done
+        case follow(HTTPRequest)
+        case fail(NetworkError)
+    }
+
+    static let contentHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language",
+                                 "Content-Location", "Transfer-Encoding", "Digest"]
+
+    static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
+                     redirects: Int, parser: any URLParsing) -> Step {
+        guard request.options.followRedirects, case .success(let response) = result,
+              [301, 302, 303, 307, 308].contains(response.statusCode),
+              let location = response.headers["location"], !location.isEmpty
+        else { return .done }
+        guard redirects < request.options.maxRedirects else {
+            return .fail(.generic("too many redirects (maxRedirects is \(request.options.maxRedirects))",
+                                  curlCode: 47))  // CURLE_TOO_MANY_REDIRECTS
+        }
+        guard let target = parser.resolve(location, against: request.url) else {
+            return .fail(.protocolViolation("the redirect Location cannot be parsed as a URL",
+                                            curlCode: 3))  // CURLE_URL_MALFORMAT
+        }
+        guard target.scheme == "http" || target.scheme == "https" else {
+            return .fail(.protocolViolation("redirect to a '\(target.scheme)' URL refused: only http and https are followed",
+                                            curlCode: 1))  // CURLE_UNSUPPORTED_PROTOCOL
+        }
+        var next = request
+        if let origin = parser.parse(request.url)?.origin, origin != target.origin {
+            next = RequestCredentials.strippingCredentials(from: request)
+        }
+        next.url = target.url
+        let becomesGet = response.statusCode == 303 && request.method != .head
+            || (response.statusCode == 301 || response.statusCode == 302) && request.method == .post
+        if becomesGet {
+            next.method = .get
+            next.body = nil
+            next.transfer.multipart = nil
+            next.transfer.uploadFrom = nil
+            for name in contentHeaders { next.headers[name] = nil }
+        }
+        return .follow(next)
+    }
+}

@@ -1,0 +1,154 @@
+import FoundationEssentials
+import NetlayerJSON
+
+/// What every request of a service starts from, checked once when the service is
+/// made: the base URL, and the config's headers, query and options. A class: every
+/// request reads it, and a reference is one retain where the fields are a dozen.
+package final class RequestDefaults: Sendable {
+    let base: BaseURL?
+    let headers: HTTPHeaders
+    let query: JSONObject
+    let options: RequestOptions
+    /// How URLs are read: the transport's parser.
+    let parser: any URLParsing
+
+    package init(_ config: any NetworkConfigurable, parser: any URLParsing) throws(NetworkError) {
+        self.parser = parser
+        base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL, parser: parser)
+        var headers = config.headers
+        try headers.validateOnce()
+        self.headers = headers
+        query = config.queryParameters
+        _ = try QueryEncoding.pairs(from: query, context: "config query")
+        options = config.requestOptions
+        try RequestBuilder.validate(options)
+    }
+}
+
+/// Builds an `HTTPRequest` from an endpoint and a config: the merge rules of
+/// headers, query, body and options live here and nowhere else, and this is where
+/// a request is checked, once.
+package enum RequestBuilder {
+    package static func build(_ endpoint: some Requestable, defaults: RequestDefaults) throws(NetworkError) -> HTTPRequest {
+        var query = defaults.query
+        if let encodable = endpoint.queryParametersEncodable {
+            guard case .object(let object) = try encodeToJSON(encodable, what: "query") else {
+                throw .invalidRequest("queryParametersEncodable must encode to a JSON object")
+            }
+            for member in object where !member.value.isNull { query[member.key] = member.value }
+        }
+        for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
+        let pairs = try QueryEncoding.pairs(from: query, context: "query")
+        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs,
+                                     parser: defaults.parser)
+
+        var headers = defaults.headers.merging(endpoint.headerParameters)
+        try headers.validateOnce()  // nothing to do when both sides were checked already
+
+        var body: [UInt8]?
+        if let data = endpoint.bodyData {
+            body = [UInt8](data)
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", "application/octet-stream") }
+        } else if let encodable = endpoint.bodyParametersEncodable {
+            let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
+            body = bytes
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }
+        } else if let parameters = endpoint.bodyParameters {
+            let (bytes, contentType) = try endpoint.bodyEncoding.encode(parameters, xmlRoot: endpoint.xmlRoot)
+            body = bytes
+            if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }
+        }
+
+        let transfer = endpoint.transfer
+        try validate(transfer, method: endpoint.method, hasBody: body != nil)
+        if transfer.uploadFrom != nil, headers["Content-Type"] == nil {
+            headers.setChecked("Content-Type", "application/octet-stream")
+        }
+
+        var options = defaults.options  // checked with the defaults; only what the endpoint changes is checked here
+        if let acceptable = endpoint.acceptableStatus { options.acceptableStatus = acceptable }
+        if endpoint.timeout != nil || endpoint.configureOptions != nil {
+            if let timeout = endpoint.timeout { options.timeout = timeout }
+            endpoint.configureOptions?(&options)
+            try validate(options)
+        }
+        if let auth = options.auth, let value = try auth.authorization(for: url, parser: defaults.parser) {
+            headers.setChecked("Authorization", value)
+        }
+        return HTTPRequest(method: endpoint.method, url: url, headers: headers, body: body, options: options,
+                           transfer: transfer)
+    }
+
+    /// Combinations that cannot be sent.
+    static func validate(_ transfer: TransferOptions, method: HTTPMethod, hasBody: Bool) throws(NetworkError) {
+        let sources = (hasBody ? 1 : 0) + (transfer.multipart != nil ? 1 : 0) + (transfer.uploadFrom != nil ? 1 : 0)
+        if sources > 1 { throw .invalidRequest("body, multipart and uploadFrom exclude each other") }
+        if sources == 1, method == .get || method == .head {
+            throw .invalidRequest("a \(method.rawValue) request cannot carry a body, multipart or uploadFrom")
+        }
+        if transfer.stream != nil, transfer.downloadTo != nil {
+            throw .invalidRequest("stream and downloadTo exclude each other")
+        }
+        if let path = transfer.downloadTo, path.isEmpty || path.hasSuffix("/") {
+            throw .invalidRequest("downloadTo must be a file path, not '\(path)'")
+        }
+        for (i, part) in (transfer.multipart ?? []).enumerated() {
+            try validate(part, index: i)
+        }
+    }
+
+    /// A part's name, filename and type go into its header lines, where HTTP allows no
+    /// control character but HTAB; libcurl escapes `"` and `\` in the quoted name and
+    /// filename (CurlTransfer+Body), and anything else is sent as its UTF-8 bytes.
+    private static func validate(_ part: MultipartPart, index: Int) throws(NetworkError) {
+        for (key, value) in [("name", part.name), ("filename", part.filename), ("contentType", part.contentType)] {
+            guard let value, let bad = HTTPHeaders.forbiddenValueByte(in: value) else { continue }
+            throw .invalidRequest("multipart part \(index) key '\(key)' has \(HTTPHeaders.describeControl(bad)), which a multipart header cannot carry (only HTAB among control characters)")
+        }
+    }
+
+    /// Options a config or endpoint may set to nonsense when built in Swift.
+    static func validate(_ options: RequestOptions) throws(NetworkError) {
+        if let t = options.timeout, !(t > 0 && t.isFinite) { throw .invalidRequest("timeout must be a positive number of seconds") }
+        if let t = options.connectTimeout, !(t > 0 && t.isFinite) { throw .invalidRequest("connectTimeout must be a positive number of seconds") }
+        if options.maxRedirects < 0 { throw .invalidRequest("maxRedirects must not be negative") }
+        if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
+        if options.maxStreamItemBytes < 1 { throw .invalidRequest("maxStreamItemBytes must be at least 1") }
+        if let m = options.maxDownloadBytes, m < 0 { throw .invalidRequest("maxDownloadBytes must not be negative") }
+        if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
+        if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
+        try options.auth?.validate()
+        try options.transport.validate()
+        if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }
+    }
+
+    private static func encodeBody(_ value: any Encodable & Sendable, encoding: BodyEncoding,
+                                   xmlRoot: String) throws(NetworkError) -> ([UInt8], String) {
+        if encoding == .json {
+            do {
+                return (Array(try JSONEncoder.sorted.encode(value)), "application/json")
+            } catch {
+                throw .invalidRequest("body could not be encoded: \(error)")
+            }
+        }
+        return try encoding.encode(try encodeToJSON(value, what: "body"), xmlRoot: xmlRoot)
+    }
+
+    private static func encodeToJSON(_ value: any Encodable & Sendable, what: String) throws(NetworkError) -> JSON {
+        do {
+            let data = try JSONEncoder.sorted.encode(value)
+            return try JSONParser.parse(data)
+        } catch {
+            throw .invalidRequest("\(what) could not be encoded: \(error)")
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys make encoded queries and bodies deterministic.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

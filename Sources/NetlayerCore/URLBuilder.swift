@@ -1,0 +1,131 @@
+import NetlayerJSON
+
+/// The one place a request URL is assembled from a base URL, an endpoint path and
+/// query parameters.
+package enum URLBuilder {
+    /// The URL for `path`, joined to `base` with exactly one slash, plus the query.
+    ///
+    /// A path can never change the host: a path that starts with "//" or "\", holds
+    /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
+    /// the path must itself be an absolute http(s) URL.
+    package static func url(base: BaseURL?, path: String, isFullPath: Bool,
+                           query: [(String, String)], parser: any URLParsing) throws(NetworkError) -> String {
+        var pathCopy = path
+        let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
+        if hasControl {
+            throw .invalidRequest("path contains a control character (CR, LF, NUL or similar)")
+        }
+        // One buffer, one String at the end: this runs for every request.
+        var out: [UInt8] = []
+        let existingQuery: String?
+        if isFullPath {
+            let full = try BaseURL(path, role: "path (isFullPath)", parser: parser)
+            out.reserveCapacity(full.origin.utf8.count + full.path.utf8.count + 32)
+            append(full.origin, to: &out)
+            PercentEncoding.appendPath(full.path.isEmpty ? "/" : Substring(full.path), into: &out)
+            existingQuery = full.query
+        } else {
+            guard let base else {
+                throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
+            }
+            try checkRelative(path)
+            out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 32)
+            append(base.origin, to: &out)
+            append(base.path, to: &out)
+            out.append(UInt8(ascii: "/"))
+            let relative = path.utf8.drop { $0 == UInt8(ascii: "/") }
+            PercentEncoding.appendPath(Substring(relative), into: &out)
+            existingQuery = base.query
+        }
+        if let existingQuery {
+            out.append(UInt8(ascii: "?"))
+            append(existingQuery, to: &out)
+        }
+        if !query.isEmpty {
+            out.append(existingQuery == nil ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+            QueryEncoding.encode(query, into: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func checkRelative(_ path: String) throws(NetworkError) {
+        // Bytes, not Characters: every byte tested here is ASCII, and this runs per request.
+        var copy = path
+        let problem = copy.withUTF8 { bytes -> String? in
+            if bytes.count >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "/") {
+                return "starts with '//', which would change the host of baseURL"
+            }
+            if bytes.contains(UInt8(ascii: "\\")) { return "contains a backslash, which URL parsers disagree on" }
+            // "http:..." or "mailto:..." would be read as a new URL by a resolver: a
+            // scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
+            guard let first = bytes.first, isASCIILetter(first) else { return nil }
+            for b in bytes.dropFirst() {
+                if b == UInt8(ascii: ":") { return "" }
+                guard isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+                        || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") else { return nil }
+            }
+            return nil
+        }
+        let mayHaveDots = copy.withUTF8 { $0.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") } }
+        if problem == nil, mayHaveDots, climbsOut(path) {
+            throw .urlGeneration("path '\(path.escapedForMessage)' climbs out of the base URL's path with '..' segments")
+        }
+        guard let problem else { return }
+        if problem.isEmpty {
+            throw .urlGeneration("path '\(path)' starts with a scheme; set isFullPath for a complete URL, or write '/\(path)' for a relative path")
+        }
+        throw .urlGeneration("path '\(path)' \(problem)")
+    }
+
+    /// Whether the path's dot segments ("..", also written "%2E%2E" or ".%2e", which
+    /// servers decode) lead above where it starts: libcurl and servers resolve them, so
+    /// "users/../../admin" under "/api/v1/" would be "/admin".
+    private static func climbsOut(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { bytes in
+            var depth = 0
+            var start = 0
+            for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+                defer { start = i + 1 }
+                guard i > start else { continue }  // empty segments ("//") do not count
+                switch dotCount(UnsafeBufferPointer(rebasing: bytes[start..<i])) {
+                case 1: continue
+                case 2:
+                    depth -= 1
+                    if depth < 0 { return true }
+                default: depth += 1
+                }
+            }
+            return false
+        }
+    }
+
+    /// 1 for a "." segment, 2 for "..", each dot also as "%2E" or "%2e"; else 0.
+    private static func dotCount(_ segment: UnsafeBufferPointer<UInt8>) -> Int {
+        var dots = 0
+        var i = 0
+        while i < segment.count {
+            if segment[i] == UInt8(ascii: ".") {
+                i += 1
+            } else if segment[i] == UInt8(ascii: "%"), segment.count - i >= 3, segment[i + 1] == UInt8(ascii: "2"),
+                      segment[i + 2] | 0x20 == UInt8(ascii: "e") {
+                i += 3
+            } else {
+                return 0
+            }
+            dots += 1
+            if dots > 2 { return 0 }
+        }
+        return dots
+    }
+
+    /// A string's bytes in one copy (appending a `String.UTF8View` goes byte by byte).
+    private static func append(_ string: String, to out: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    private static func isASCIILetter(_ b: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b | 0x20)
+    }
+}

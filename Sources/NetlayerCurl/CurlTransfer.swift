@@ -1,0 +1,403 @@
+import CCurl
+import Glibc
+import NetlayerCore
+import NetlayerJSON
+
+/// One request on its way through the event loop: its easy-handle options, the
+/// response as it arrives, and the guarantee that its completion runs exactly once.
+package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
+    private enum State: Int {
+        case pending = 0, finished = 1, cancelRequested = 2
+    }
+
+    let request: HTTPRequest
+    private let completion: NetworkSessionManager.CompletionHandler
+    /// The loop whose multi handle runs this transfer, driven by its thread or by a
+    /// blocking caller (`CurlEventLoop.perform`).
+    private(set) weak var loop: CurlEventLoop?
+    private let share: CurlShare
+    /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
+    /// won the race); whoever moves it first decides what the completion reports.
+    /// A C cell, changed with C atomics.
+    private let state: UnsafeMutablePointer<Int32> = {
+        let cell = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        cell.initialize(to: Int32(State.pending.rawValue))
+        return cell
+    }()
+
+    // Touched only on the loop thread.
+    var easy: UnsafeMutableRawPointer?
+    /// The pooled handle `easy` belongs to, from `configure` on.
+    private(set) var handle: EasyHandle?
+    /// `CURLOPT_RESOLVE`'s entries, read by libcurl when the transfer starts.
+    var resolveList: UnsafeMutablePointer<curl_slist>?
+    /// The parsed URL libcurl reads during the transfer, when the client keeps one.
+    private(set) var sink: ResponseSink?
+    private var headers = ReceivedHeaders()
+    private var delivered = false
+    var upload: UploadSource?
+    /// Whether the loop's `PausedTransfers` may hold this transfer (loop thread only).
+    var isPausedOnLoop = false
+    var mime: OpaquePointer?
+    var lastProgress: (at: UInt64, upload: Int64, download: Int64) = (0, -1, -1)
+    var cancelledByHandler = false
+    var uploadFailure: NetworkError?
+    /// For a streamed request with a timeout: how long it has been silent.
+    private(set) var silence: SilenceWatch?
+    /// The silence of a blocking stream lasted too long (its progress callback noticed).
+    private var silenceFailure: NetworkError?
+
+    init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
+         completion: @escaping NetworkSessionManager.CompletionHandler) {
+        self.request = request
+        self.loop = loop
+        self.share = share
+        self.completion = completion
+    }
+
+    deinit { state.deallocate() }
+
+    /// Moves the state from pending to `next`; false if it had moved already.
+    private func leavePending(for next: State) -> Bool {
+        nl_state_exchange_if(state, Int32(State.pending.rawValue), Int32(next.rawValue)) != 0
+    }
+
+    // MARK: NetworkCancellable
+
+    @discardableResult
+    package func cancel() -> Bool {
+        guard leavePending(for: .cancelRequested) else { return false }
+        loop?.enqueueCancel(self)
+        return true
+    }
+
+    /// Whether the completion has run (loop thread only).
+    var isDelivered: Bool { delivered }
+
+    var isCancelRequested: Bool { nl_state_load(state) == Int32(State.cancelRequested.rawValue) }
+
+    // MARK: Loop-thread side
+
+    /// Reports `result` unless a cancel won the race, in which case it reports `cancelled`.
+    /// Runs the completion at most once.
+    func deliver(_ result: Result<HTTPResponse, NetworkError>) {
+        guard !delivered else { return }
+        delivered = true
+        let finished = leavePending(for: .finished)
+        releaseResources()
+        completion(finished ? result : .failure(.cancelled))
+    }
+
+    /// Reports `cancelled` whatever the state (cancel request or shutdown).
+    func deliverCancelled() {
+        guard !delivered else { return }
+        delivered = true
+        _ = leavePending(for: .finished)
+        releaseResources()
+        completion(.failure(.cancelled))
+    }
+
+    /// Ends a blocking transfer (its result was returned to the caller directly).
+    func finishBlocking() {
+        delivered = true
+        _ = leavePending(for: .finished)
+        releaseResources()
+    }
+
+    private func releaseResources() {
+        if let resolveList { curl_slist_free_all(resolveList) }
+        resolveList = nil
+        sink?.discard()
+        sink = nil
+        upload?.close()
+        upload = nil
+        if let mime { curl_mime_free(mime) }
+        mime = nil
+    }
+
+    /// Sets every option this request needs on `handle`: only the per-request ones
+    /// when the handle already holds this request's profile, else all of them after
+    /// a reset.
+    func configure(_ handle: EasyHandle) -> NetworkError? {
+        let easy = handle.pointer
+        self.easy = easy
+        self.handle = handle
+        let reuse = handle.canReuse(for: request)
+        if !reuse { handle.resetIfUsed() }
+        let options = request.options
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var rc = CURLE_OK
+        func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
+
+        do {
+            sink = try ResponseSink(transfer: request.transfer, options: options)
+        } catch {
+            return error
+        }
+        silence = SilenceWatch(for: request, now: MonotonicClock.now())
+        // Per request: what points at this transfer, the URL and the header list.
+        check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
+        check(request.url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) })  // no copy of a native string
+        check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
+        handle.errorBuffer[0] = 0
+        if callsProgress { check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me)) }
+        let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(options))
+        check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: headers)))
+        let cookies = request.headers["Cookie"].map { String(HTTPHeaders.wireValue($0)) ?? "" }
+        if cookies?.isEmpty == false || handle.hasCookieOption {
+            check(nl_curl_setopt_str(easy, CURLOPT_COOKIE, cookies?.isEmpty == false ? cookies : nil))
+            handle.hasCookieOption = cookies?.isEmpty == false
+        }
+        if case .digest? = options.auth {
+            // libcurl answers the challenge: what it sends is seen here (`sentCredentials`).
+            check(nl_curl_setopt_ptr(easy, CURLOPT_DEBUGDATA, me))
+        }
+        if reuse {
+            return rc == CURLE_OK ? nil : rejected(rc)
+        }
+
+        check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
+        check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))
+        if share.cookiesEnabled, !handle.cookieEngineOn {  // the engine, over the share's jar
+            check(nl_curl_setopt_str(easy, CURLOPT_COOKIEFILE, ""))
+            handle.cookieEngineOn = true
+        }
+        if callsProgress {
+            check(nl_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+            check(nl_curl_setopt_xferinfo(easy, CURLOPT_XFERINFOFUNCTION, curlProgress))
+        }
+        if request.url.hasASCIIPrefix("https:") {
+            // Wait for a connection being set up to the same host rather than open one
+            // more: over HTTP/2 (ALPN) the requests then share it as streams.
+            check(nl_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
+        check(nl_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(nl_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))
+        check(nl_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader))
+
+        // A stream's timeout bounds its silences (`silence`); only what is left of the
+        // deadline bounds the whole of it.
+        let total = request.transfer.stream == nil ? options.timeout : options.deadline
+        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, total.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                                  options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        // Redirects are followed by RedirectPolicy, one transfer per hop.
+        check(nl_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+        check(nl_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(ResponseSink.announcedSizeLimit(for: request))))
+        if options.compression { check(nl_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")) }
+        if let userAgent = options.userAgent, Self.proxyMayApply(options) {
+            check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent))  // else a header (above)
+        }
+        if let proxy = options.proxy {
+            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, proxy))
+        } else if !CurlGlobal.environmentNamesProxy {
+            // "" is "no proxy" (and no exceptions to it): spares libcurl looking for
+            // both in the environment again on every transfer (~3k instructions).
+            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, ""))
+            check(nl_curl_setopt_str(easy, CURLOPT_NOPROXY, ""))
+        }
+        configureCredentials(easy, options: options, check: check)
+        if case .digest? = options.auth {
+            check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
+            check(nl_curl_setopt_debug(easy, curlDebug))
+        }
+        if let error = configureConnection(easy, options.transport) { return error }
+
+        switch request.method {
+        case .get: check(nl_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        case .head: check(nl_curl_setopt_long(easy, CURLOPT_NOBODY, 1))
+        case .post: check(nl_curl_setopt_long(easy, CURLOPT_POST, 1))
+        default:
+            check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
+        }
+        if let error = configureBody(easy, check: check) { return error }
+        guard rc == CURLE_OK else { return rejected(rc) }
+        handle.profile = EasyProfile(request)
+        return nil
+    }
+
+    /// Whether libcurl calls `curlProgress`: for a progress handler (a stream's silence
+    /// is watched by the loop, to the millisecond).
+    private var callsProgress: Bool { request.transfer.progress != nil }
+
+    /// Whether the stream has been silent too long (asked by libcurl's progress
+    /// callback); then the transfer ends with that error.
+    fileprivate func silenceEnded() -> Bool {
+        guard let failure = silence?.failure(at: MonotonicClock.now()) else { return false }
+        silenceFailure = failure
+        return true
+    }
+
+    private func rejected(_ rc: CURLcode) -> NetworkError {
+        .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
+    }
+
+    private static let versionNames: [Int: String] = [
+        Int(CURL_HTTP_VERSION_1_0): "1.0", Int(CURL_HTTP_VERSION_1_1): "1.1",
+        Int(CURL_HTTP_VERSION_2_0): "2", Int(CURL_HTTP_VERSION_3): "3",
+    ]
+
+    /// The C string as a String, without a new one when it equals `known` (the
+    /// effective URL of a transfer that was not redirected is the request's own).
+    private static func string(_ text: UnsafePointer<CChar>, reusing known: String) -> String {
+        var known = known
+        let same = known.withUTF8 { utf8 in
+            strlen(text) == utf8.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, text, utf8.count) == 0)
+        }
+        return same ? known : String(cString: text)
+    }
+
+    /// Maps the finished transfer to a response or an error.
+    func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
+        guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
+        let sink = self.sink!
+        if code == CURLE_WRITE_ERROR, let headerViolation {
+            return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
+        }
+        if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
+        if code == CURLE_ABORTED_BY_CALLBACK, let silenceFailure { return .failure(silenceFailure) }
+        if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
+        if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
+           isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
+            return .failure(.cancelled)
+        }
+        if code != CURLE_OK {
+            var osErrno = 0
+            nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+            return .failure(CurlErrorMapping.error(for: code, detail: handle?.errorDetail ?? "",
+                                                   osErrno: Int32(truncatingIfNeeded: osErrno),
+                                                   unixSocket: request.options.transport.unixSocket,
+                                                   exceededLimit: sink.exceededLimit, limit: sink.limitDescription))
+        }
+        if !headers.sectionEnded {
+            // libcurl 7.88 ends a transfer whose server closed the connection in the
+            // middle of the header section as a success, with the fields so far.
+            return .failure(.protocolViolation("the server closed the connection before the end of the response headers",
+                                               curlCode: Int(CURLE_PARTIAL_FILE.rawValue)))
+        }
+        var status = 0
+        nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        reportFinalProgress(easy)
+        let downloaded: String?
+        do {
+            downloaded = try sink.complete(statusIsAcceptable: request.options.acceptableStatus.contains(status))
+        } catch {
+            return .failure(error)
+        }
+        var totalMicros: curl_off_t = 0
+        nl_curl_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
+        var effective: UnsafeMutableRawPointer?
+        nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
+        let effectiveURL = effective.map { Self.string($0.assumingMemoryBound(to: CChar.self), reusing: request.url) }
+            ?? request.url
+        var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: headers), body: sink.body,
+                                    totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
+        response.downloadedFile = downloaded
+        response.timing = Self.timing(easy)
+        var version = 0
+        nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        response.httpVersion = Self.versionNames[version]
+        response.bodyBytes = sink.bytes
+        response.sentCredentials = sentCredentials
+        if request.transfer.stream != nil { response.streamEvents = sink.events }
+        return .success(response)
+    }
+
+    // MARK: libcurl callbacks (loop thread)
+
+    /// What libcurl's write callback returns for `bytes`.
+    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let sink, let easy else { return 0 }
+        silence?.heard(at: MonotonicClock.now())
+        let outcome = sink.write(bytes) {
+            var status = 0
+            nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return request.options.acceptableStatus.contains(status)
+        }
+        switch outcome {
+        case .proceed: return bytes.count
+        case .stop: return 0
+        case .wait(let wait):
+            pause(until: wait)
+            return nl_writefunc_pause
+        }
+    }
+
+    /// Values of credential header lines libcurl sent that the request did not hold
+    /// (its answer to a digest challenge); seen only for a request with digest auth.
+    private var sentCredentials: [String] = []
+
+    /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`).
+    fileprivate func noteSent(headerBlock: UnsafeRawBufferPointer) {
+        for line in headerBlock.split(separator: 0x0A) {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            guard RequestCredentials.alwaysSecretHeaders.contains(name.lowercased()) else { continue }
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: " \t\r")
+            if request.headers[name] != value, !sentCredentials.contains(value) { sentCredentials.append(value) }
+        }
+    }
+
+    /// Why the response headers broke HTTP, when libcurl let them through.
+    var headerViolation: String?
+
+    /// Takes one header line libcurl hands over; false stops the transfer on a framing
+    /// error libcurl tolerates (`ReceivedHeaders.append(line:)`).
+    /// Whether a proxy may carry the request: one is configured, or the environment
+    /// named one at start. Then the user agent goes in `CURLOPT_USERAGENT`, the only way
+    /// libcurl puts it in a proxy's CONNECT request; else it is a header line of ours.
+    private static func proxyMayApply(_ options: RequestOptions) -> Bool {
+        options.proxy != nil || CurlGlobal.environmentNamesProxy
+    }
+
+    fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        silence?.heard(at: MonotonicClock.now())
+        guard let violation = headers.append(line: bytes) else { return true }
+        headerViolation = violation
+        return false
+    }
+}
+
+private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
+                          _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    if transfer.silenceEnded() { return 1 }
+    return transfer.progress(downloaded: Int64(dlnow), ofDownload: Int64(dltotal), uploaded: Int64(ulnow),
+                             ofUpload: Int64(ultotal)) ? 0 : 1
+}
+
+private func curlDebug(_ easy: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
+                       _ size: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard type == CURLINFO_HEADER_OUT, let data, let context, size > 0 else { return 0 }
+    Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.noteSent(headerBlock: UnsafeRawBufferPointer(start: data, count: size))
+    }
+    return 0
+}
+
+private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                           _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let length = size * count
+    guard length > 0, let data else { return 0 }
+    // The transfer outlives its callbacks: no retain and release per call.
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.appendBody(UnsafeRawBufferPointer(start: data, count: length))
+    }
+}
+
+private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                             _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let length = size * count
+    if length > 0, let data, !Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef({
+        $0.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    }) {
+        return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
+    }
+    return length
+}

@@ -1,0 +1,140 @@
+import CCurl
+import Glibc
+import NetlayerCore
+import NetlayerJSON
+
+/// Where a response body goes as libcurl hands it over: memory (bounded by
+/// `maxResponseBytes`), a `DownloadFile` (bounded by `maxDownloadBytes`, unlimited by
+/// default), or a stream parser feeding the caller's handler. An error status always
+/// goes to memory, so its body can be reported and no file or stream sees it. Used on
+/// one thread.
+package final class ResponseSink {
+    private enum Target { case undecided, memory, file, stream }
+
+    /// What a write asks of the transfer.
+    enum Outcome {
+        case proceed
+        case stop
+        /// Pause until the download target takes bytes again.
+        case wait(TransferWait)
+    }
+
+    private let transfer: TransferOptions
+    private let memoryLimit: Int
+    private let downloadLimit: Int?
+    private var target = Target.undecided
+    private(set) var body: [UInt8] = []
+    private(set) var exceededLimit = false
+    /// A local failure (a write to the download file, a stream handler's error) that
+    /// ended the transfer.
+    private(set) var failure: NetworkError?
+    /// The stream handler asked to stop.
+    private(set) var cancelledByHandler = false
+    private(set) var events = 0
+    private var file: DownloadFile?
+    private var parser: StreamParser?
+
+    init(transfer: TransferOptions, options: RequestOptions) throws(NetworkError) {
+        self.transfer = transfer
+        memoryLimit = options.maxResponseBytes
+        downloadLimit = options.maxDownloadBytes
+        if let path = transfer.downloadTo { file = try DownloadFile(path: path) }
+        if let mode = transfer.stream { parser = StreamParser(mode: mode, maxItemBytes: options.maxStreamItemBytes) }
+    }
+
+    deinit { discard() }
+
+    /// Body bytes taken so far.
+    var bytes: Int64 { target == .file ? file?.written ?? 0 : Int64(body.count) }
+
+    /// Whether a write may pause the transfer (a download to a device or FIFO).
+    var mayPause: Bool { file?.writesThrough ?? false }
+
+    /// The limit a too large body passed, for the error message.
+    var limitDescription: String {
+        if transfer.downloadTo != nil, target != .memory, let downloadLimit { return "maxDownloadBytes (\(downloadLimit))" }
+        return "maxResponseBytes (\(memoryLimit))"
+    }
+
+    /// CURLOPT_MAXFILESIZE_LARGE for `request` (0: none), which refuses a body whose
+    /// Content-Length passes the limit before it arrives. A download's error status goes
+    /// to memory, so its value is the larger of the two limits.
+    static func announcedSizeLimit(for request: HTTPRequest) -> Int {
+        let options = request.options
+        guard request.transfer.downloadTo != nil else { return options.maxResponseBytes }
+        return options.maxDownloadBytes.map { max($0, options.maxResponseBytes) } ?? 0
+    }
+
+    /// Takes the next bytes of the body.
+    func write(_ data: UnsafeRawBufferPointer, statusIsAcceptable: () -> Bool) -> Outcome {
+        if target == .undecided {
+            let acceptable = statusIsAcceptable()
+            target = !acceptable ? .memory : file != nil ? .file : parser != nil ? .stream : .memory
+        }
+        switch target {
+        case .undecided, .memory:
+            guard body.count + data.count <= memoryLimit else {
+                exceededLimit = true
+                return .stop
+            }
+            body.append(contentsOf: data)
+        case .file:
+            let file = file!
+            if let downloadLimit, file.written + Int64(file.newBytes(of: data.count)) > Int64(downloadLimit) {
+                exceededLimit = true
+                return .stop
+            }
+            switch file.write(data) {
+            case .done: break
+            case .wait(let wait): return .wait(wait)
+            case .failed(let error):
+                failure = error
+                return .stop
+            }
+        case .stream:
+            // A stream is not kept, so it is not bounded by maxResponseBytes; only the
+            // line or event being assembled is, by maxStreamItemBytes.
+            guard deliver(parser!.feed(data)) else { return .stop }
+            if let parser, parser.tooLarge {
+                let item = parser.mode == .sse ? "a server-sent event or one of its lines" : "a line"
+                failure = .tooLarge("\(item) of the stream is larger than maxStreamItemBytes (\(parser.maxItemBytes) bytes)")
+                return .stop
+            }
+            return .proceed
+        }
+        return .proceed
+    }
+
+    /// Ends a transfer that completed: flushes the stream, or completes the download
+    /// when the status is acceptable. Returns the path of a download.
+    func complete(statusIsAcceptable: Bool) throws(NetworkError) -> String? {
+        if target == .stream, var parser {
+            _ = deliver(parser.finish())
+            self.parser = parser
+        }
+        guard statusIsAcceptable, target == .file || target == .undecided, let file else {
+            discard()
+            return nil
+        }
+        try file.complete()
+        return file.path
+    }
+
+    /// Drops a partial download. Safe to call more than once.
+    func discard() {
+        file?.discard()
+    }
+
+    private func deliver(_ newEvents: [StreamEvent]) -> Bool {
+        for event in newEvents {
+            events += 1
+            switch transfer.onStreamEvent?(event) ?? .proceed {
+            case .proceed: continue
+            case .cancel: cancelledByHandler = true
+            case .fail(let error): failure = error
+            }
+            return false
+        }
+        return true
+    }
+}

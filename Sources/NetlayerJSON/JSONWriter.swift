@@ -1,0 +1,265 @@
+import Glibc
+
+/// Writes JSON as compact UTF-8 into a byte buffer; about fifty times cheaper than
+/// `JSONSerialization` for the small documents of the C ABI.
+///
+/// The buffer is its own malloc'ed block rather than an `Array`: appending a short
+/// run to an array costs several times the copy itself, and a result document is
+/// dozens of short runs.
+package struct JSONWriter: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+    /// Whether an integer outside the signed 64-bit range has been written: a reader
+    /// whose parser stops at 64 bits (orjson, jansson) must then parse exactly.
+    package private(set) var wroteBigInteger = false
+
+    package init(capacity: Int = 256) {
+        self.capacity = Swift.max(16, capacity)
+        storage = UnsafeMutablePointer<UInt8>.allocate(capacity: self.capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// What has been written so far.
+    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+
+    /// The JSON text of `value`.
+    package static func serialize(_ value: JSON) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(value)
+        return writer.bytes
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = Swift.max(capacity * 2, count + extra)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ start: UnsafePointer<UInt8>, _ n: Int) {
+        guard n > 0 else { return }
+        reserve(n)
+        (storage + count).update(from: start, count: n)
+        count += n
+    }
+
+    private mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        if let base = buffer.baseAddress { append(base, buffer.count) }
+    }
+
+    package mutating func write(_ value: JSON) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let b): raw(b ? "true" : "false")
+        case .int(let i): write(int: i)
+        case .double(let d): write(double: d)
+        case .number(var text):
+            if value.isBigInteger { wroteBigInteger = true }
+            text.withUTF8 { append($0) }
+        case .string(let s): write(string: s)
+        case .array(let a):
+            append(UInt8(ascii: "["))
+            for (i, element) in a.enumerated() {
+                if i > 0 { append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            append(UInt8(ascii: "]"))
+        case .object(let o):
+            append(UInt8(ascii: "{"))
+            for (i, member) in o.members.enumerated() {
+                if i > 0 { append(UInt8(ascii: ",")) }
+                write(string: member.key)
+                append(UInt8(ascii: ":"))
+                write(member.value)
+            }
+            append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends JSON text the caller has already validated, such as a response body.
+    package mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
+
+    /// Records that text written with `writeRaw` holds an integer beyond 64 bits.
+    package mutating func noteBigInteger() { wroteBigInteger = true }
+
+    /// Appends JSON text the caller has already validated.
+    package mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
+
+    package mutating func raw(_ text: StaticString) {
+        append(text.utf8Start, text.utf8CodeUnitCount)
+    }
+
+    package mutating func write(int: Int64) {
+        if int < 0 { append(UInt8(ascii: "-")) }
+        write(uint: int.magnitude)
+    }
+
+    package mutating func write(uint: UInt64) {
+        if uint == 0 { append(UInt8(ascii: "0")); return }
+        var magnitude = uint
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var n = 0
+            while magnitude > 0 {
+                scratch[23 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            }
+            append(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + (24 - n), n)
+        }
+    }
+
+    /// A non-negative number rounded to three decimals ("12.5", "0.692"): timings,
+    /// without the cost of `Double.description`.
+    package mutating func write(thousandths value: Double) {
+        guard value.isFinite, value >= 0, value < 1e12 else { write(double: value); return }
+        let scaled = Int64((value * 1000).rounded())
+        write(int: scaled / 1000)
+        var fraction = scaled % 1000
+        guard fraction != 0 else { return }
+        append(UInt8(ascii: "."))
+        var divisor: Int64 = 100
+        while fraction != 0 {
+            append(UInt8(ascii: "0") + UInt8(fraction / divisor))
+            fraction %= divisor
+            divisor /= 10
+        }
+    }
+
+    package mutating func write(double: Double) {
+        guard double.isFinite else { raw("null"); return }
+        if double.rounded() == double, abs(double) < 1e15 {
+            write(int: Int64(double))
+            if double == 0, double.sign == .minus { return }
+            return
+        }
+        var text = double.description
+        text.withUTF8 { append($0) }
+    }
+
+    /// UTF-8 bytes known to need no escaping when they are a header-name token (RFC
+    /// 9110 `tchar`s only); anything else is written as a string.
+    package mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        if !writeQuoted(utf8, tokenOnly: true) { write(utf8: utf8) }
+    }
+
+    package mutating func write(string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            // Valid UTF-8 already: the one-pass copy where it is plain ASCII.
+            if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
+        }
+    }
+
+    /// UTF-8 bytes as a string; bytes that are not UTF-8 become U+FFFD, as with
+    /// `String(decoding:as:)`.
+    package mutating func write(utf8: UnsafeBufferPointer<UInt8>) {
+        if !writeQuoted(utf8, tokenOnly: false) { write(string: String(decoding: utf8, as: UTF8.self)) }
+    }
+
+    /// The common case in one pass: copies `utf8` between quotes while it is printable
+    /// ASCII without `"` or `\` (only `tchar`s with `tokenOnly`). At the first other
+    /// byte: with `tokenOnly`, or when that byte is not ASCII, takes the write back
+    /// and returns false; else finishes with `writeEscaped`.
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, tokenOnly: Bool) -> Bool {
+        let n = utf8.count
+        reserve(n + 2)
+        let out = storage + count
+        out[0] = UInt8(ascii: "\"")
+        var i = 0
+        if let src = utf8.baseAddress {
+            (out + 1).update(from: src, count: n)
+            let classes = Self.byteClass
+            let limit: UInt8 = tokenOnly ? 0 : 1
+            while i < n, classes[Int(src[i])] <= limit { i += 1 }
+        }
+        if i == n {
+            out[n + 1] = UInt8(ascii: "\"")
+            count += n + 2
+            return true
+        }
+        if tokenOnly || utf8[i] >= 0x80 { return false }
+        writeEscaped(utf8)
+        return true
+    }
+
+    /// Byte classes for `writeQuoted`, one load per byte: 0 a header-name `tchar`
+    /// (`isHTTPTokenByte`), 1 other printable ASCII that needs no escape, 2
+    /// anything else (controls, `"`, `\\`, DEL, non-ASCII).
+    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for i in 0..<256 {
+            let b = UInt8(i)
+            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+            table[i] = isHTTPTokenByte(b) ? 0 : plain ? 1 : 2
+        }
+        return UnsafePointer(table)
+    }()
+
+    /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
+    /// name should be a header token and whose value is UTF-8 bytes (the members of a
+    /// result document's `headers`). Plain members, the usual case, take one pass.
+    /// Returns false, having written nothing, when `value` is not valid UTF-8.
+    package mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                               first: Bool) -> Bool {
+        let start = count
+        reserve(name.count + value.count + 6)
+        if !first { append(UInt8(ascii: ",")) }
+        if writeQuoted(name, tokenOnly: true) {
+            append(UInt8(ascii: ":"))
+            if writeQuoted(value, tokenOnly: false) { return true }
+        }
+        count = start  // not plain: again, escaping as needed
+        guard let text = String(validating: value, as: UTF8.self) else { return false }
+        if !first { append(UInt8(ascii: ",")) }
+        write(tokenUTF8: name)
+        append(UInt8(ascii: ":"))
+        write(string: text)
+        return true
+    }
+
+    /// Valid UTF-8 as a quoted, escaped JSON string.
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        var runStart = 0
+        for i in 0..<utf8.count {
+            let c = utf8[i]
+            guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
+            runStart = i + 1
+            switch c {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                let hex: StaticString = "0123456789abcdef"
+                append(hex.utf8Start[Int(c >> 4)])
+                append(hex.utf8Start[Int(c & 0xF)])
+            }
+        }
+        append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        append(UInt8(ascii: "\""))
+    }
+}
