@@ -10,7 +10,7 @@
  *             process (warm-up included), so no two requests ask for the same
  *             document; the URL is formatted with snprintf per request
  *
- * usage: seq_raw URL [N=20000] [WARMUP=1000] [repeated|distinct]
+ * usage: seq_raw URL [N=20000] [WARMUP=1000] [repeated|distinct] [compressed|plain]
  * stdout: one line   raw N elapsed_s req_per_s cpu_us_per_req
  * stderr: one line   raw: mode=MODE new_connections=K (measured part) (warmup W)
  * CPU is user+sys from getrusage(RUSAGE_SELF), delta over the measured part, / N.
@@ -82,17 +82,19 @@ static long run(CURL *h, size_t *body, long n) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [repeated|distinct]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL [N=20000] [WARMUP=1000] [repeated|distinct] [compressed|plain]\n", argv[0]);
         return 2;
     }
     base_url = argv[1];
     long n = argc > 2 ? atol(argv[2]) : 20000;
     long warmup = argc > 3 ? atol(argv[3]) : 1000;
     const char *mode = argc > 4 ? argv[4] : "repeated";
+    const char *encoding = argc > 5 ? argv[5] : "compressed";
+    int plain = strcmp(encoding, "plain") == 0;
     distinct = strcmp(mode, "distinct") == 0;
     if (n <= 0 || warmup < 0 || strlen(base_url) > 2000 ||
-        (!distinct && strcmp(mode, "repeated") != 0)) {
-        fprintf(stderr, "raw: bad URL, N, WARMUP or mode (repeated|distinct)\n");
+        (!distinct && strcmp(mode, "repeated") != 0) || (!plain && strcmp(encoding, "compressed") != 0)) {
+        fprintf(stderr, "raw: bad URL, N, WARMUP, mode (repeated|distinct) or encoding (compressed|plain)\n");
         return 2;
     }
 
@@ -102,8 +104,10 @@ int main(int argc, char **argv) {
     size_t body = 0;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     /* The request Netlayer sends by default (compression on, its User-Agent), so both
-     * sides put the same request on the wire and the difference is Netlayer's own. */
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+     * sides put the same request on the wire and the difference is Netlayer's own;
+     * "plain" offers no compression, as a user's loop that sets nothing does. */
+    if (!plain)
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "netlayer/" NL_VERSION_STRING);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Instructions per request, counted with callgrind: Netlayer against the loops a user
+writes with libcurl (C) and pycurl (Python), against nginx on loopback.
+
+    benchmarks/instructions.py [--lib build/lib] [--out FILE] [--check]
+
+Each client runs its loop twice under `valgrind --tool=callgrind` (user space, every
+thread of the process), once with N1 and once with N2 requests; the difference of the
+two totals divided by N2 - N1 is its cost per request, start-up and teardown cancelled.
+Instruction counts do not move with the machine's load or speed (the same binary, input
+and environment give the same count), so the ratios can be a CI budget; they are not
+time (instructions per cycle differ between an interpreter and memcpy), which is why
+benchmarks/README.md keeps the wall-clock runs too.
+
+Documents are distinct by default (a new `?page=i` per request, what a client fetching
+pages or ids sends); `--mode repeated` sends the same document every time.
+
+Clients:
+  C      raw libcurl (benchmarks/seq_raw.c: one reused easy handle, CURLOPT_URL per
+         request, body discarded, status checked), with and without compression offered;
+         Netlayer nl_request (benchmarks/seq_netlayer.c).
+  Python pycurl + json.loads and Netlayer `client.get(path, params=...).json()`
+         (benchmarks/py_loop.py), Netlayer installed as the README installs it
+         (`pip install ./bindings/python`, no extras, in a clean virtualenv) and with the
+         `fast` extra (orjson) in a second one.
+
+--check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.25 times
+the libcurl loop (compression offered by both, as Netlayer does by default), the
+default Python install at most 1.3 times pycurl + json.loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUDGETS = {"C": 1.25, "Python": 1.3}
+
+
+def run(cmd: List[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, **kwargs)
+
+
+def callgrind_total(cmd: List[str], work: str, env: Optional[Dict[str, str]] = None) -> int:
+    """Instructions the command executes, every thread of its process."""
+    out = tempfile.mktemp(prefix="callgrind.", dir=work)
+    result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    if result.returncode != 0:
+        sys.exit(f"instructions: {' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}{result.stderr[-3000:]}")
+    with open(out) as f:
+        for line in f:
+            m = re.match(r"(?:summary|totals): (\d+)", line)
+            if m:
+                return int(m.group(1))
+    sys.exit(f"instructions: no total in {out}")
+
+
+def per_request(cmd_for_n, n1: int, n2: int, work: str, env: Optional[Dict[str, str]] = None) -> float:
+    low = callgrind_total(cmd_for_n(n1), work, env)
+    high = callgrind_total(cmd_for_n(n2), work, env)
+    return (high - low) / (n2 - n1)
+
+
+def venv_with(path: str, packages: List[str], pip_env: Dict[str, str]) -> str:
+    """A clean virtualenv (no system site-packages) with `packages` installed; reused
+    when it already imports them."""
+    python = os.path.join(path, "bin", "python")
+    if not os.path.exists(python):
+        run([sys.executable, "-m", "venv", path])
+    run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], stdout=subprocess.DEVNULL)
+    for package in packages:
+        run([python, "-m", "pip", "install", "-q", *package.split()], env=pip_env, stdout=subprocess.DEVNULL)
+    return python
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lib", default=os.path.join(ROOT, "build", "lib"), help="folder of libnetlayer.so")
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "instructions"),
+                        help="folder for the programs, virtualenvs and nginx (kept between runs)")
+    parser.add_argument("--n1", type=int, default=200)
+    parser.add_argument("--n2", type=int, default=1200)
+    parser.add_argument("--mode", choices=["distinct", "repeated"], default="distinct")
+    parser.add_argument("--python", choices=["yes", "no"], default="yes", help="count the Python loops too")
+    parser.add_argument("--out", help="a Markdown file the table is written to")
+    parser.add_argument("--check", action="store_true", help="fail when a ratio passes its budget")
+    args = parser.parse_args()
+
+    lib = os.path.abspath(args.lib)
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    include = os.path.join(ROOT, "include")
+    for program, libs in (("seq_raw", ["-lcurl"]),
+                          ("seq_netlayer", [f"-L{lib}", "-lnetlayer", f"-Wl,-rpath,{lib}"])):
+        run(["cc", "-O2", f"-I{include}", "-o", os.path.join(work, program),
+             os.path.join(HERE, f"{program}.c"), *libs])
+
+    nginx_dir = os.path.join(work, "nginx")
+    url = run([os.path.join(HERE, "nginx.sh"), "start", nginx_dir], stdout=subprocess.PIPE,
+              text=True).stdout.strip()
+    rows: List[Tuple[str, str, float]] = []
+    try:
+        raw = os.path.join(work, "seq_raw")
+        netlayer = os.path.join(work, "seq_netlayer")
+        warmup = "20"
+        rows.append(("C", "libcurl loop, compression offered",
+                     per_request(lambda n: [raw, url, str(n), warmup, args.mode], args.n1, args.n2, work)))
+        rows.append(("C", "libcurl loop, no compression",
+                     per_request(lambda n: [raw, url, str(n), warmup, args.mode, "plain"], args.n1, args.n2, work)))
+        rows.append(("C", "Netlayer nl_request",
+                     per_request(lambda n: [netlayer, url, str(n), warmup, args.mode], args.n1, args.n2, work)))
+        if args.python == "yes":
+            pip_env = dict(os.environ, PYCURL_SSL_LIBRARY="openssl")
+            package = os.path.join(ROOT, "bindings", "python")
+            env = dict(os.environ, NETLAYER_LIBRARY=os.path.join(lib, "libnetlayer.so.1"))
+            env.pop("PYTHONPATH", None)
+            default = venv_with(os.path.join(work, "venv-default"),
+                                ["--no-binary pycurl pycurl", f"--force-reinstall --no-deps {package}"], pip_env)
+            fast = venv_with(os.path.join(work, "venv-fast"), ["orjson", f"--force-reinstall --no-deps {package}"],
+                             pip_env)
+            loop = os.path.join(HERE, "py_loop.py")
+            rows.append(("Python", "pycurl + json.loads",
+                         per_request(lambda n: [default, loop, "pycurl", url, str(n), args.mode], args.n1, args.n2,
+                                     work, env)))
+            rows.append(("Python", "Netlayer, default install",
+                         per_request(lambda n: [default, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
+                                     work, env)))
+            rows.append(("Python", "Netlayer, fast extra (orjson)",
+                         per_request(lambda n: [fast, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
+                                     work, env)))
+    finally:
+        subprocess.run([os.path.join(HERE, "nginx.sh"), "stop", nginx_dir], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+    reference = {"C": rows[0][2], "Python": next((r[2] for r in rows if r[1].startswith("pycurl")), None)}
+    lines = [f"Instructions per request ({args.mode} documents, callgrind, ({args.n2} - {args.n1} requests) / "
+             f"{args.n2 - args.n1}), nginx on loopback:", "",
+             "| language | loop | instructions per request | ratio |", "|---|---|---:|---:|"]
+    failures = []
+    for language, name, count in rows:
+        base = reference[language]
+        ratio = count / base if base else float("nan")
+        lines.append(f"| {language} | {name} | {count / 1000:.1f}k | {ratio:.2f} |")
+        is_budgeted = name in ("Netlayer nl_request", "Netlayer, default install")
+        if is_budgeted and ratio > BUDGETS[language]:
+            failures.append(f"{language} {name}: {ratio:.2f} times the reference, budget {BUDGETS[language]}")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    if args.check and failures:
+        print("over budget: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
