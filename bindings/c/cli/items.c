@@ -243,7 +243,7 @@ static jnode *form_text(const item *it) {
     return node;
 }
 
-/* Is there a later item of the same kind group and (case-folded for headers) name? */
+/* Is there a later data item of the same name? */
 static int overridden(const item *items, int count, int i) {
     int j;
     for (j = i + 1; j < count; j++)
@@ -309,13 +309,16 @@ static int emit_headers(buf *out, int *first, const item *items, int count, requ
         if (!is_header(it->kind)) continue;
         for (j = 0; j < n && strcasecmp(headers[j].first->name, it->name) != 0; j++) {}
         h = &headers[j];
-        if (j == n) h->first = it, n++;
+        if (j == n) {
+            h->first = it;
+            n++;
+        }
         if (it->kind == IT_HEADER && !it->value_len) {
             h->unset = 1;
             h->value.len = 0;
             continue;
         }
-        if (h->unset) h->unset = 0;
+        h->unset = 0;
         if (!h->value.data) buf_add(&h->value, "", 0);
         if (it->value_len) {
             if (h->value.len) buf_puts(&h->value, strcasecmp(it->name, "Cookie") == 0 ? "; " : ", ");
