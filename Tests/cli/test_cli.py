@@ -846,20 +846,27 @@ def _():
     assert code == 2 and "--ignore-stdin" in err, (code, err)
 
 
-@test("every sh block of docs/cli.md runs against the test server")
+@test("every sh block of docs/cli.md runs against the test server; a text block after one is what it printed")
 def _():
     page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
-    blocks = re.findall(r"^```sh\n(.*?)^```", open(page, encoding="utf-8").read(), flags=re.S | re.M)
+    fenced = re.findall(r"^```(\w*)\n(.*?)^```", open(page, encoding="utf-8").read(), flags=re.S | re.M)
+    blocks = [code for lang, code in fenced if lang == "sh"]
     assert len(blocks) >= 8 and sum(b.lstrip().startswith("netlayer") for b in blocks) >= 6, len(blocks)
+    assert {lang for lang, _ in fenced} <= {"sh", "text"}, fenced
     folder = tempfile.mkdtemp(prefix="netlayer-cli-doc-")
     env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(CLI)) + os.pathsep + os.environ["PATH"])
-    for block in blocks:
+    printed = None
+    for lang, block in fenced:
+        if lang == "text":   # the output the page shows for the sh block before it
+            assert printed is not None and block.rstrip("\n") in printed, (block, printed)
+            continue
         script = block.replace("http://127.0.0.1:8080/", BASE)
         assert "127.0.0.1:8080" not in script, script
         p = subprocess.run(["sh", "-e", "-c", script], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (block, p.returncode, p.stdout, p.stderr)
         assert p.stdout or p.stderr or "--download" in block, block
+        printed = p.stdout + p.stderr
     shutil.rmtree(folder, ignore_errors=True)
 
 print(f"{results['passed']} passed, {results['failed']} failed")
