@@ -6,11 +6,14 @@ temporary folder, in order, with the test server's URL for the page's demo URL).
 Usage (ctest runs it through with_server.py): test_cli.py PATH_TO_netlayer
 """
 import base64
+import http.server
 import json
 import os
 import pty
 import re
 import resource
+import select
+import termios
 import threading
 import tty
 import shutil
@@ -19,15 +22,24 @@ import subprocess
 import sys
 import tempfile
 import time
+from urllib.parse import parse_qsl
+
+import httpie_cases
 
 CLI = os.path.abspath(sys.argv[1])
 BASE = os.environ["NETLAYER_TEST_URL"]
+# httpie's `http` program, to check the recorded values of httpie_cases.py against (optional)
+HTTPIE = os.environ.get("NETLAYER_TEST_HTTPIE")
 work = tempfile.mkdtemp(prefix="netlayer-cli-")
 results = {"passed": 0, "failed": 0}
 
 
 def write(name, document):
     path = os.path.join(work, name)
+    if isinstance(document, bytes):
+        with open(path, "wb") as f:
+            f.write(document)
+        return path
     with open(path, "w") as f:
         f.write(document if isinstance(document, str) else json.dumps(document))
     return path
@@ -194,11 +206,12 @@ def _():
     assert code == 0 and out.startswith("netlayer 0."), out
 
 
-@test("get sends query items (repeated: a list) and header items")
+@test("get sends query items (repeated: a list) and header items; Header; is empty, Header: left out")
 def _():
-    doc = echo("get", BASE + "echo", "page==2", "page==3", "q==a b", "X-Trace:1", "X-Empty:")
+    doc = echo("get", BASE + "echo", "page==2", "page==3", "q==a b", "X-Trace:1", "X-Empty;", "X-Gone:")
     assert doc["method"] == "GET" and doc["args"] == {"page": ["2", "3"], "q": ["a b"]}, doc
     assert doc["headers"]["x-trace"] == "1" and doc["headers"]["x-empty"] == "", doc["headers"]
+    assert "x-gone" not in doc["headers"], doc["headers"]
 
 
 @test("post sends = as JSON strings and := as raw JSON with exact numbers")
@@ -432,7 +445,9 @@ def _():
         (("get", BASE + "echo", "X-Evil:a\nb"), "X-Evil"),
         (("get", BASE + "echo", "--bogus"), "unknown option --bogus"),
         (("get", BASE + "echo", "justaword"), "not a request item"),
-        (("get", BASE + "echo", "=value"), "name before the separator is empty"),
+        (("get", BASE + "echo", ":value"), "header name before the separator is empty"),
+        (("post", BASE + "echo", "bio=@" + write("latin1.txt", b"caf\xe9")), "the file is not UTF-8 text"),
+        (("get", BASE + "echo", "X;value"), "'Header;' sends an empty header and takes no value"),
         (("get", BASE + "echo", "a=1"), "GET"),
         (("post", BASE + "echo", "a=1", "@" + write("x.bin", "x")), "cannot be mixed"),
         (("get", BASE + "echo", "--timeout", "soon"), "--timeout"),
@@ -557,20 +572,301 @@ def _():
     assert code == 0 and err == "", err
 
 
-@test("every sh block of docs/cli.md runs against the test server")
+# ---- httpie's request-item grammar (Tests/cli/httpie_cases.py holds httpie's own results) ----
+
+for _name, _text in httpie_cases.FILES.items():
+    write(_name, _text)
+
+
+def httpie(*args):
+    """Runs httpie's `http --offline` (NETLAYER_TEST_HTTPIE) in the work folder."""
+    return subprocess.run([HTTPIE, "--offline", "--ignore-stdin", *args], cwd=work, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+def in_order(value):
+    """JSON text with members in their order: equal only when order is equal too."""
+    return json.dumps(value)
+
+
+def header_lines(doc, name):
+    """The values of the request's header lines named `name` (any case), as /echo saw them."""
+    return [v for n, v in doc["headerLines"] if n.lower() == name.lower()]
+
+
+@test("nested JSON items make the body httpie makes (httpie's documentation and test table)")
+def _():
+    failures = []
+    for items, expected in httpie_cases.JSON_CASES:
+        code, out, err = run("post", BASE + "echo", *items)
+        if code != 0:
+            failures.append((items, code, err))
+            continue
+        doc = json.loads(out)
+        if in_order(json.loads(doc["body"])) != in_order(expected):
+            failures.append((items, doc["body"]))
+        elif (header_lines(doc, "Content-Type"), header_lines(doc, "Accept")) != (
+                ["application/json"], ["application/json, */*;q=0.5"]):
+            failures.append((items, doc["headerLines"]))
+        if HTTPIE:
+            p = httpie("--print=B", "POST", "http://example.invalid/", *items)
+            if p.returncode != 0 or in_order(json.loads(p.stdout)) != in_order(expected):
+                failures.append(("httpie", items, p.returncode, p.stdout, p.stderr))
+    assert not failures, failures
+
+
+@test("nested JSON mistakes (syntax, type conflicts, negative indexes) exit 2 naming the item, as httpie refuses them")
+def _():
+    for case in httpie_cases.JSON_ERRORS:
+        items, refused = case if isinstance(case, tuple) else (case, case[-1])
+        code, out, err = run("post", BASE + "echo", *items)
+        assert code == 2 and out == "" and "netlayer: item '%s': " % refused in err, (items, code, out, err)
+        assert "Traceback" not in err, err
+        if HTTPIE:
+            assert httpie("--print=B", "POST", "http://example.invalid/", *items).returncode != 0, items
+    code, _, err = run("post", BASE + "echo", "foo=1", "foo[key]:=2")
+    assert "type conflict: 'foo' is a string, but [key] needs an object\n    foo[key]\n       ^^^^^" in err, err
+    code, _, err = run("post", BASE + "echo", "A[text][:=1")
+    assert "expected a text, a number or ']'\n    A[text][\n            ^" in err, err
+    code, _, err = run("post", BASE + "echo", "[]:=2", "x=y")
+    assert "type conflict: the top level is an array, but the key 'x' needs an object" in err, err
+
+
+@test("nested JSON beyond httpie: a null becomes a container, indexes and depth are bounded")
+def _():
+    # httpie 3.2.4 sends {"b": "1"} for these, dropping every earlier item (a bug); an
+    # element that is null already becomes the container in httpie too
+    doc = echo("post", BASE + "echo", "z=1", "a:=null", "a[b]=1", "c[0]:=null", "c[0][]=2")
+    assert json.loads(doc["body"]) == {"z": "1", "a": {"b": "1"}, "c": [["2"]]}, doc["body"]
+    doc = echo("post", BASE + "echo", "big[65535]:=1")
+    assert len(json.loads(doc["body"])["big"]) == 65536, doc["bodyLength"]
+    for item, needle in (("big[65536]:=1", "an index is at most 65535"),
+                         ("big[99999999999999999999999]:=1", "an index is at most 65535"),
+                         ("a" + "[]" * 300 + ":=1", "more than 256 levels deep"),
+                         ("a[]:=[1", "not valid JSON after ':='")):
+        code, out, err = run("post", BASE + "echo", item)
+        assert code == 2 and out == "" and needle in err, (item[:40], code, err)
+
+
+@test("-f sends every value of a repeated field (a=1&a=2), names as written, as httpie does")
+def _():
+    for items, expected in httpie_cases.FORM_CASES:
+        doc = echo("post", BASE + "echo", "-f", *items)
+        assert parse_qsl(doc["body"], keep_blank_values=True) == expected, (items, doc["body"])
+        assert header_lines(doc, "Content-Type") == ["application/x-www-form-urlencoded"], doc["headerLines"]
+        if HTTPIE:
+            p = httpie("--print=B", "-f", "POST", "http://example.invalid/", *items)
+            assert parse_qsl(p.stdout, keep_blank_values=True) == expected, (items, p.stdout)
+    for items in httpie_cases.FORM_ERRORS:
+        code, out, err = run("post", BASE + "echo", "-f", *items)
+        assert code == 2 and "a form field is text" in err, (items, code, err)
+        if HTTPIE:
+            assert httpie("--print=B", "-f", "POST", "http://example.invalid/", *items).returncode != 0, items
+    # := numbers and booleans go as their JSON text (httpie writes Python's: True, 1.1)
+    doc = echo("post", BASE + "echo", "-f", "b:=true", "n:=1.10")
+    assert doc["body"] == "b=true&n=1.10", doc["body"]
+
+
+@test("header items: Header; empty, Header: left out, repeats joined, :@file; as httpie sends them")
+def _():
+    for items, expected in httpie_cases.HEADER_CASES:
+        doc = echo("get", BASE + "echo", *items)
+        for name, value in expected.items():
+            lines = header_lines(doc, name)
+            assert lines == ([] if value is None else [value]), (items, name, doc["headerLines"])
+        if HTTPIE:
+            p = httpie("--print=H", "GET", "http://example.invalid/", *items)
+            sent = {}
+            for line in p.stdout.splitlines()[1:]:
+                name, _, value = line.partition(":")
+                sent.setdefault(name.lower(), []).append(value.strip())
+            for name, value in expected.items():
+                joined = None if name not in sent else ("; " if name == "cookie" else ", ").join(v for v in sent[name] if v)
+                assert joined == value, ("httpie", items, p.stdout)
+
+
+@test("query items: repeated names, an empty name, escapes and ==@file, as httpie sends them")
+def _():
+    for items, expected in httpie_cases.QUERY_CASES:
+        doc = echo("get", BASE + "echo", *items)
+        assert parse_qsl(doc["query"], keep_blank_values=True) == expected, (items, doc["query"])
+        if HTTPIE:
+            p = httpie("--print=H", "GET", "http://example.invalid/", *items)
+            target = p.stdout.split(" ")[1]
+            assert parse_qsl(target.partition("?")[2], keep_blank_values=True) == expected, ("httpie", items, target)
+
+
+@test("Header: refuses what netlayer cannot leave out, naming the item; Authorization: drops the config's auth")
+def _():
+    with_headers = write("with-headers.json", {"baseURL": BASE, "headers": {"X-Team": "core", "Accept": "text/plain"},
+                                               "auth": {"bearer": "config-token"}})
+    for args, item, needle in ((("get", BASE + "echo", "Accept:"), "Accept:", "'Accept;' sends it empty"),
+                               (("post", BASE + "echo", "a=1", "Content-Type:"), "Content-Type:",
+                                "a body always goes with a Content-Type"),
+                               (("get", BASE + "echo", "Host:"), "Host:", "cannot leave out Host"),
+                               (("get", "echo", "X-Team:", "--config", with_headers), "X-Team:",
+                                "the config sends X-Team")):
+        code, out, err = run(*args)
+        assert code == 2 and out == "" and "item '%s'" % item in err and needle in err, (args, code, err)
+    doc = echo("get", "echo", "Authorization:", "--config", with_headers)
+    assert header_lines(doc, "Authorization") == [] and header_lines(doc, "X-Team") == ["core"], doc["headerLines"]
+    doc = echo("get", "echo", "X-Team;", "--config", with_headers)
+    assert header_lines(doc, "X-Team") == [""] and header_lines(doc, "Authorization") == ["Bearer config-token"], doc
+    doc = echo("post", "echo", "a=1", "--config", with_headers)   # the config's Accept stays
+    assert header_lines(doc, "Accept") == ["text/plain"], doc["headerLines"]
+    doc = echo("get", BASE + "echo", "Content-Type:")              # no body: nothing to leave out
+    assert header_lines(doc, "Content-Type") == [], doc["headerLines"]
+
+
+@test("multipart: name@file;type=MIME sets the part's type, := numbers are text parts")
+def _():
+    doc = echo("post", BASE + "echo", "n:=7", "cv@" + os.path.join(work, "text.txt") + ";type=text/markdown")
+    assert doc["headers"]["content-type"].startswith("multipart/form-data"), doc["headers"]
+    assert 'name="cv"; filename="text.txt"\r\nContent-Type: text/markdown' in doc["body"], doc["body"]
+    assert 'name="n"\r\n\r\n7\r\n' in doc["body"], doc["body"]
+
+
+@test("-a user:password sends basic auth through the endpoint's auth key; --auth-type digest and bearer")
+def _():
+    for args, expected in (
+            (("-a", "ann:pw"), "Basic " + base64.b64encode(b"ann:pw").decode()),
+            (("--auth=ann:p:w",), "Basic " + base64.b64encode(b"ann:p:w").decode()),
+            (("-a", "ann:"), "Basic " + base64.b64encode(b"ann:").decode()),
+            (("-A", "bearer", "-a", "tok.en-1"), "Bearer tok.en-1"),
+            (("--auth-type=bearer", "--auth", "a:b"), "Bearer a:b"),
+            (("Authorization:Bearer other", "-a", "ann:pw"), "Basic " + base64.b64encode(b"ann:pw").decode())):
+        doc = echo("get", BASE + "echo", *args)
+        assert header_lines(doc, "Authorization") == [expected], (args, doc["headerLines"])
+        if HTTPIE:
+            p = httpie("--print=H", "GET", "http://example.invalid/", *args)
+            assert "Authorization: %s\n" % expected in p.stdout, ("httpie", args, p.stdout)
+    code, out, _ = run("get", BASE + "digest-auth/ann/pw", "-a", "ann:pw", "--auth-type", "digest")
+    assert code == 0 and json.loads(out) == {"user": "ann"}, (code, out)
+    code, out, _ = run("get", BASE + "digest-auth/ann/pw", "-a", "ann:wrong", "-A", "digest", "--check-status")
+    assert code == 4, (code, out)
+    # call and request: -a replaces the config's auth
+    cfg = write("auth-config.json", {"baseURL": BASE, "auth": {"bearer": "config-token"},
+                                     "endpoints": {"echo": {"path": "echo"}}})
+    for args in (("call", "echo", "--config", cfg), ("request", write("echo.json", {"path": "echo"}), "--config", cfg)):
+        doc = echo(*args)
+        assert header_lines(doc, "Authorization") == ["Bearer config-token"], (args, doc["headerLines"])
+        doc = echo(*args, "-a", "ann:pw")
+        assert header_lines(doc, "Authorization") == ["Basic " + base64.b64encode(b"ann:pw").decode()], (args, doc)
+    # the library's rules: the password is redacted in -v, refused where HTTP cannot carry it
+    code, out, err = run("get", BASE + "json", "-v", "-a", "ann:s3cretpw")
+    assert code == 0 and "s3cretpw" not in err and base64.b64encode(b"ann:s3cretpw").decode() not in err, err
+    for args, needle in ((("-a", "a\\:nn:pw"), "auth"), (("-A", "ntlm", "-a", "a:b"), "basic, digest or bearer"),
+                         (("-A", "bearer",), "needs -a/--auth"), (("-a",), "-a needs a value"),
+                         (("-A", "bearer", "-a", "two words"), "auth")):
+        code, out, err = run("get", BASE + "echo", *args)
+        assert code == 2 and needle in err, (args, code, err)
+
+
+@test("-a credentials do not follow a redirect to another origin; to the same origin they do")
+def _():
+    seen = []
+
+    class Landing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Landing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        landing = "http://127.0.0.1:%d/landing" % server.server_port
+        code, out, err = run("get", BASE + "redirect-to", "url==" + landing, "-a", "ann:pw")
+        assert code == 0 and json.loads(out) == {} and seen == [None], (code, out, err, seen)
+    finally:
+        server.shutdown()
+        server.server_close()
+    code, out, _ = run("get", BASE + "redirect-to", "url==/basic-echo", "-a", "ann:pw")
+    assert code == 0 and json.loads(out) == {"user": "ann", "password": "pw"}, (code, out)
+
+
+def run_with_prompt(args, answer):
+    """Runs the CLI with a pseudo-terminal as its controlling terminal and standard input;
+    once the prompt shows, types `answer` (bytes). Returns the status, what the terminal
+    showed, standard output, and whether the terminal echoes again afterwards."""
+    master, slave = pty.openpty()
+    slave_name = os.ttyname(slave)
+
+    def own_terminal():
+        limit_memory()
+        os.setsid()
+        os.close(os.open(slave_name, os.O_RDWR))   # a session leader opening a terminal makes it its own
+
+    p = subprocess.Popen([CLI, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work,
+                         preexec_fn=own_terminal)
+    shown, deadline = b"", time.monotonic() + 20
+    while b"password for" not in shown and p.poll() is None and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            shown += os.read(master, 4096)
+    time.sleep(0.1)
+    os.write(master, answer)
+    try:
+        out, _ = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    echoes = bool(termios.tcgetattr(slave)[3] & termios.ECHO)
+    os.close(slave)
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            shown += chunk
+    except OSError:   # EIO once the terminal has no writer left
+        pass
+    os.close(master)
+    return p.returncode, shown, out, echoes
+
+
+@test("-a user asks for the password on the terminal without echo; without a terminal it is refused, never waits")
+def _():
+    code, shown, out, echoes = run_with_prompt(("get", BASE + "basic-echo", "-a", "ann"), b"typed-secret\n")
+    assert code == 0 and json.loads(out) == {"user": "ann", "password": "typed-secret"}, (code, out, shown)
+    port = os.environ["NETLAYER_TEST_PORT"]
+    assert b"netlayer: password for ann@127.0.0.1:%s: " % port.encode() in shown, shown
+    assert b"typed-secret" not in shown and echoes, (shown, echoes)
+    code, shown, out, echoes = run_with_prompt(("get", BASE + "basic-echo", "-a", "ann"), b"\x03")
+    assert code == 130 and out == b"" and echoes, (code, out, shown, echoes)
+    start = time.monotonic()
+    code, out, err = run("get", BASE + "basic-echo", "-a", "ann", timeout=20)
+    assert code == 2 and "standard input is not a terminal" in err and time.monotonic() - start < 10, (code, err)
+    code, out, err = run("get", BASE + "basic-echo", "-a", "ann", "--ignore-stdin")
+    assert code == 2 and "--ignore-stdin" in err, (code, err)
+
+
+@test("every sh block of docs/cli.md runs against the test server; a text block after one is what it printed")
 def _():
     page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
-    blocks = re.findall(r"^```sh\n(.*?)^```", open(page, encoding="utf-8").read(), flags=re.S | re.M)
+    fenced = re.findall(r"^```(\w*)\n(.*?)^```", open(page, encoding="utf-8").read(), flags=re.S | re.M)
+    blocks = [code for lang, code in fenced if lang == "sh"]
     assert len(blocks) >= 8 and sum(b.lstrip().startswith("netlayer") for b in blocks) >= 6, len(blocks)
+    assert {lang for lang, _ in fenced} <= {"sh", "text"}, fenced
     folder = tempfile.mkdtemp(prefix="netlayer-cli-doc-")
     env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(CLI)) + os.pathsep + os.environ["PATH"])
-    for block in blocks:
+    printed = None
+    for lang, block in fenced:
+        if lang == "text":   # the output the page shows for the sh block before it
+            assert printed is not None and block.rstrip("\n") in printed, (block, printed)
+            continue
         script = block.replace("http://127.0.0.1:8080/", BASE)
         assert "127.0.0.1:8080" not in script, script
         p = subprocess.run(["sh", "-e", "-c", script], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (block, p.returncode, p.stdout, p.stderr)
         assert p.stdout or p.stderr or "--download" in block, block
+        printed = p.stdout + p.stderr
     shutil.rmtree(folder, ignore_errors=True)
 
 print(f"{results['passed']} passed, {results['failed']} failed")

@@ -2,7 +2,9 @@
  * The netlayer command-line client: shared declarations.
  *
  * main.c     arguments, commands and --help
- * items.c    httpie-style request items (a==1, H:v, f=v, f:=1, f@file, @file) -> endpoint document
+ * items.c    httpie-style request items (a==1, H:v, H;, f=v, f:=1, f@file, @file) -> endpoint document
+ * nested.c   httpie's nested JSON paths (a[b][]=1) -> the body's JSON value
+ * auth.c     -a/--auth and --auth-type -> the endpoint's auth; the password prompt
  * run.c      the request: client, -v log lines, progress bar, interrupt, output, exit status
  * json.c     a small JSON reader and writer: the CLI reads result documents without a JSON library
  * files.c    local files read whole (regular, bounded, never blocking) or checked for streaming
@@ -74,6 +76,9 @@ typedef struct jnode {
 /* Parses `len` bytes; NULL on error with a message in `error` (size `error_size`). */
 jnode *json_parse(const char *text, size_t len, char *error, size_t error_size);
 void json_free(jnode *node);
+/* A new node of `type`; `text` (`len` bytes, may be NULL) is copied: a string's
+ * bytes, or a number's or boolean's JSON text. */
+jnode *json_new(jtype type, const char *text, size_t len);
 jnode *json_get(const jnode *object, const char *key);
 /* The member's string value, or NULL when absent or not a string. */
 const char *json_string(const jnode *object, const char *key);
@@ -81,6 +86,8 @@ const char *json_string(const jnode *object, const char *key);
 void json_set_string(jnode *object, const char *key, const char *value);
 /* Sets object[key] to a scalar of `type` whose JSON text (or string) is `text`. */
 void json_set(jnode *object, const char *key, jtype type, const char *text);
+/* Sets object[key] to `value` (taken), replacing an existing member. */
+void json_set_node(jnode *object, const char *key, jnode *value);
 /* Returns object[key], made an empty object first when absent or not an object. */
 jnode *json_object_member(jnode *object, const char *key);
 /* Writes `node` as JSON: compact, or indented by two spaces. */
@@ -92,14 +99,36 @@ typedef struct request_spec {
     const char *method;      /* NULL: GET, or POST with data */
     const char *url;
     int form;                /* --form: fields are a form body */
-    int has_body;            /* set by items_to_endpoint: a body was given */
+    const jnode *config;     /* the config document, or NULL: what `Header:` cannot take away */
+    const char *call_name;   /* call: the named endpoint (its headers count as the config's) */
+    int has_auth;            /* -a/--auth: it sets Authorization, `Authorization:` does not unset it */
+    /* set by items_to_members: */
+    int has_body;            /* a body was given */
+    int no_user_agent;       /* `User-Agent:`: the config's userAgent is to be "" (none sent) */
+    int no_compression;      /* `Accept-Encoding:`: the config's compression is to be false */
+    int no_auth;             /* `Authorization:` without -a: the endpoint has "auth": {} */
 } request_spec;
+
+/* Applies one httpie nested JSON item, `key` (its path, escapes included) set to
+ * `value` (taken: freed on failure), to `*root`, made by the first item (NULL before).
+ * 0, or -1 with why in `why` (the caller frees it), a second and third line showing
+ * where in the key. See nested.c for the grammar. */
+int nested_json_set(jnode **root, const char *key, jnode *value, buf *why);
 
 /* Adds to `endpoint` (an open JSON object, members so far end without a comma
  * when `*first` is set) the query, headers and body the items describe. Returns 0
  * or EXIT_USAGE after printing why. `stdin_body` reads standard input as the body. */
 int items_to_members(buf *endpoint, int *first, char **items, int count, request_spec *spec, int stdin_body,
                      int params_mode);
+
+/* ---- authentication (auth.c) ---------------------------------------------------- */
+
+/* Writes the endpoint's "auth" value for -a CREDENTIALS and --auth-type TYPE (NULL:
+ * basic) to `out`. A missing password is asked for on the terminal when `may_prompt`
+ * (not --ignore-stdin), the prompt naming the user and then `where` ("@host"); without
+ * a terminal on standard input it is refused. 0, or EXIT_USAGE after printing why
+ * (Ctrl-C at the prompt exits 130). */
+int auth_document(buf *out, const char *credentials, const char *type, const char *where, int may_prompt);
 
 /* ---- running ------------------------------------------------------------------ */
 

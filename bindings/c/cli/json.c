@@ -153,6 +153,17 @@ static jnode *new_node(jtype type) {
     return n;
 }
 
+jnode *json_new(jtype type, const char *text, size_t len) {
+    jnode *n = new_node(type);
+    if (text) {
+        n->text = checked(malloc(len + 1));
+        memcpy(n->text, text, len);
+        n->text[len] = '\0';
+        n->len = len;
+    }
+    return n;
+}
+
 static jnode *parse_container(parser *ps, int object) {
     jnode *node = new_node(object ? J_OBJECT : J_ARRAY), **tail = &node->child;
     char close = object ? '}' : ']';
@@ -284,6 +295,18 @@ void json_set(jnode *object, const char *key, jtype type, const char *text) {
     m->type = type;
     m->text = checked(strdup(text));
     m->len = strlen(text);
+}
+
+void json_set_node(jnode *object, const char *key, jnode *value) {
+    jnode *m = member(object, key);
+    json_free(m->child);
+    free(m->text);
+    m->type = value->type;
+    m->text = value->text;
+    m->len = value->len;
+    m->child = value->child;
+    free(value->key);
+    free(value);
 }
 
 void json_set_string(jnode *object, const char *key, const char *value) { json_set(object, key, J_STRING, value); }

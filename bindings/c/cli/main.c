@@ -26,13 +26,17 @@ static const char general_help[] =
     "       netlayer COMMAND --help | --version\n"
     "\n"
     "Request items (httpie's syntax):\n"
-    "  name==value     query parameter (repeat for a list)      Header:value   header\n"
+    "  name==value     query parameter (repeat for a list)      name==@file    its value from a file\n"
+    "  Header:value    header (repeat: one line, values joined) Header:@file   its value from a file\n"
+    "  Header;         an empty header                          Header:        leave the header out\n"
     "  field=value     JSON string field (form field with -f)   field:=json    raw JSON field (2021, true, [1])\n"
     "  field=@file     string field from a file                 field:=@f.json raw JSON field from a file\n"
-    "  field@file      file part: the body is multipart/form-data\n"
+    "  a[b][c]=x       nested JSON: a[]=x appends, a[0]=x sets an element, []=x makes a top-level array\n"
+    "  field@file      file part (field@file;type=MIME): the body is multipart/form-data\n"
     "  @file           the file is the body (streamed)          @-             standard input is the body\n"
-    "  A backslash escapes a separator in a name: a\\=b=c. For post, put and patch without fields,\n"
-    "  piped standard input is the body (--ignore-stdin turns that off).\n"
+    "  A backslash makes a separator text: a\\=b=c; in JSON names also \\[ \\] \\\\. A repeated form field\n"
+    "  sends every value (-f a=1 a=2). For post, put and patch without fields, piped standard input\n"
+    "  is the body (--ignore-stdin turns that off).\n"
     "\n"
     "Options:\n"
     "  --config FILE     a config document (baseURL, headers, auth, endpoints; docs/documents.md)\n"
@@ -44,6 +48,9 @@ static const char general_help[] =
     "                    also -o FILE. An HTTP error status saves nothing, prints the body, exits 4 or 5\n"
     "  --check-status    exit 4 for a 4xx status, 5 for a 5xx status (without it: print the body, exit 0)\n"
     "  -f, --form        send fields as application/x-www-form-urlencoded\n"
+    "  -a, --auth USER[:PASSWORD]  basic or digest credentials (no password: asked on the terminal);\n"
+    "                    with --auth-type bearer, -a TOKEN\n"
+    "  -A, --auth-type basic|digest|bearer   how -a authenticates (default basic)\n"
     "  --timeout SECONDS bound each attempt (default 30)\n"
     "  --body JSON       call: the request body (JSON text, or @file.json), checked by an OpenAPI operation\n"
     "  --ignore-stdin    never read standard input as the body\n"
@@ -57,7 +64,8 @@ static const char general_help[] =
     "\n"
     "Examples:\n"
     "  netlayer get http://127.0.0.1:8080/movies page==2 X-Trace:1\n"
-    "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021\n"
+    "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021 'tags[]=sf' 'cast[lead]=Paul'\n"
+    "  netlayer get http://127.0.0.1:8080/basic-auth/ann/pw -a ann:pw\n"
     "  netlayer get http://127.0.0.1:8080/bytes/4096 --download data.bin\n"
     "  netlayer call movie id=2 --config api.json\n"
     "  netlayer call getPetById petId:=7 --config petstore.json\n"
@@ -89,9 +97,10 @@ static const char *command_help(const char *command) {
                "Example:\n"
                "  echo '{\"path\": \"http://127.0.0.1:8080/json\", \"isFullPath\": true}' | netlayer request -\n";
     return "usage: netlayer METHOD URL [ITEM...] [OPTIONS]\n"
-           "Sends one request. Items: name==value query, Header:value header, field=value JSON string,\n"
-           "field:=json raw JSON, field=@file / field:=@file from a file, field@file multipart file part,\n"
-           "@file body file, @- standard input. Options and exit statuses: netlayer --help.\n"
+           "Sends one request. Items: name==value query, Header:value header (Header; empty, Header: left out),\n"
+           "field=value JSON string, field:=json raw JSON, a[b][]=x nested JSON, field=@file / field:=@file\n"
+           "from a file, field@file multipart file part, @file body file, @- standard input.\n"
+           "Options and exit statuses: netlayer --help.\n"
            "Examples:\n"
            "  netlayer get http://127.0.0.1:8080/movies page==2 Accept:application/json\n"
            "  netlayer post http://127.0.0.1:8080/movies title=Dune year:=2021 --check-status\n"
@@ -149,35 +158,60 @@ static int option_value(int argc, char **argv, int *i, const char **out) {
     return 0;
 }
 
-/* The config text to use: the file's, with log.level set to debug for -v. */
-static char *config_text(const char *path, int verbose) {
-    char *text = NULL, error[160];
-    size_t size = 0;
-    jnode *doc;
-    buf out = { 0 };
-    if (path && !(text = read_whole(path, &size, error, sizeof error))) {
+/* The config file's text, or NULL without one; exits 2 when it cannot be read. */
+static char *read_config(const char *path, size_t *size) {
+    char *text, error[160];
+    *size = 0;
+    if (!path) return NULL;
+    if (!(text = read_whole(path, size, error, sizeof error))) {
         fprintf(stderr, "netlayer: cannot read config %s: %s\n", path, error);
         exit(EXIT_USAGE);
     }
-    if (!verbose) return text;
+    return text;
+}
+
+/* The config text to use (takes `text`): the file's, with what the command line
+ * changes in it: log.level debug for -v, userAgent "" for `User-Agent:`, compression
+ * false for `Accept-Encoding:`. A config that is not a JSON object goes as it is: the
+ * library names what is wrong with it. */
+static char *config_text(char *text, size_t size, int verbose, const request_spec *spec) {
+    char error[160];
+    jnode *doc;
+    buf out = { 0 };
+    if (!verbose && !spec->no_user_agent && !spec->no_compression) return text;
     doc = text ? json_parse(text, size, error, sizeof error) : json_parse("{}", 2, error, sizeof error);
-    if (!doc || doc->type != J_OBJECT) { json_free(doc); return text; }   /* the library names the problem */
-    json_set_string(json_object_member(doc, "log"), "level", "debug");
+    if (!doc || doc->type != J_OBJECT) { json_free(doc); return text; }
+    if (verbose) json_set_string(json_object_member(doc, "log"), "level", "debug");
+    if (spec->no_user_agent) json_set_string(doc, "userAgent", "");
+    if (spec->no_compression) json_set(doc, "compression", J_BOOL, "false");
     json_write(&out, doc, 0, 0);
     json_free(doc);
     free(text);
     return out.data;
 }
 
+/* "@host[:port]" of a URL argument, for the password prompt. */
+static void prompt_place(buf *out, const char *target, int mode_http) {
+    const char *host = strstr(target, "://"), *end;
+    if (!mode_http) { buf_printf(out, " (%s)", target); return; }
+    host = host ? host + 3 : target;
+    if (host[0] == ':') buf_puts(out, "@localhost");
+    else buf_puts(out, "@");
+    end = host + strcspn(host, "/?#");
+    buf_add(out, host, (size_t)(end - host));
+}
+
 int main(int argc, char **argv) {
     enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS } mode = MODE_HTTP;
     run_options run = { 0, 0, -1, 0, 0, NULL };
-    request_spec spec = { NULL, NULL, 0, 0 };
+    request_spec spec = { 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
+    const char *credentials = NULL, *auth_type = NULL;
     char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[160];
     int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0;
-    buf endpoint = { 0 };
-    size_t k;
+    buf endpoint = { 0 }, auth = { 0 };
+    size_t k, config_size = 0;
+    jnode *config_doc = NULL;
 
     if (argc < 2) { fputs(general_help, stderr); return EXIT_USAGE; }
     if (strcmp(command, "--version") == 0) { printf("netlayer %s (ABI %d)\n", nl_version(), nl_abi_version()); return 0; }
@@ -216,6 +250,10 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--check-status") == 0) run.check_status = 1;
         else if (strcmp(a, "-f") == 0 || strcmp(a, "--form") == 0) spec.form = 1;
         else if (strcmp(a, "--ignore-stdin") == 0) ignore_stdin = 1;
+        else if (strcmp(a, "-a") == 0 || strcmp(a, "--auth") == 0) status = option_value(argc, argv, &i, &credentials);
+        else if (strncmp(a, "--auth=", 7) == 0) credentials = a + 7;
+        else if (strcmp(a, "-A") == 0 || strcmp(a, "--auth-type") == 0) status = option_value(argc, argv, &i, &auth_type);
+        else if (strncmp(a, "--auth-type=", 12) == 0) auth_type = a + 12;
         else if (strcmp(a, "--body") == 0 && mode == MODE_CALL) status = option_value(argc, argv, &i, &body);
         else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) status = option_value(argc, argv, &i, &run.download);
         else if (strcmp(a, "--timeout") == 0) {
@@ -228,10 +266,13 @@ int main(int argc, char **argv) {
     if (help) { fputs(mode == MODE_HTTP ? command_help("") : command_help(command), stdout); return 0; }
     if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
     if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = 1;
+    if (auth_type && !credentials) return usage_error("--auth-type %s needs -a/--auth with the credentials", auth_type);
     if (mode == MODE_OPS) {
         if (target) return usage_error("ops takes no arguments, not '%s'", target);
         if (!config_path) return usage_error("%s needs --config CONFIG.json", command);
-        config = config_text(config_path, run.verbose);
+        if (credentials) return usage_error("%s sends no request: -a/--auth is for get, call and request", command);
+        config = read_config(config_path, &config_size);
+        config = config_text(config, config_size, run.verbose, &spec);
         status = list_operations(config, &run);
         free(config);
         free(items);
@@ -241,7 +282,11 @@ int main(int argc, char **argv) {
     if (mode == MODE_CALL && !config_path) return usage_error("call needs --config CONFIG.json (it holds %s)", target);
     if (mode == MODE_REQUEST && count) return usage_error("request takes one document, not '%s'", items[0]);
 
-    config = config_text(config_path, run.verbose);
+    config = read_config(config_path, &config_size);
+    if (config) config_doc = json_parse(config, config_size, error, sizeof error);
+    spec.config = config_doc;
+    spec.call_name = mode == MODE_CALL ? target : NULL;
+    spec.has_auth = credentials != NULL;
     buf_add(&endpoint, "{", 1);
     if (mode == MODE_REQUEST) {
         size_t size = 0;
@@ -249,10 +294,21 @@ int main(int argc, char **argv) {
         jnode *doc;
         if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, error); return EXIT_USAGE; }
         doc = json_parse(text, size, error, sizeof error);
-        if (doc && doc->type == J_OBJECT && (run.download || timeout)) {
+        if (doc && doc->type == J_OBJECT && (run.download || timeout || credentials)) {
             if (run.download) json_set_string(doc, "downloadTo", run.download);
             if (run.download && isatty(STDERR_FILENO)) json_set(doc, "progress", J_BOOL, "true");
             if (timeout) json_set(doc, "timeout", J_NUMBER, timeout);
+            if (credentials) {
+                jnode *value;
+                buf place = { 0 };
+                const char *path = json_string(doc, "path");
+                prompt_place(&place, path ? path : target, path && strstr(path, "://"));
+                status = auth_document(&auth, credentials, auth_type, place.data ? place.data : "", !ignore_stdin);
+                free(place.data);
+                if (status) { json_free(doc); free(text); free(config); json_free(config_doc); free(endpoint.data); free(items); return status; }
+                value = json_parse(auth.data, auth.len, error, sizeof error);
+                json_set_node(doc, "auth", value);
+            }
             endpoint.len = 0;
             json_write(&endpoint, doc, 0, 0);
             free(text);
@@ -264,7 +320,16 @@ int main(int argc, char **argv) {
         int piped = fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
         status = items_to_members(&endpoint, &first, items, count, &spec, !ignore_stdin && method_has_body && piped,
                                   mode == MODE_CALL);
-        if (status) { free(config); free(endpoint.data); free(items); return status; }
+        if (status == 0 && credentials) {
+            buf place = { 0 };
+            prompt_place(&place, target, mode == MODE_HTTP);
+            status = auth_document(&auth, credentials, auth_type, place.data, !ignore_stdin);
+            free(place.data);
+            buf_puts(&endpoint, first ? "\"auth\":" : ",\"auth\":");
+            buf_add(&endpoint, auth.data ? auth.data : "", auth.len);
+            first = 0;
+        }
+        if (status) { free(config); json_free(config_doc); free(endpoint.data); free(auth.data); free(items); return status; }
         if (mode == MODE_HTTP) {
             const char *method = spec.method ? spec.method : spec.has_body ? "POST" : "GET";
             int relative = !strstr(target, "://") && target[0] != ':' && config_path;
@@ -280,6 +345,12 @@ int main(int argc, char **argv) {
             free(url.data);
             first = 0;
         }
+    }
+    json_free(config_doc);
+    config = config_text(config, config_size, run.verbose, &spec);
+    if (auth.data) {   /* the endpoint document holds the secret too: both are wiped below */
+        memset(auth.data, 0, auth.len);
+        free(auth.data);
     }
     if (mode != MODE_REQUEST) {
         if (run.download) {
@@ -307,6 +378,7 @@ int main(int argc, char **argv) {
     }
     status = run_request(config, endpoint.data, mode == MODE_CALL ? target : NULL, &run);
     free(config);
+    memset(endpoint.data, 0, endpoint.len);
     free(endpoint.data);
     free(items);
     return status;
