@@ -11,21 +11,57 @@ final class ClientHandle: Sendable {
     /// The hook table's lock in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 
+    /// The hooks as the core's interceptor and resolver, installed in the client only
+    /// while a hook of theirs is set: a client without hooks runs none of them.
+    private let interceptor: HookInterceptor
+    private let resolver: HookErrorResolver
+    /// Serialises `setHook`, which installs or removes the adapters above.
+    private let hookChanges = Locked(())
+
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
+        let owner = ClientReference()
         self.hooks = hooks
         redactedQuery = config.redactedQuery
         var parts = config.clientParts { event in
-            if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) }
+            guard hooks.isSet(.log), let client = owner.client else { return LogEvent.writeToStderr(event) }
+            // Hooks run on a library thread (contract, section 6), also for a request that
+            // runs on its caller's thread: the event goes to the delivery thread, in order.
+            client.deliver { if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) } }
         }
-        parts.interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
-        parts.errorResolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)
-        // The first attempt's ADAPT and LOG hooks run as a request starts, and hooks run
-        // on a library thread, the client's event loop (contract, section 6): with a hook
-        // set, requests start and complete on the loop thread.
-        parts.startsOnLoopThread = { !hooks.isEmpty }
+        interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
+        resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver, owner: owner)
+        // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way, and
+        // hooks run on a library thread: with one of them set, requests start and
+        // complete on the client's event loop.
+        parts.startsOnLoopThread = { hooks.needsLoopThread }
         client = try NetlayerClient(parts)
+        owner.client = client
         forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })
+    }
+
+    /// `nl_client_set_hook`: sets or removes (nil) the hook of `kind`.
+    func setHook(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
+        hookChanges.withLock { _ in
+            hooks.set(kind, function, userData)
+            switch kind {
+            case .adapt, .retry:
+                client.setInterceptor(hooks.isSet(.adapt) || hooks.isSet(.retry) ? interceptor : nil)
+            case .resolveError:
+                client.setErrorResolver(hooks.isSet(.resolveError) ? resolver : nil)
+            case .log, .progress, .stream:
+                break
+            }
+        }
+    }
+
+    /// Returns once the LOG hook has had the events logged so far on this thread: a
+    /// blocking call returns after its request's events, as when the hook ran inline.
+    private func awaitLogEvents() {
+        guard hooks.isSet(.log) else { return }
+        let delivered = CompletionSignal()
+        client.deliver { delivered.signal() }
+        _ = delivered.wait()
     }
 
     /// A request prepared from a document: either ready to send, or already failed.
@@ -114,6 +150,7 @@ final class ClientHandle: Sendable {
             return document
         case .ready(let request, let decoder, let id):
             let result = RequestResult(client.perform(request, id: id), request: request, decoder: decoder, client: client)
+            awaitLogEvents()
             return Self.document(result, redactedQuery: redactedQuery)
         }
     }
@@ -135,6 +172,7 @@ final class ClientHandle: Sendable {
                 })
             }
         })
+        awaitLogEvents()
         return results.enumerated().map { index, document in document ?? failed[index] ?? [] }
     }
 
@@ -162,4 +200,11 @@ final class ClientHandle: Sendable {
                                           redactedQuery: redactedQuery)
         }
     }
+}
+
+/// The client a `ClientHandle`'s log sink and resolver reach, set once the client is
+/// made (the parts that capture it are made first). Unowned: the handle owns the
+/// client, and nothing of the client runs after the handle frees it.
+final class ClientReference: @unchecked Sendable {
+    unowned(unsafe) var client: NetlayerClient?
 }

@@ -208,7 +208,7 @@ public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
 public func nl_client_set_hook(_ client: OpaquePointer?, _ kind: Int32, _ function: HookFunction?,
                                _ userData: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = handle(client), let kind = HookKind(rawValue: kind) else { return -1 }
-    handle.hooks.set(kind, function, userData)
+    handle.setHook(kind, function, userData)
     return 0
 }
 

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import Netlayer
+import Synchronization
 
 /// `nl_hook_fn`: event document in, optional reply through `nl_reply_set`.
 public typealias HookFunction = @convention(c) (UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void
@@ -82,21 +83,36 @@ final class HookTable: @unchecked Sendable {
     }
 
     private let entries = Locked<[Int32: Entry]>([:])
+    /// Bit `kind` set while a hook of that kind is: read without the lock by the
+    /// questions every request asks (`isSet`, `needsLoopThread`).
+    private let setKinds = Atomic<UInt32>(0)
 
     func set(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
-        entries.withLock { $0[kind.rawValue] = function.map { Entry(function: $0, userData: userData) } }
+        entries.withLock { entries in
+            entries[kind.rawValue] = function.map { Entry(function: $0, userData: userData) }
+            let bit = UInt32(1) << UInt32(kind.rawValue)
+            let kinds = setKinds.load(ordering: .relaxed)
+            setKinds.store(function == nil ? kinds & ~bit : kinds | bit, ordering: .releasing)
+        }
     }
-
-    var isEmpty: Bool { entries.withLock { $0.isEmpty } }
 
     func lockForFork() { entries.lockForFork() }
     func unlockAfterFork() { entries.unlockAfterFork() }
 
-    func isSet(_ kind: HookKind) -> Bool { entries.withLock { $0[kind.rawValue] != nil } }
+    func isSet(_ kind: HookKind) -> Bool { setKinds.load(ordering: .acquiring) & (UInt32(1) << UInt32(kind.rawValue)) != 0 }
+
+    /// Whether a hook is set that runs while a request is on its way (ADAPT, RETRY,
+    /// PROGRESS, STREAM): the contract has hooks run on a library thread, so requests
+    /// then run on the client's event loop. LOG and RESOLVE_ERROR hooks are called on
+    /// a library thread without that (`ClientHandle`).
+    var needsLoopThread: Bool { setKinds.load(ordering: .acquiring) & Self.onTheWay != 0 }
+
+    private static let onTheWay: UInt32 = [HookKind.adapt, .retry, .progress, .stream]
+        .reduce(0) { $0 | UInt32(1) << UInt32($1.rawValue) }
 
     /// Calls the hook of `kind` with `event` and returns its reply.
     func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
-        guard let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
+        guard isSet(kind), let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
         return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
     }
 }
@@ -206,10 +222,11 @@ struct HookInterceptor: RequestInterceptor {
 struct HookErrorResolver: DataTransferErrorResolver {
     let hooks: HookTable
     let rules: any DataTransferErrorResolver
+    let owner: ClientReference
 
     func resolve(error: NetworkError) -> any Error & Sendable {
         guard case .error = error else { return error }
-        switch hooks.call(.resolveError, ResultDocument.errorObject(.networkFailure(error))) {
+        switch call(ResultDocument.errorObject(.networkFailure(error))) {
         case .notSet, .noReply:
             return rules.resolve(error: error)
         case .invalid(let message):
@@ -227,5 +244,16 @@ struct HookErrorResolver: DataTransferErrorResolver {
                 return error
             }
         }
+    }
+
+    /// Calls the hook on a library thread (contract, section 6): a blocking request's
+    /// failure is decoded on its caller's thread, so the event goes to the delivery
+    /// thread and the caller waits for the reply.
+    private func call(_ event: JSON) -> HookOutcome {
+        guard let client = owner.client, !client.isLoopThread else { return hooks.call(.resolveError, event) }
+        let replied = RequestCompletion<HookOutcome>()
+        client.deliver { [hooks] in replied.open(hooks.call(.resolveError, event)) }
+        _ = replied.wait()
+        return replied.outcome ?? .notSet
     }
 }

@@ -7,6 +7,13 @@ public protocol NetworkErrorLogger: Sendable {
     func log(request: HTTPRequest, context: RequestContext)
     func log(response: HTTPResponse, request: HTTPRequest, context: RequestContext)
     func log(error: NetworkError, request: HTTPRequest, context: RequestContext)
+    /// Whether it logs anything at all: a client asks once, and with false makes no
+    /// event for it (the default is true).
+    var isEnabled: Bool { get }
+}
+
+extension NetworkErrorLogger {
+    public var isEnabled: Bool { true }
 }
 
 /// Logs decoding and resolved errors (the seeds' `DataTransferErrorLogger`).

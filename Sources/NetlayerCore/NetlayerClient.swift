@@ -63,7 +63,8 @@ public final class NetlayerClient: @unchecked Sendable {
                 throw error
             }
             self.transport = transport
-            environment = AttemptEnvironment(sessionManager: transport, interceptor: parts.interceptor,
+            let interceptor = parent.map { $0.environment.interceptor } ?? parts.interceptor
+            environment = AttemptEnvironment(sessionManager: transport, interceptor: interceptor,
                                              logger: parts.logger, cache: parts.makeCache?())
         }
 
@@ -78,6 +79,9 @@ public final class NetlayerClient: @unchecked Sendable {
 
     private let parts: Parts
     private let nextID = Atomic<UInt64>(1)
+    /// `setErrorResolver`'s, when set (`hasResolverOverride`).
+    private let resolverOverride = Locked<(any DataTransferErrorResolver)?>(nil)
+    private let hasResolverOverride = Atomic<Bool>(false)
     private let inFlight: Locked<[UInt64: DeferredCancellable]>
     /// Replaced only in a child of `fork()`, under `engineLock` (see `engine`).
     nonisolated(unsafe) private var current: Engine
@@ -132,6 +136,28 @@ public final class NetlayerClient: @unchecked Sendable {
 
     /// How `send` decodes JSON into `Decodable` types, when an endpoint does not say.
     package var makeJSONDecoder: (@Sendable () -> JSONDecoder)? { parts.makeJSONDecoder }
+
+    /// Replaces the interceptor (`Parts.interceptor`) for the attempts that start from
+    /// now on; nil for none. The C ABI installs one only while an ADAPT or RETRY hook
+    /// is set, so that a client without hooks runs none.
+    public func setInterceptor(_ interceptor: (any RequestInterceptor)?) {
+        engine.environment.interceptor = interceptor
+    }
+
+    /// Replaces the error resolver (`Parts.errorResolver`) for the requests decoded from
+    /// now on; nil gives back the one the client was made with.
+    public func setErrorResolver(_ resolver: (any DataTransferErrorResolver)?) {
+        resolverOverride.withLock { $0 = resolver }
+        hasResolverOverride.store(resolver != nil, ordering: .releasing)
+    }
+
+    /// The error resolver of failures decoded now.
+    package var errorResolver: any DataTransferErrorResolver {
+        guard hasResolverOverride.load(ordering: .acquiring), let resolver = resolverOverride.withLock({ $0 }) else {
+            return parts.errorResolver
+        }
+        return resolver
+    }
 
     /// A new request id: unique within the client, never 0.
     public func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
@@ -243,12 +269,13 @@ public final class NetlayerClient: @unchecked Sendable {
     /// resolver, empty bodies follow the 204/205/HEAD rule, then the decoder runs.
     public func decode<T: Decodable>(_ outcome: NetworkOutcome, request: HTTPRequest,
                                      decoder: any ResponseDecoder) -> Result<DataResponse<T>, DataTransferError> {
-        ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: parts.errorResolver,
-                                logger: parts.logger)
+        // The resolver is looked up only for a failure: a success never needs one.
+        let resolver = if case .failure = outcome.result { errorResolver } else { parts.errorResolver }
+        return ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: resolver,
+                                       logger: parts.logger)
     }
 
-    /// The client's error resolver and decoding logger, for the seeds' services.
-    package var errorResolver: any DataTransferErrorResolver { parts.errorResolver }
+    /// The client's decoding logger, for the seeds' services.
     package var logger: any NetworkErrorLogger & DataTransferErrorLogger { parts.logger }
 
     // MARK: Lifetime

@@ -21,8 +21,7 @@ package enum RedirectPolicy {
 
     static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
                      redirects: Int, parser: any URLParsing) -> Step {
-        guard request.options.followRedirects, case .success(let response) = result,
-              [301, 302, 303, 307, 308].contains(response.statusCode),
+        guard case .success(let response) = result, isRedirect(response.statusCode), request.options.followRedirects,
               let location = response.headers["location"], !location.isEmpty
         else { return .done }
         guard redirects < request.options.maxRedirects else {
@@ -52,5 +51,13 @@ package enum RedirectPolicy {
             for name in contentHeaders { next.headers[name] = nil }
         }
         return .follow(next)
+    }
+
+    /// The statuses a redirect is followed for (not 300 and 304, which carry no target to go to).
+    private static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
     }
 }

@@ -14,7 +14,12 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     private let id: UInt64
     private let startedAt = MonotonicClock.now()
     private let completion: (@Sendable (NetworkOutcome) -> Void)?
-    private let state = Locked<(current: (any NetworkCancellable)?, cancelled: Bool, finished: Bool)>((nil, false, false))
+    /// Guards `current`, `cancelled` and `finished`, which `cancel()` reaches from any thread.
+    private var mutex = pthread_mutex_t()
+    /// The transfer of the hop in flight, for `cancel()`.
+    private var current: (any NetworkCancellable)?
+    private var cancelled = false
+    private var finished = false
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
     /// Validators and the cached response of a stale cache entry being revalidated.
     private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
@@ -29,9 +34,19 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         self.original = request
         self.id = id
         self.completion = completion
+        pthread_mutex_init(&mutex, nil)
     }
 
-    /// Where the request is, for the interceptor and the logger.
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    private func withState<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    /// Where the request is, for the interceptor and the logger (made only for them).
+    fileprivate var contextForLog: RequestContext { context }
     private var context: RequestContext { RequestContext(id: id, attempt: attempt, cookies: environment.cookies) }
 
     // MARK: Async driver
@@ -55,36 +70,36 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         case .success(let prepared):
             request = prepared
         }
-        send(request, context: context, redirects: 0, redirectMs: 0)
+        send(request, redirects: 0, redirectMs: 0)
     }
 
     /// One hop of an attempt: the request, or a redirect of it, after `redirectMs` of
     /// earlier hops.
-    private func send(_ request: HTTPRequest, context: RequestContext, redirects: Int, redirectMs: Double) {
+    private func send(_ request: HTTPRequest, redirects: Int, redirectMs: Double) {
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects,
                                        parser: environment.sessionManager.urlParser) {
             case .follow(let next):
-                environment.logger.log(request: next, context: context)  // each hop is a request of its own
-                send(next, context: context, redirects: redirects + 1, redirectMs: redirectMs + Self.spent(result))
+                environment.logger?.log(request: next, context: context)  // each hop is a request of its own
+                send(next, redirects: redirects + 1, redirectMs: redirectMs + Self.spent(result))
             case .fail(let error):
-                conclude(.failure(error), request: request, context: context)
+                conclude(.failure(error), request: request)
             case .done:
-                conclude(Self.adding(redirectMs, to: result), request: request, context: context)
+                conclude(Self.adding(redirectMs, to: result), request: request)
             }
         }
-        let cancelNow = state.withLock { s -> Bool in
-            // The transfer may have finished already (on the loop thread): keeping it
-            // then would tie it and this object to each other for good.
-            if !s.finished { s.current = transfer }
-            return s.cancelled
-        }
+        pthread_mutex_lock(&mutex)
+        // The transfer may have finished already (on the loop thread): keeping it then
+        // would tie it and this object to each other for good.
+        if !finished { current = transfer }
+        let cancelNow = cancelled
+        pthread_mutex_unlock(&mutex)
         if cancelNow { transfer.cancel() }
     }
 
     /// The end of an attempt: finish, or schedule the next one.
-    private func conclude(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest, context: RequestContext) {
-        let validated = environment.validate(throughCache(result), request: request, context: context)
+    private func conclude(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest) {
+        let validated = environment.validate(throughCache(result), request: request, attempts: self)
         switch validated {
         case .success:
             finish(validated)
@@ -104,23 +119,29 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// reports `cancelled` even if the transfer had already succeeded (it reached the
     /// loop thread while the completion was on its way), as `cancel()` promised.
     private func finish(_ result: Result<HTTPResponse, NetworkError>) {
-        let (first, cancelled) = state.withLock { s -> (Bool, Bool) in
-            defer { s.finished = true; s.current = nil }
-            return (!s.finished, s.cancelled)
-        }
+        pthread_mutex_lock(&mutex)
+        let first = !finished
+        let wasCancelled = cancelled
+        finished = true
+        let transfer = current.take()
+        pthread_mutex_unlock(&mutex)
+        _ = transfer  // released outside the lock
         guard first else { return }
-        completion?(NetworkOutcome(result: cancelled ? .failure(.cancelled) : result, attempts: attempt, id: id))
+        completion?(NetworkOutcome(result: wasCancelled ? .failure(.cancelled) : result, attempts: attempt, id: id))
     }
 
     @discardableResult
     package func cancel() -> Bool {
-        let (current, wasLive) = state.withLock { s -> ((any NetworkCancellable)?, Bool) in
-            defer { s.cancelled = true }
-            return (s.current, !s.finished && !s.cancelled)
-        }
-        current?.cancel()
+        pthread_mutex_lock(&mutex)
+        let transfer = current
+        let wasLive = !finished && !cancelled
+        cancelled = true
+        pthread_mutex_unlock(&mutex)
+        transfer?.cancel()
         return wasLive
     }
+
+    private var isCancelled: Bool { withState { cancelled } }
 
     // MARK: Shared steps
 
@@ -157,7 +178,7 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// is left of the deadline and the deadline set to what is left; fails when the
     /// deadline has passed or the adapter refuses.
     private func prepareAttempt(lastError: NetworkError?) -> Result<HTTPRequest, NetworkError> {
-        if state.withLock({ $0.cancelled }) { return .failure(.cancelled) }
+        if isCancelled { return .failure(.cancelled) }
         attempt += 1
         var request = original
         if let deadline = original.options.deadline {
@@ -173,7 +194,7 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
                 request.headers[field.name] = field.value
             }
         }
-        if let adapter = environment.adapter {
+        if let adapter = environment.interceptor {
             do {
                 request = try adapter.adapt(request, context: context)
                 try request.headers.validate()
@@ -182,7 +203,7 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
             }
         }
         if cache != nil { sentCredentials = RequestCredentials(of: request, cookies: environment.cookies) }
-        environment.logger.log(request: request, context: context)
+        environment.logger?.log(request: request, context: context)
         return .success(request)
     }
 
@@ -190,11 +211,11 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
     /// service), then the policy; never past `maxAttempts` or the deadline. A
     /// retrier that throws (a malformed hook reply) fails the request with its error.
     private func decide(after error: NetworkError, request: HTTPRequest) -> Result<RetryDecision, NetworkError> {
-        if error.isCancelled || state.withLock({ $0.cancelled }) { return .success(.doNotRetry) }
+        if error.isCancelled || isCancelled { return .success(.doNotRetry) }
         let policy = original.options.retry
         guard attempt < policy.maxAttempts else { return .success(.doNotRetry) }
         var decision = RetryDecision.useDefault
-        if let retrier = environment.retrier {
+        if let retrier = environment.interceptor {
             do {
                 decision = try environment.retrierLock.withLock { _ throws(NetworkError) -> RetryDecision in
                     try retrier.retry(request, context: context, dueTo: error)
@@ -224,9 +245,12 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
 /// interceptor, the logger and the status check. One per service.
 package final class AttemptEnvironment: Sendable {
     let sessionManager: any NetworkSessionManager
-    let adapter: (any RequestAdapter)?
-    let retrier: (any RequestRetrier)?
-    let logger: any NetworkErrorLogger
+    /// `interceptor` is not nil: read before taking the lock, so that a client without
+    /// one pays an atomic load per attempt for it.
+    private let hasInterceptor: Atomic<Bool>
+    private let installed: Locked<(any RequestInterceptor)?>
+    /// nil when it logs nothing: then no event is made at all.
+    let logger: (any NetworkErrorLogger)?
     package let cache: (any ResponseCaching)?
     let retrierLock = Locked(())
     /// The transport's cookie jar, for those that must know every credential.
@@ -238,9 +262,22 @@ package final class AttemptEnvironment: Sendable {
         self.sessionManager = sessionManager
         cookies = sessionManager.cookieSource
         self.cache = cache
-        self.adapter = interceptor
-        self.retrier = interceptor
-        self.logger = logger
+        hasInterceptor = Atomic(interceptor != nil)
+        installed = Locked(interceptor)
+        self.logger = logger.isEnabled ? logger : nil
+    }
+
+    /// The interceptor of the attempts that start from now on: adapts each attempt and
+    /// decides retries before the policy (`NetlayerClient.setInterceptor`).
+    var interceptor: (any RequestInterceptor)? {
+        get {
+            guard hasInterceptor.load(ordering: .acquiring) else { return nil }
+            return installed.withLock { $0 }
+        }
+        set {
+            installed.withLock { $0 = newValue }
+            hasInterceptor.store(newValue != nil, ordering: .releasing)
+        }
     }
 
     package func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
@@ -248,18 +285,18 @@ package final class AttemptEnvironment: Sendable {
     /// Logs the attempt's outcome; a status outside the request's acceptable ones
     /// becomes `NetworkError.error`.
     func validate(_ result: consuming Result<HTTPResponse, NetworkError>, request: HTTPRequest,
-                  context: RequestContext) -> Result<HTTPResponse, NetworkError> {
+                  attempts: RequestAttempts) -> Result<HTTPResponse, NetworkError> {
         // `result` is handed back as it came whenever it stands (no copy of the response).
         switch result {
         case .success(let response):
-            logger.log(response: response, request: request, context: context)
+            logger?.log(response: response, request: request, context: attempts.contextForLog)
             guard request.options.acceptableStatus.contains(response.statusCode) else {
                 let error = NetworkError.error(statusCode: response.statusCode, response: response)
-                logger.log(error: error, request: request, context: context)
+                logger?.log(error: error, request: request, context: attempts.contextForLog)
                 return .failure(error)
             }
         case .failure(let error):
-            logger.log(error: error, request: request, context: context)
+            logger?.log(error: error, request: request, context: attempts.contextForLog)
         }
         return result
     }

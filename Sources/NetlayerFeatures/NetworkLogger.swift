@@ -18,6 +18,9 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
 
     public static let bodyLimit = 4096
 
+    /// Whether any event is written: not at level `off`.
+    public var isEnabled: Bool { level != .off }
+
     public init(level: LogLevel = .off, redactedHeaders: Set<String> = Redaction.defaultHeaders,
                 redactedQuery: Set<String> = [], sink: (@Sendable (LogEvent) -> Void)? = nil) {
         self.level = level

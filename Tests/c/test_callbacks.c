@@ -589,6 +589,81 @@ static void test_library_threads_and_descriptors_start_with_the_first_asynchrono
     state_destroy(&s);
 }
 
+/* One connection pool per client: a blocking request, an asynchronous one and another
+ * blocking one to the same server go over one connection (the test server numbers its
+ * connections in /echo's "connection"). */
+static void test_blocking_and_asynchronous_requests_share_one_connection(void)
+{
+    nl_client *c = client_for(NULL);
+    request_state s;
+    nl_request_callbacks cb;
+    json_t *first, *last;
+    long long connection;
+    first = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_OK(first);
+    connection = (long long)jpath_num(first, "value.connection", -1);
+    CHECK(connection > 0);
+    state_init(&s);
+    cb = callbacks_for(&s, 0, 0);
+    CHECK(nl_request_start(c, "{\"path\": \"echo\"}", &cb) != 0);
+    wait_done(&s);
+    CHECK_OK(s.result);
+    CHECK_INT_EQ((long long)jpath_num(s.result, "value.connection", -2), connection);
+    last = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_OK(last);
+    CHECK_INT_EQ((long long)jpath_num(last, "value.connection", -3), connection);
+    json_decref(first);
+    json_decref(last);
+    state_destroy(&s);
+    nl_client_free(c);
+}
+
+/* Counts LOG hook calls, and those made on the thread that called nl_request. */
+typedef struct log_probe {
+    pthread_t caller;
+    int calls;
+    int on_caller;
+} log_probe;
+
+static void log_probe_fn(const char *event_json, nl_reply *reply, void *user_data)
+{
+    log_probe *p = (log_probe *)user_data;
+    (void)event_json;
+    (void)reply;
+    __atomic_add_fetch(&p->calls, 1, __ATOMIC_SEQ_CST);
+    if (pthread_equal(pthread_self(), p->caller))
+        __atomic_add_fetch(&p->on_caller, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A LOG hook runs on a library thread, the delivery thread, and leaves a blocking
+ * request on its caller's thread: no event-loop thread starts for it. Its events have
+ * all been delivered when nl_request returns. Hooks that run while a request is on its
+ * way (here ADAPT) do move requests to the event loop's thread. */
+static void test_a_log_hook_leaves_a_blocking_request_on_the_callers_thread(void)
+{
+    int before = thread_count();
+    nl_client *c = client_for("\"log\": {\"level\": \"info\"}");
+    log_probe p;
+    json_t *r;
+    memset(&p, 0, sizeof p);
+    p.caller = pthread_self();
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, log_probe_fn, &p), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    CHECK_MSG(__atomic_load_n(&p.calls, __ATOMIC_SEQ_CST) >= 2, "%d LOG events when nl_request returned", p.calls);
+    CHECK_INT_EQ(__atomic_load_n(&p.on_caller, __ATOMIC_SEQ_CST), 0);
+    CHECK_INT_EQ(thread_count(), before + 1);  /* the delivery thread, no event loop */
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, counting_hook, NULL), 0);
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    CHECK_INT_EQ(thread_count(), before + 2);  /* with an ADAPT hook, the event loop's too */
+    nl_client_free(c);
+    CHECK_INT_EQ(thread_count(), before);
+    CHECK_INT_EQ(__atomic_load_n(&p.on_caller, __ATOMIC_SEQ_CST), 0);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -604,6 +679,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),
         NLT_TEST(test_a_slow_completion_callback_does_not_hold_up_other_transfers),
         NLT_TEST(test_library_threads_and_descriptors_start_with_the_first_asynchronous_request),
+        NLT_TEST(test_blocking_and_asynchronous_requests_share_one_connection),
+        NLT_TEST(test_a_log_hook_leaves_a_blocking_request_on_the_callers_thread),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }
