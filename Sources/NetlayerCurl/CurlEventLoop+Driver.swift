@@ -16,25 +16,30 @@ extension CurlEventLoop {
     func drive(until done: () -> Bool, interrupt: Int32?) -> CallerDrive {
         let isThread = isCurrentThread
         while true {
-            lock()
-            if inbox.handOver, !isThread {
+            // Only what other threads queued needs the lock; most turns of a blocking
+            // caller's drive find nothing (its own work does not go through the inbox).
+            if inboxPending.load(ordering: .acquiring) {
+                lock()
+                if inbox.handOver, !isThread {
+                    unlock()
+                    return .handedOver
+                }
+                inboxPending.store(false, ordering: .relaxed)
+                let work = inbox
+                inbox.starts = []
+                inbox.cancels = []
+                inbox.tasks = []
+                inbox.timers = []
+                inbox.asleep = false
                 unlock()
-                return .handedOver
-            }
-            let work = inbox
-            inbox.starts = []
-            inbox.cancels = []
-            inbox.tasks = []
-            inbox.timers = []
-            inbox.asleep = false
-            unlock()
-            for task in work.tasks { task() }
-            for timer in work.timers { addTimer(at: timer.deadline, timer.task) }
-            for transfer in work.starts { enqueue(transfer) }
-            for transfer in work.cancels { cancel(transfer) }
-            if work.stopping {  // every transfer ends cancelled, a blocking caller's too
-                drainAll()
-                return .done
+                for task in work.tasks { task() }
+                for timer in work.timers { addTimer(at: timer.deadline, timer.task) }
+                for transfer in work.starts { enqueue(transfer) }
+                for transfer in work.cancels { cancel(transfer) }
+                if work.stopping {  // every transfer ends cancelled, a blocking caller's too
+                    drainAll()
+                    return .done
+                }
             }
             if done() { return .done }
             runDueTasks()
@@ -87,8 +92,10 @@ extension CurlEventLoop {
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
     private func waitMilliseconds() -> Int32 {
-        let deadline = [timerDeadline, timers.first?.deadline, paused.nextDeadline].compactMap { $0 }.min()
-        guard let deadline else { return 1000 }
+        var deadline = timerDeadline ?? .max
+        if let first = timers.first?.deadline, first < deadline { deadline = first }
+        if let next = paused.nextDeadline, next < deadline { deadline = next }
+        guard deadline != .max else { return 1000 }
         let now = Self.now()
         if deadline <= now { return 0 }
         return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
@@ -102,9 +109,9 @@ extension CurlEventLoop {
     /// Ends a running stream that has been silent longer than its timeout with kind
     /// `timeout`, or looks again when it next could be.
     private func checkSilence(of transfer: CurlTransfer) {
-        guard let easy = transfer.easy, running[easy] === transfer, let silence = transfer.silence else { return }
+        guard running.contains(transfer), let silence = transfer.silence else { return }
         if let error = silence.failure(at: Self.now()) {
-            running.removeValue(forKey: easy)
+            running.remove(transfer)
             finish(transfer)
             transfer.deliver(.failure(error))
         } else {
@@ -172,7 +179,7 @@ extension CurlEventLoop {
                                                curlCode: -1)))
             return
         }
-        running[easy] = transfer
+        running.insert(transfer)
         active += 1
         if let silence = transfer.silence {
             addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
@@ -184,7 +191,11 @@ extension CurlEventLoop {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = nl_curl_msg_result(message)
-            guard let transfer = running.removeValue(forKey: easy) else { continue }
+            var context: UnsafeMutableRawPointer?
+            nl_curl_getinfo_ptr(easy, CURLINFO_PRIVATE, &context)
+            guard let context else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            guard running.remove(transfer) else { continue }
             let result = transfer.result(code: code)
             finish(transfer)
             transfer.deliver(result)
@@ -200,7 +211,7 @@ extension CurlEventLoop {
     /// Takes `transfer` out of the multi handle if it runs there (its completion is
     /// the caller's to deliver).
     func cancelNow(_ transfer: CurlTransfer) {
-        if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
+        if running.remove(transfer) {
             finish(transfer)
         }
     }
@@ -236,11 +247,10 @@ extension CurlEventLoop {
     }
 
     private func drainAll() {
-        for (_, transfer) in running {
+        for transfer in running.removeAll() {
             finish(transfer)
             transfer.deliverCancelled()
         }
-        running.removeAll()
         for transfer in waiting[waitingHead...] { transfer.deliverCancelled() }
         waiting.removeAll()
         waitingHead = 0

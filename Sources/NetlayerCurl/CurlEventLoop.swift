@@ -63,6 +63,14 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     private var condition = pthread_cond_t()
     /// Guarded by `mutex`.
     var inbox = Inbox()
+    /// Set (under `mutex`) whenever the inbox gets work, a hand-over or a stop, and
+    /// cleared by the driver as it takes them: a driver with nothing queued for it
+    /// looks here instead of taking the lock.
+    let inboxPending = Atomic<Bool>(false)
+    /// The blocking caller's thread while it drives the multi handle (0 otherwise):
+    /// work that thread queues itself (its request, its redirects) goes straight to
+    /// the multi handle it owns, without the inbox.
+    let callerDriver = Atomic<UInt>(0)
     private var thread = pthread_t()
     private let threadRunning = Atomic<Bool>(false)
 
@@ -72,7 +80,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     var waitingHead = 0
     var idleHandles: [EasyHandle] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
-    var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    var running = RunningTransfers()
     /// When libcurl wants `CURL_SOCKET_TIMEOUT` handled (monotonic ns), if ever.
     var timerDeadline: UInt64?
     /// Delayed tasks (retry back-off, silence checks of streams), earliest first.
@@ -118,6 +126,12 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         _ = nl_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
     }
 
+    /// Lets the pooled easy handles go (`curl_easy_cleanup`), once the loop is stopped:
+    /// the share they use may go before the loop does.
+    func releaseHandles() {
+        idleHandles.removeAll()
+    }
+
     deinit {
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
@@ -150,6 +164,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             return false
         }
         add(&inbox)
+        inboxPending.store(true, ordering: .releasing)
         let writeEventFD = inbox.asleep
         inbox.asleep = false
         var accepted = true
@@ -180,6 +195,10 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// Queues a transfer. After `shutdown()` it is cancelled at once; when no thread
     /// can drive it, it fails saying why.
     func start(_ transfer: CurlTransfer) {
+        if callerDriver.load(ordering: .relaxed) == UInt(pthread_self()) {
+            enqueue(transfer)  // this thread owns the multi handle now
+            return
+        }
         if queue({ $0.starts.append(transfer) }) { return }
         let stopping = withLock { $0.stopping }
         if stopping {
@@ -192,7 +211,10 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     func enqueueCancel(_ transfer: CurlTransfer) {
         lock()
         let accepted = !inbox.stopped
-        if accepted { inbox.cancels.append(transfer) }
+        if accepted {
+            inbox.cancels.append(transfer)
+            inboxPending.store(true, ordering: .releasing)
+        }
         let writeEventFD = accepted && inbox.asleep
         if writeEventFD { inbox.asleep = false }
         if accepted, inbox.owner == .none { _ = summonThread() }
@@ -229,6 +251,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         lock()
         let first = !inbox.stopping
         inbox.stopping = true
+        inboxPending.store(true, ordering: .releasing)
         let threadStarted = inbox.threadStarted
         if inbox.asleep {
             inbox.asleep = false
@@ -294,6 +317,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         inbox.owner = .caller
         inbox.driver = pthread_self()
         unlock()
+        callerDriver.store(UInt(pthread_self()), ordering: .relaxed)
         var end = CallerDrive.done
         if let interrupt, nl_epoll_set(epoll, interrupt, CURL_POLL_IN, 0) != 0,
            ThreadInterrupt.arrived(interrupt, within: 0) {  // cannot watch it: look once
@@ -304,6 +328,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             end = drive(until: { done.isOpen }, interrupt: interrupt)
         }
         if let interrupt { _ = nl_epoll_set(epoll, interrupt, CURL_POLL_REMOVE, 1) }
+        callerDriver.store(0, ordering: .relaxed)
         while true {
             lock()
             inbox.handOver = false

@@ -22,8 +22,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// descriptors (epoll, eventfd, the multi handle's socket pair), and its thread
     /// starts with the first work that needs it. nil before that and after shutdown.
     private let loopState = Locked<(loop: CurlEventLoop?, shutDown: Bool)>((nil, false))
-    /// `loopState.loop != nil`, read without the lock by `isLoopThread`.
-    private let loopStarted = Atomic<Bool>(false)
+    /// `loopState.loop` once made (which keeps it), read without the lock by every request.
+    private let startedLoopPointer = Atomic<UnsafeRawPointer?>(nil)
     private let maxConcurrent: Int
     private let delivery: DeliveryThread
 
@@ -59,7 +59,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         shutdown()
         // The loop's pooled handles use the share: they go first (curl_share_cleanup
         // refuses a share that easy handles still hold).
-        loopState.withLock { $0.loop = nil }
+        loadedLoop?.releaseHandles()
     }
 
     public func request(_ request: HTTPRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
@@ -79,14 +79,23 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// The event loop, started now if it was not; nil after shutdown. Fails when the
     /// loop cannot start (no descriptor or thread left).
     private func startedLoop() throws(NetworkError) -> CurlEventLoop? {
-        try loopState.withLock { state throws(NetworkError) -> CurlEventLoop? in
+        // Once made, the loop stays until the manager goes (after shutdown it refuses
+        // work itself): no lock on the way of every request.
+        if let loop = loadedLoop { return loop }
+        return try loopState.withLock { state throws(NetworkError) -> CurlEventLoop? in
             if let loop = state.loop { return loop }
             if state.shutDown { return nil }
             let loop = try CurlEventLoop(maxConcurrent: maxConcurrent, share: share)
             state.loop = loop
-            loopStarted.store(true, ordering: .releasing)
+            startedLoopPointer.store(UnsafeRawPointer(Unmanaged.passUnretained(loop).toOpaque()), ordering: .releasing)
             return loop
         }
+    }
+
+    /// The loop once made, without the lock (`loopState` keeps it).
+    private var loadedLoop: CurlEventLoop? {
+        guard let pointer = startedLoopPointer.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<CurlEventLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     /// Runs `start` and waits for `done`: on the calling thread, which drives the
@@ -139,8 +148,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// deadlock.
     public var isLibraryThread: Bool {
         if delivery.isCurrentThread { return true }
-        guard loopStarted.load(ordering: .acquiring) else { return false }
-        return loopState.withLock { $0.loop?.isCurrentThread ?? false }
+        return loadedLoop?.isCurrentThread ?? false
     }
 
     /// Cancels every request, delivers their completions (a blocking caller's too) and

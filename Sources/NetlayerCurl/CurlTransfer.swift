@@ -1,6 +1,7 @@
 import CCurl
 import Glibc
 import NetlayerCore
+import Synchronization
 import NetlayerJSON
 
 /// One request on its way through the event loop: its easy-handle options, the
@@ -18,15 +19,12 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
-    /// A C cell, changed with C atomics.
-    private let state: UnsafeMutablePointer<Int32> = {
-        let cell = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-        cell.initialize(to: Int32(State.pending.rawValue))
-        return cell
-    }()
+    private let state = Atomic<Int>(State.pending.rawValue)
 
     // Touched only on the loop thread.
     var easy: UnsafeMutableRawPointer?
+    /// Where the loop's `RunningTransfers` keeps it; -1 when not running.
+    var loopSlot = -1
     /// The pooled handle `easy` belongs to, from `configure` on.
     private(set) var handle: EasyHandle?
     /// `CURLOPT_RESOLVE`'s entries, read by libcurl when the transfer starts.
@@ -55,11 +53,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         self.completion = completion
     }
 
-    deinit { state.deallocate() }
-
     /// Moves the state from pending to `next`; false if it had moved already.
     private func leavePending(for next: State) -> Bool {
-        nl_state_exchange_if(state, Int32(State.pending.rawValue), Int32(next.rawValue)) != 0
+        state.compareExchange(expected: State.pending.rawValue, desired: next.rawValue, ordering: .acquiringAndReleasing).exchanged
     }
 
     // MARK: NetworkCancellable
@@ -74,7 +70,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Whether the completion has run (loop thread only).
     var isDelivered: Bool { delivered }
 
-    var isCancelRequested: Bool { nl_state_load(state) == Int32(State.cancelRequested.rawValue) }
+    var isCancelRequested: Bool { state.load(ordering: .acquiring) == State.cancelRequested.rawValue }
 
     // MARK: Loop-thread side
 
