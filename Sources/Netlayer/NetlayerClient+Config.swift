@@ -15,6 +15,7 @@ extension ConfigDocument {
             maxConcurrent: maxConcurrent, cookies: cookies, stubRules: stubRules, cassette: cassette))
         parts.attachment = ConfigAttachment(endpoints: endpoints, openAPI: openAPI)
         parts.errorResolver = RuleBasedErrorResolver(rules: errorRules)
+        parts.secretQueryNames = redactedQuery
         parts.logger = NetworkLogger(level: logLevel, redactedHeaders: redactedHeaders, redactedQuery: redactedQuery,
                                      sink: log)
         if let entries = cacheEntries {

@@ -6,8 +6,6 @@ import Netlayer
 final class ClientHandle: Sendable {
     let client: NetlayerClient
     let hooks: HookTable
-    /// The config's own secret query names, kept out of error messages too.
-    private let redactedQuery: Set<String>
     /// The hook table's lock in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 
@@ -22,7 +20,6 @@ final class ClientHandle: Sendable {
         let hooks = HookTable()
         let owner = ClientReference()
         self.hooks = hooks
-        redactedQuery = config.redactedQuery
         var parts = config.clientParts { event in
             guard hooks.isSet(.log), let client = owner.client else { return LogEvent.writeToStderr(event) }
             // Hooks run on a library thread (contract, section 6), also for a request that
@@ -144,14 +141,14 @@ final class ClientHandle: Sendable {
     }
 
     /// One request's result document (`nl_request`, `nl_call`).
-    func perform(_ prepared: consuming Prepared) -> [UInt8] {
+    func perform(_ prepared: consuming Prepared) -> OutgoingDocument {
         switch consume prepared {  // the request moves out: no copy of it
         case .failed(let document):
-            return document
+            return .bytes(document)
         case .ready(let request, let decoder, let id):
             let result = RequestResult(client.perform(request, id: id), request: request, decoder: decoder, client: client)
             awaitLogEvents()
-            return Self.document(result, redactedQuery: redactedQuery)
+            return .written(ResultDocument.write(result))
         }
     }
 
@@ -166,9 +163,8 @@ final class ClientHandle: Sendable {
                 failed[index] = document
                 return nil
             case .ready(let request, let decoder, let id):
-                return (request, id, { [redactedQuery, client] (outcome: NetworkOutcome) -> [UInt8] in
-                    Self.document(RequestResult(outcome, request: request, decoder: decoder, client: client),
-                                  redactedQuery: redactedQuery)
+                return (request, id, { [client] (outcome: NetworkOutcome) -> [UInt8] in
+                    RequestResult(outcome, request: request, decoder: decoder, client: client).document
                 })
             }
         })
@@ -185,21 +181,12 @@ final class ClientHandle: Sendable {
             // completion callbacks run one at a time.
             client.deliver { notify(id, document) }
         case .ready(let request, let decoder, _):
-            client.start(request, id: id) { [redactedQuery, client] outcome in
-                let result = RequestResult(outcome, request: request, decoder: decoder, client: client)
-                notify(id, Self.document(result, redactedQuery: redactedQuery))
+            client.start(request, id: id) { [client] outcome in
+                notify(id, RequestResult(outcome, request: request, decoder: decoder, client: client).document)
             }
         }
     }
 
-    static func document(_ result: RequestResult, redactedQuery: Set<String>) -> [UInt8] {
-        switch result.decoded {
-        case .success(let response): return ResultDocument.success(response, decoder: result.decoderChoice)
-        case .failure(let error):
-            return ResultDocument.failure(error, response: result.response, attempts: result.attempts,
-                                          redactedQuery: redactedQuery)
-        }
-    }
 }
 
 /// The client a `ClientHandle`'s log sink and resolver reach, set once the client is

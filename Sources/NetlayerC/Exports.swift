@@ -60,19 +60,20 @@ public func nl_client_free(_ client: OpaquePointer?) {
 
 @_cdecl("nl_request")
 public func nl_request(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-    output(requestResult(client, endpointJSON, function: "nl_request"))
+    requestResult(client, endpointJSON, function: "nl_request").cString()
 }
 
 @_cdecl("nl_request_borrowed")
 public func nl_request_borrowed(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
-    ThreadResultBuffer.lend(requestResult(client, endpointJSON, function: "nl_request_borrowed"))
+    requestResult(client, endpointJSON, function: "nl_request_borrowed").lend()
 }
 
 /// The result document of a blocking request, for `nl_request` and `nl_request_borrowed`.
-private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
-    guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
-    guard let endpointJSON else { return ResultDocument.invalid("endpoint document is NULL") }
-    if handle.client.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?,
+                           function: String) -> OutgoingDocument {
+    guard let handle = handle(client) else { return .bytes(ResultDocument.invalid("client is NULL")) }
+    guard let endpointJSON else { return .bytes(ResultDocument.invalid("endpoint document is NULL")) }
+    if handle.client.isLoopThread { return .bytes(ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
     return handle.perform(handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document"))
 }
 
@@ -97,23 +98,23 @@ private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?
 @_cdecl("nl_call")
 public func nl_call(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                     _ overlayJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-    output(callResult(client, name, overlayJSON, function: "nl_call"))
+    callResult(client, name, overlayJSON, function: "nl_call").cString()
 }
 
 @_cdecl("nl_call_borrowed")
 public func nl_call_borrowed(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                              _ overlayJSON: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
-    ThreadResultBuffer.lend(callResult(client, name, overlayJSON, function: "nl_call_borrowed"))
+    callResult(client, name, overlayJSON, function: "nl_call_borrowed").lend()
 }
 
 /// The result document of a blocking named request, for `nl_call` and `nl_call_borrowed`.
 private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
-                        _ overlayJSON: UnsafePointer<CChar>?, function: String) -> [UInt8] {
-    guard let handle = handle(client) else { return ResultDocument.invalid("client is NULL") }
-    if handle.client.isLoopThread { return ResultDocument.invalid("\(function) \(reentrantCallMessage)") }
+                        _ overlayJSON: UnsafePointer<CChar>?, function: String) -> OutgoingDocument {
+    guard let handle = handle(client) else { return .bytes(ResultDocument.invalid("client is NULL")) }
+    if handle.client.isLoopThread { return .bytes(ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): return handle.perform(handle.prepare(parsed: document))
-    case .failure(let error): return ResultDocument.failure(.networkFailure(error))
+    case .failure(let error): return .bytes(ResultDocument.failure(.networkFailure(error)))
     }
 }
 

@@ -26,7 +26,7 @@ enum ThreadResultBuffer {
     /// The calling thread's buffer holding `bytes` and a NUL, valid until the thread's
     /// next call here or its exit; nil only when memory (or thread-specific storage)
     /// is exhausted.
-    static func lend(_ bytes: [UInt8]) -> UnsafePointer<CChar>? {
+    static func lend(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafePointer<CChar>? {
         guard let key else { return nil }
         let needed = bytes.count + 1
         var block = pthread_getspecific(key)
@@ -43,7 +43,7 @@ enum ThreadResultBuffer {
         }
         guard let block else { return nil }
         let text = block.advanced(by: MemoryLayout<Header>.stride).assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { text.update(from: base, count: $0.count) } }
+        if let base = bytes.baseAddress { text.update(from: base, count: bytes.count) }
         text[bytes.count] = 0
         return UnsafePointer(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self))
     }

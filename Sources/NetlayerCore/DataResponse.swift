@@ -30,3 +30,14 @@ public struct DataResponse<Value> {
 }
 
 extension DataResponse: Sendable where Value: Sendable {}
+
+extension DataResponse {
+    /// `value`, with what came with it from `response`.
+    public init(value: Value, response: HTTPResponse, attempts: Int) {
+        self.init(value: value, statusCode: response.statusCode, headers: response.headers, attempts: attempts,
+                  totalMs: response.totalMs, fromCache: response.fromCache)
+        streamEvents = response.streamEvents
+        httpVersion = response.httpVersion
+        timing = response.timing
+    }
+}

@@ -35,6 +35,9 @@ public final class NetlayerClient: @unchecked Sendable {
         /// What the layer that described the client keeps with it (a config document's
         /// named endpoints and OpenAPI document).
         public var attachment: (any Sendable)?
+        /// Query parameters whose values never appear in an error message, besides
+        /// `Redaction.defaultQueryNames` (in `Redaction.normalized` form).
+        public var secretQueryNames: Set<String> = []
 
         public init(config: any NetworkConfigurable,
                     makeTransport: @escaping @Sendable ((any NetworkSessionManager)?) throws(NetworkError)
@@ -272,7 +275,20 @@ public final class NetlayerClient: @unchecked Sendable {
         // The resolver is looked up only for a failure: a success never needs one.
         let resolver = if case .failure = outcome.result { errorResolver } else { parts.errorResolver }
         return ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: resolver,
-                                       logger: parts.logger)
+                                       logger: parts.logger).mapError { $0.redactingQuery(parts.secretQueryNames) }
+    }
+
+    /// A transport failure as callers get it: through the error resolver, logged, and
+    /// without the values of the config's secret query parameters.
+    package func failure(_ error: NetworkError) -> DataTransferError {
+        ResponseDecoding.logged(ResponseDecoding.resolve(error, with: errorResolver), parts.logger)
+            .redactingQuery(parts.secretQueryNames)
+    }
+
+    /// A decoding failure as callers get it: logged, and without the values of the
+    /// config's secret query parameters.
+    package func failure(decoding error: DataTransferError) -> DataTransferError {
+        ResponseDecoding.logged(error, parts.logger).redactingQuery(parts.secretQueryNames)
     }
 
     /// The client's decoding logger, for the seeds' services.

@@ -13,15 +13,9 @@ public enum ResponseDecoding {
             return .failure(logged(resolve(error, with: resolver), logger))
         case .success(let response):
             do {
-                let value: T = try body(response, method: method,
-                                        decoder: AutoResponseDecoder.resolve(decoder, for: response))
-                var decoded = DataResponse(value: value, statusCode: response.statusCode, headers: response.headers,
-                                           attempts: outcome.attempts, totalMs: response.totalMs)
-                decoded.streamEvents = response.streamEvents
-                decoded.httpVersion = response.httpVersion
-                decoded.timing = response.timing
-                decoded.fromCache = response.fromCache
-                return .success(decoded)
+                let value: T = try self.value(of: response, method: method,
+                                              decoder: AutoResponseDecoder.resolve(decoder, for: response))
+                return .success(DataResponse(value: value, response: response, attempts: outcome.attempts))
             } catch {
                 return .failure(logged(error, logger))
             }
@@ -35,7 +29,9 @@ public enum ResponseDecoding {
         return .resolvedNetworkFailure(resolved)
     }
 
-    private static func body<T: Decodable>(_ response: HTTPResponse, method: HTTPMethod,
+    /// The value of a response's body as `decoder` reads it (the empty-body and
+    /// download rules first); `decoder` is used as given (see `AutoResponseDecoder.resolve`).
+    public static func value<T: Decodable>(of response: HTTPResponse, method: HTTPMethod,
                                            decoder: any ResponseDecoder) throws(DataTransferError) -> T {
         if let file = response.downloadedFile {
             // The body is on disk: the value says where.
@@ -55,7 +51,7 @@ public enum ResponseDecoding {
         return try decoder.decode(response.body)
     }
 
-    private static func logged(_ error: DataTransferError, _ logger: any DataTransferErrorLogger) -> DataTransferError {
+    package static func logged(_ error: DataTransferError, _ logger: any DataTransferErrorLogger) -> DataTransferError {
         logger.log(error: error)
         return error
     }

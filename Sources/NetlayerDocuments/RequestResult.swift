@@ -2,40 +2,67 @@ import NetlayerCore
 import NetlayerFeatures
 import NetlayerJSON
 
-/// How one request ended, decoded: what `NetlayerClient` hands back for each request.
+/// How one request ended, decoded: what `NetlayerClient` hands back for each request,
+/// and what a result document (`document`) is written from.
 public struct RequestResult: Sendable {
-    /// The decoded response, or the error.
-    public var decoded: Result<DataResponse<ResponseValue>, DataTransferError>
-    /// For a failure: what the server answered, when it answered.
+    /// What the server answered, when a complete response arrived: for a success, and
+    /// for a failure that came with one (a status outside `acceptableStatus`, a body
+    /// that does not decode).
     public var response: HTTPResponse?
+    /// The decoded body of a success; nil for a failure.
+    public var value: ResponseValue?
+    /// Why the request failed; nil for a success. Its message holds no value of the
+    /// client's secret query parameters.
+    public var error: DataTransferError?
     /// How many attempts were made.
     public var attempts: Int
     /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
     public var decoderChoice: AutoResponseDecoder.Choice?
 
+    /// The result document (`{"ok": true, "status": ..., "value": ...}` or a failure's),
+    /// as the C ABI's `nl_request` returns it: UTF-8 JSON text.
+    public var document: [UInt8] { ResultDocument.write(self).bytes }
+
+    /// The decoded response, or the error.
+    public var decoded: Result<DataResponse<ResponseValue>, DataTransferError> {
+        if let error { return .failure(error) }
+        guard let value, let response else { return .failure(.noResponse) }
+        return .success(DataResponse(value: value, response: response, attempts: attempts))
+    }
+
     /// Decodes `outcome` with `decoder` as `client` decodes (resolver, empty-body
-    /// rules, logging). A JSON body held in memory is checked and kept as text
-    /// (`RawJSON`), not parsed into a tree: a caller that writes it into another
+    /// rules, logging, redaction). A JSON body held in memory is checked and kept as
+    /// text (`RawJSON`), not parsed into a tree: a caller that writes it into another
     /// document copies it.
     package init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder, client: NetlayerClient) {
         attempts = outcome.attempts
+        let response: HTTPResponse
+        switch outcome.result {
+        case .failure(let failure):
+            error = client.failure(failure)
+            self.response = failure.response
+            return
+        case .success(let received):
+            response = received
+        }
+        self.response = response
         var decoder = decoder
-        if decoder.followsContentType, case .success(let response) = outcome.result,
-           let choice = AutoResponseDecoder.choice(for: response) {
+        if decoder.followsContentType, let choice = AutoResponseDecoder.choice(for: response) {
             decoderChoice = choice
             decoder = decoder.resolved(for: choice)
         }
-        // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
-        if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {
-            let decoded: Result<DataResponse<RawJSON>, DataTransferError> = client.decode(
-                outcome, request: request, decoder: decoder)
-            self.decoded = decoded.map { $0.withValue(.text($0.value)) }
-        } else {
-            let decoded: Result<DataResponse<JSON>, DataTransferError> = client.decode(
-                outcome, request: request, decoder: decoder)
-            self.decoded = decoded.map { $0.withValue(.value($0.value)) }
+        do throws(DataTransferError) {
+            // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
+            if type(of: decoder) == JSONResponseDecoder.self, response.downloadedFile == nil, response.streamEvents == nil {
+                let text: RawJSON = try ResponseDecoding.value(of: response, method: request.method, decoder: decoder)
+                value = .text(text)
+            } else {
+                let tree: JSON = try ResponseDecoding.value(of: response, method: request.method, decoder: decoder)
+                value = .value(tree)
+            }
+        } catch {
+            self.error = client.failure(decoding: error)
         }
-        if case .failure(let error) = decoded { response = error.response ?? (try? outcome.result.get()) }
     }
 }
 
@@ -49,26 +76,6 @@ public struct ResponseValue: Sendable {
 
     public static func text(_ text: RawJSON) -> ResponseValue { ResponseValue(text: text, value: .null) }
     public static func value(_ value: JSON) -> ResponseValue { ResponseValue(text: nil, value: value) }
-}
-
-extension DataResponse {
-    /// The same response with another value.
-    func withValue<Other>(_ value: Other) -> DataResponse<Other> {
-        var response = DataResponse<Other>(value: value, statusCode: statusCode, headers: headers, attempts: attempts,
-                                           totalMs: totalMs, fromCache: fromCache)
-        response.streamEvents = streamEvents
-        response.httpVersion = httpVersion
-        response.timing = timing
-        return response
-    }
-}
-
-private extension NetworkOutcome {
-    /// A success whose body is in memory: not written to a file, not streamed.
-    var holdsBodyInMemory: Bool {
-        guard case .success(let response) = result else { return false }
-        return response.downloadedFile == nil && response.streamEvents == nil
-    }
 }
 
 extension NetlayerClient {

@@ -16,13 +16,29 @@ package struct JSONWriter: ~Copyable {
 
     package init(capacity: Int = 256) {
         self.capacity = Swift.max(16, capacity)
-        storage = UnsafeMutablePointer<UInt8>.allocate(capacity: self.capacity)
+        // malloc, so that `takeCString()` can hand the buffer to C as it is.
+        guard let block = malloc(self.capacity) else { fatalError("JSONWriter: out of memory") }
+        storage = block.assumingMemoryBound(to: UInt8.self)
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     /// What has been written so far.
     package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+
+    /// Calls `body` with what has been written so far, without a copy.
+    package func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// The text written, NUL-terminated: the writer's own malloc'ed buffer, handed over
+    /// without a copy, for the caller to `free` (a document returned across the C ABI).
+    package consuming func takeCString() -> UnsafeMutablePointer<CChar> {
+        append(0)
+        let text = UnsafeMutableRawPointer(storage).assumingMemoryBound(to: CChar.self)
+        discard self
+        return text
+    }
 
     /// The JSON text of `value`.
     package static func serialize(_ value: JSON) -> [UInt8] {
@@ -38,10 +54,8 @@ package struct JSONWriter: ~Copyable {
 
     private mutating func grow(_ extra: Int) {
         let newCapacity = Swift.max(capacity * 2, count + extra)
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        bigger.update(from: storage, count: count)
-        storage.deallocate()
-        storage = bigger
+        guard let bigger = realloc(storage, newCapacity) else { fatalError("JSONWriter: out of memory") }
+        storage = bigger.assumingMemoryBound(to: UInt8.self)
         capacity = newCapacity
     }
 

@@ -1,18 +1,31 @@
-import Netlayer
+import NetlayerCore
+import NetlayerJSON
 
-/// Writes result documents (contract section 5).
-enum ResultDocument {
+/// Writes result documents (contract section 5): the one writer for every language,
+/// C's `nl_request`, Python's and a Swift caller's `RequestResult.document`.
+package enum ResultDocument {
+    /// The document of `result`.
+    package static func write(_ result: RequestResult) -> JSONWriter {
+        if let error = result.error {
+            return failureDocument(error, response: result.response, attempts: result.attempts)
+        }
+        guard let response = result.response, let value = result.value else {
+            return failureDocument(.noResponse, response: result.response, attempts: result.attempts)
+        }
+        return success(response, value: value, attempts: result.attempts, decoder: result.decoderChoice)
+    }
+
     /// - Parameter decoder: what the auto decoder chose, written as `decoder`.
-    static func success<Value: ResultValue>(_ response: DataResponse<Value>,
-                                            decoder: AutoResponseDecoder.Choice? = nil) -> [UInt8] {
-        var w = JSONWriter(capacity: 1024)
+    static func success(_ response: HTTPResponse, value: ResponseValue, attempts: Int,
+                        decoder: AutoResponseDecoder.Choice?) -> JSONWriter {
+        var w = JSONWriter(capacity: 512 + response.body.count)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
         writeHTTPVersion(response.httpVersion, into: &w)
         w.raw(",\"value\":")
-        response.value.write(into: &w)
+        value.write(into: &w)
         if w.wroteBigInteger { w.raw(",\"bigIntegers\":true") }
         if let decoder {
             w.raw(",\"decoder\":")
@@ -21,21 +34,22 @@ enum ResultDocument {
         w.raw(",\"fromCache\":")
         w.raw(response.fromCache ? "true" : "false")
         w.raw(",\"attempts\":")
-        w.write(int: Int64(response.attempts))
+        w.write(int: Int64(attempts))
         if let events = response.streamEvents {
             w.raw(",\"events\":")
             w.write(int: Int64(events))
         }
         writeTiming(total: response.totalMs, response.timing, into: &w)
         w.raw("}")
-        return w.bytes
+        return w
     }
 
-    /// A failure; `response` is what the server answered, when it answered.
-    /// - Parameter redactedQuery: the config's own secret query names, whose values are
-    ///   kept out of the message as the well-known ones are.
-    static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1,
-                        redactedQuery: Set<String> = []) -> [UInt8] {
+    /// A failure document; `response` is what the server answered, when it answered.
+    package static func failure(_ error: DataTransferError, response: HTTPResponse? = nil, attempts: Int = 1) -> [UInt8] {
+        failureDocument(error, response: response, attempts: attempts).bytes
+    }
+
+    private static func failureDocument(_ error: DataTransferError, response: HTTPResponse?, attempts: Int) -> JSONWriter {
         let response = error.response ?? response
         var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":false,\"status\":")
@@ -53,7 +67,7 @@ enum ResultDocument {
         w.raw(",\"error\":{\"kind\":")
         w.write(string: error.kind.rawValue)
         w.raw(",\"message\":")
-        w.write(string: redactedQuery.isEmpty ? error.message : Redaction.url(in: error.message, queryNames: redactedQuery))
+        w.write(string: error.message)
         w.raw(",\"status\":")
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         w.raw(",\"body\":")
@@ -74,11 +88,11 @@ enum ResultDocument {
             w.write(int: Int64(curlCode))
         }
         w.raw("}}")
-        return w.bytes
+        return w
     }
 
     /// The `error` member of a failure document, as hooks receive it.
-    static func errorObject(_ error: DataTransferError) -> JSON {
+    package static func errorObject(_ error: DataTransferError) -> JSON {
         let response = error.response
         var object: JSONObject = [
             "kind": .string(error.kind.rawValue), "message": .string(error.message),
@@ -97,7 +111,7 @@ enum ResultDocument {
         return .object(object)
     }
 
-    static func invalid(_ message: String) -> [UInt8] {
+    package static func invalid(_ message: String) -> [UInt8] {
         failure(.networkFailure(.invalidRequest(message)))
     }
 
@@ -158,22 +172,13 @@ enum ResultDocument {
     }
 }
 
-/// What a success document's `value` can be made from.
-protocol ResultValue: Sendable {
-    func write(into writer: inout JSONWriter)
-}
-
-extension ResponseValue: ResultValue {
+extension ResponseValue {
     func write(into writer: inout JSONWriter) {
         if let text { text.write(into: &writer) } else { writer.write(value) }
     }
 }
 
-extension JSON: ResultValue {
-    func write(into writer: inout JSONWriter) { writer.write(self) }
-}
-
-extension RawJSON: ResultValue {
+extension RawJSON {
     func write(into writer: inout JSONWriter) {
         // Checked JSON text: copied without the whitespace around it.
         var start = bytes.startIndex, end = bytes.endIndex
@@ -189,7 +194,7 @@ extension RawJSON: ResultValue {
 /// The part of a response body a failure document carries: at most `limit` bytes,
 /// cut before a UTF-8 sequence that would not fit, so that a 100 MB error page costs
 /// 64 KiB of document (escaped, a whole body could be six times its size).
-struct FailureBody {
+package struct FailureBody {
     static let limit = 64 * 1024
 
     let text: String
