@@ -39,7 +39,30 @@ import Testing
         let body = try #require(text(result))
         #expect(body.contains("\"query\":\"page=7\""))
         #expect(result.attempts == 1)
-        #expect(result.response == nil)
+        #expect(result.response?.statusCode == 200)
+        #expect(result.error == nil)
+        let document = try JSONParser.parse(result.document)
+        #expect(document["ok"] == .bool(true))
+        #expect(document["value"]?["query"] == .string("page=7"))
+    }
+
+    /// The config's secret query names (`log.redactQuery`) are kept out of error
+    /// messages by the client itself, for Swift callers as for the C ABI.
+    @Test func errorMessagesHideTheConfigsSecretQueryValues() throws {
+        let config = try ConfigDocument(json: #"""
+            {"baseURL": "http://127.0.0.1:9/api/", "log": {"redactQuery": ["custom"]},
+             "stub": [{"path": "/api/known", "body": {}}]}
+            """#)
+        let client = try NetlayerClient(config: config)
+        defer { _ = client.shutdown() }
+        let endpoint = Endpoint<JSON>(path: "unknown", queryParameters: ["custom": "s3cr3t-value", "page": "2"])
+        let result = client.perform(try client.makeRequest(for: endpoint), decoder: endpoint.responseDecoder,
+                                    id: client.newID())
+        let message = try #require(result.error?.message)
+        #expect(message.contains("custom=<redacted>"))
+        #expect(message.contains("page=2"))
+        #expect(!message.contains("s3cr3t-value"))
+        #expect(!String(decoding: result.document, as: UTF8.self).contains("s3cr3t-value"))
     }
 
     @Test func aStatusFailureKeepsTheServersAnswer() throws {
