@@ -133,7 +133,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         silence = SilenceWatch(for: request, now: MonotonicClock.now())
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
-        check(request.url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) })  // no copy of a native string
+        check(handle.url.set(request.url, on: easy))
         check(nl_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, me))
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0

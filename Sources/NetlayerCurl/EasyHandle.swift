@@ -35,6 +35,8 @@ package final class EasyHandle {
     /// The context of the open and close socket callbacks in force (an event loop's),
     /// nil after a reset.
     private var socketCallbacksContext: UnsafeMutableRawPointer?
+    /// The URL option (`CURLOPT_URL` or `CURLOPT_CURLU`) of the next transfer.
+    let url = EasyURL()
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
@@ -90,6 +92,7 @@ package final class EasyHandle {
             cookieEngineOn = false
         }
         curl_easy_reset(pointer)
+        url.handleWasReset()
         socketCallbacksContext = nil
         hasCookieOption = false
     }

@@ -829,9 +829,52 @@ static void test_failure_documents_carry_at_most_64_kib_of_the_body(void)
     nl_client_free(c);
 }
 
+/* One easy handle carries these requests one after another; whichever way the URL
+ * reached libcurl for the one before (its parts under a known origin, or the whole
+ * string), the server sees each request target exactly as built: a query cleared, a
+ * percent-encoding's upper-case hex kept, a dot segment resolved as a URL parser does,
+ * another origin's host, and back. */
+static void test_each_request_target_reaches_the_server_as_built_whatever_came_before(void)
+{
+    static const struct {
+        const char *endpoint;
+        const char *path;
+        const char *query;
+        int other_host;
+    } cases[] = {
+        {"{\"path\": \"echo/a\", \"query\": {\"x\": \"1\"}}", "/echo/a", "x=1", 0},
+        {"{\"path\": \"echo/b\"}", "/echo/b", "", 0},
+        {"{\"path\": \"echo/c d\", \"query\": {\"k\": \"a:b\"}}", "/echo/c%20d", "k=a%3Ab", 0},
+        {"{\"path\": \"echo/e\", \"query\": {\"k\": \"v\"}}", "/echo/e", "k=v", 0},
+        {"{\"path\": \"http://localhost:%d/echo/f?y=2\", \"isFullPath\": true}", "/echo/f", "y=2", 1},
+        {"{\"path\": \"echo/g\"}", "/echo/g", "", 0},
+        {"{\"path\": \"echo/.well-known/h\"}", "/echo/.well-known/h", "", 0},
+        {"{\"path\": \"echo/i/./j\"}", "/echo/i/j", "", 0},
+        {"{\"path\": \"echo/k\", \"query\": {\"q\": \"%%41\"}}", "/echo/k", "q=%2541", 0},
+        {"{\"path\": \"echo/l\"}", "/echo/l", "", 0},
+    };
+    int port = atoi(strrchr(base_url(), ':') + 1);
+    nl_client *c = client_for(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        char *endpoint = nlt_format(cases[i].endpoint, port);
+        json_t *r = request_doc(c, endpoint);
+        const char *host = jpath_str(r, "value.headers.host");
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.path"), cases[i].path);
+        CHECK_STR_EQ(jpath_str(r, "value.query"), cases[i].query);
+        CHECK_MSG(host != NULL && strncmp(host, cases[i].other_host ? "localhost:" : "127.0.0.1:", 10) == 0,
+                  "case %zu: Host %s", i, host ? host : "(none)");
+        json_decref(r);
+        free(endpoint);
+    }
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
+        NLT_TEST(test_each_request_target_reaches_the_server_as_built_whatever_came_before),
         NLT_TEST(test_version_matches_the_header),
         NLT_TEST(test_get_json_returns_value_headers_and_metadata),
         NLT_TEST(test_path_joins_base_url_with_one_slash),
