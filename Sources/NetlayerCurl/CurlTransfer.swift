@@ -14,8 +14,11 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     let request: HTTPRequest
     private let completion: NetworkSessionManager.CompletionHandler
     /// The loop whose multi handle runs this transfer, driven by its thread or by a
-    /// blocking caller (`CurlEventLoop.perform`).
-    private(set) weak var loop: CurlEventLoop?
+    /// blocking caller (`CurlEventLoop.drive`).
+    /// Strong: a transfer lives until its completion, and a weak reference would give
+    /// the loop a side table (every retain of it slower, and one valgrind cannot trace
+    /// in a child of `fork()` that leaves its parent's loop behind).
+    let loop: CurlEventLoop?
     private let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
