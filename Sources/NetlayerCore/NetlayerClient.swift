@@ -222,19 +222,19 @@ public final class NetlayerClient: @unchecked Sendable {
     /// interrupt descriptor (`nl_thread_set_interrupt_fd`) cancels it.
     public func perform(_ request: HTTPRequest, id: UInt64) -> NetworkOutcome {
         let engine = self.engine
-        let done = RequestCompletion<NetworkOutcome>()
-        let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { done.open($0) }
+        // Without a completion, the attempts are what the caller waits for.
+        let attempts = RequestAttempts(environment: engine.environment, request: request, id: id, completion: nil)
         let interrupt = ThreadInterrupt.armed()
         let finished = if parts.startsOnLoopThread() {
-            { engine.transport.execute { attempts.start() }; return done.wait(interruptedBy: interrupt) }()
+            { engine.transport.execute { attempts.start() }; return attempts.wait(interruptedBy: interrupt) }()
         } else {
-            engine.transport.run({ attempts.start() }, until: done, interrupt: interrupt)
+            engine.transport.run({ attempts.start() }, until: attempts, interrupt: interrupt)
         }
         guard finished else {
             attempts.cancel()
             return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
         }
-        return done.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
+        return attempts.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
     }
 
     /// Prepares, sends and waits for `count` requests, each outcome turned into what

@@ -36,16 +36,41 @@ package enum PercentEncoding {
     /// Encodes everything but unreserved characters: the strict form for query
     /// and form components (a space is "%20", never "+").
     static func encodeComponent(_ s: String, into out: inout [UInt8]) {
-        for b in s.utf8 {
-            if isUnreserved(b) {
-                out.append(b)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(b >> 4)])
-                out.append(hex[Int(b & 0xF)])
-            }
-        }
+        var s = s
+        s.withUTF8 { encodeComponent($0, into: &out) }
     }
+
+    /// `encodeComponent` of UTF-8 bytes: one table load per byte.
+    static func encodeComponent(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        let classes = byteClass
+        var plain = 0  // bytes from here on need no escape so far
+        for i in 0..<bytes.count where classes[Int(bytes[i])] != 0 {
+            if i > plain { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain..<i])) }
+            let b = bytes[i]
+            out.append(UInt8(ascii: "%"))
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 0xF)])
+            plain = i + 1
+        }
+        if bytes.count > plain { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain...])) }
+    }
+
+    /// Per byte: 0 unreserved (`isUnreserved`), 1 another `pchar` or "/" (`isPathByte`),
+    /// 2 anything else.
+    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for i in 0..<256 {
+            let b = UInt8(i)
+            table[i] = isUnreserved(b) ? 0 : isPathByte(b) ? 1 : 2
+        }
+        return UnsafePointer(table)
+    }()
+
+    nonisolated(unsafe) private static let hexDigits: UnsafePointer<UInt8> = {  // read-only once built
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+        for (i, digit) in "0123456789ABCDEF".utf8.enumerated() { table[i] = digit }
+        return UnsafePointer(table)
+    }()
 
     static func encodeComponent(_ s: String) -> String {
         var out: [UInt8] = []
@@ -60,10 +85,11 @@ package enum PercentEncoding {
     static func appendPath(_ s: Substring, into out: inout [UInt8]) {
         var s = s
         s.withUTF8 { bytes in
+            let classes = byteClass
             var i = 0
             while i < bytes.count {
                 let b = bytes[i]
-                if isPathByte(b) {
+                if classes[Int(b)] < 2 {
                     out.append(b)
                 } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, isHexDigit(bytes[i + 1]), isHexDigit(bytes[i + 2]) {
                     out.append(b)

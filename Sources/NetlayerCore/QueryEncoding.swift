@@ -25,6 +25,33 @@ package enum QueryEncoding {
         return pairs
     }
 
+    /// `pairs(from:context:)` encoded and appended to `out` in one pass (`a=1&b=x%20y`),
+    /// or `invalidRequest` naming the key whose value cannot be a query value.
+    static func encode(_ object: JSONObject, context: String, into out: inout [UInt8]) throws(NetworkError) {
+        var first = true
+        func append(_ key: String, _ value: JSON) throws(NetworkError) {
+            if !first { out.append(UInt8(ascii: "&")) }
+            first = false
+            PercentEncoding.encodeComponent(key, into: &out)
+            out.append(UInt8(ascii: "="))
+            switch value {
+            case .string(let text): PercentEncoding.encodeComponent(text, into: &out)
+            case .int(let number): JSONWriter.appendDecimal(number, to: &out)  // digits and "-": nothing to encode
+            default: PercentEncoding.encodeComponent(try scalarText(value, context: context, key: key), into: &out)
+            }
+        }
+        for member in object {
+            switch member.value {
+            case .null:
+                continue
+            case .array(let elements):
+                for element in elements { try append(member.key, element) }
+            default:
+                try append(member.key, member.value)
+            }
+        }
+    }
+
     /// `a=1&b=x%20y`, every key and value percent-encoded per RFC 3986.
     package static func encode(_ pairs: [(String, String)]) -> String {
         var out: [UInt8] = []

@@ -8,7 +8,11 @@ import NetlayerJSON
 /// request: it hops between transport callbacks and scheduled back-off, and a blocking
 /// call is a start and a wait (`NetworkSessionManager.run(_:until:interrupt:)`), with
 /// the calling thread driving the transport meanwhile when it can.
-package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
+///
+/// Without a completion, the attempts are themselves what a blocking caller waits
+/// for: they keep the outcome and open as a `CompletionSignal` (one object where a
+/// closure and a signal would be three).
+package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unchecked Sendable {
     private let environment: AttemptEnvironment
     private let original: HTTPRequest
     private let id: UInt64
@@ -34,8 +38,14 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         self.original = request
         self.id = id
         self.completion = completion
+        super.init()
         pthread_mutex_init(&mutex, nil)
     }
+
+    /// The outcome of attempts made without a completion, once `isOpen`.
+    package var outcome: NetworkOutcome? { isOpen ? finalOutcome : nil }
+    /// Set before the signal opens.
+    private var finalOutcome: NetworkOutcome?
 
     deinit { pthread_mutex_destroy(&mutex) }
 
@@ -127,7 +137,13 @@ package final class RequestAttempts: NetworkCancellable, @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
         _ = transfer  // released outside the lock
         guard first else { return }
-        completion?(NetworkOutcome(result: wasCancelled ? .failure(.cancelled) : result, attempts: attempt, id: id))
+        let outcome = NetworkOutcome(result: wasCancelled ? .failure(.cancelled) : result, attempts: attempt, id: id)
+        if let completion {
+            completion(outcome)
+        } else {
+            finalOutcome = outcome
+            signal()
+        }
     }
 
     @discardableResult

@@ -37,9 +37,12 @@ package enum RequestBuilder {
             }
             for member in object where !member.value.isNull { query[member.key] = member.value }
         }
-        for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
-        let pairs = try QueryEncoding.pairs(from: query, context: "query")
-        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: pairs,
+        if query.isEmpty {
+            query = endpoint.queryParameters  // nulls are left out as the query is written
+        } else {
+            for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
+        }
+        let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: query,
                                      parser: defaults.parser)
 
         var headers = defaults.headers.merging(endpoint.headerParameters)

@@ -9,7 +9,7 @@ package enum URLBuilder {
     /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
     /// the path must itself be an absolute http(s) URL.
     package static func url(base: BaseURL?, path: String, isFullPath: Bool,
-                           query: [(String, String)], parser: any URLParsing) throws(NetworkError) -> String {
+                           query: JSONObject, parser: any URLParsing) throws(NetworkError) -> String {
         var pathCopy = path
         let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
         if hasControl {
@@ -29,7 +29,7 @@ package enum URLBuilder {
                 throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
             }
             try checkRelative(path)
-            out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 32)
+            out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 64)
             append(base.origin, to: &out)
             append(base.path, to: &out)
             out.append(UInt8(ascii: "/"))
@@ -42,8 +42,10 @@ package enum URLBuilder {
             append(existingQuery, to: &out)
         }
         if !query.isEmpty {
+            let mark = out.count
             out.append(existingQuery == nil ? UInt8(ascii: "?") : UInt8(ascii: "&"))
-            QueryEncoding.encode(query, into: &out)
+            try QueryEncoding.encode(query, context: "query", into: &out)
+            if out.count == mark + 1 { out.removeLast() }  // only nulls: no query
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -123,13 +123,12 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         self.handle = handle
         let reuse = handle.canReuse(for: request)
         if !reuse { handle.resetIfUsed() }
-        let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
         var rc = CURLE_OK
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
 
         do {
-            sink = try ResponseSink(transfer: request.transfer, options: options)
+            sink = try ResponseSink(for: request)
         } catch {
             return error
         }
@@ -141,20 +140,21 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, me))
         handle.errorBuffer[0] = 0
         if callsProgress { check(nl_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, me)) }
-        let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(options))
+        let headers = HeaderList(request, userAgentAsOption: Self.proxyMayApply(request.options))
         check(nl_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: headers)))
         let cookies = request.headers["Cookie"].map { String(HTTPHeaders.wireValue($0)) ?? "" }
         if cookies?.isEmpty == false || handle.hasCookieOption {
             check(nl_curl_setopt_str(easy, CURLOPT_COOKIE, cookies?.isEmpty == false ? cookies : nil))
             handle.hasCookieOption = cookies?.isEmpty == false
         }
-        if case .digest? = options.auth {
+        if case .digest? = request.options.auth {
             // libcurl answers the challenge: what it sends is seen here (`sentCredentials`).
             check(nl_curl_setopt_ptr(easy, CURLOPT_DEBUGDATA, me))
         }
         if reuse {
             return rc == CURLE_OK ? nil : rejected(rc)
         }
+        let options = request.options
 
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, handle.errorBuffer))
@@ -234,10 +234,16 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
     }
 
-    private static let versionNames: [Int: String] = [
-        Int(CURL_HTTP_VERSION_1_0): "1.0", Int(CURL_HTTP_VERSION_1_1): "1.1",
-        Int(CURL_HTTP_VERSION_2_0): "2", Int(CURL_HTTP_VERSION_3): "3",
-    ]
+    /// How results name libcurl's `CURLINFO_HTTP_VERSION`.
+    private static func versionName(_ version: Int) -> String? {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): return "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "2"
+        case Int(CURL_HTTP_VERSION_3): return "3"
+        default: return nil
+        }
+    }
 
     /// The C string as a String, without a new one when it equals `known` (the
     /// effective URL of a transfer that was not redirected is the request's own).
@@ -298,7 +304,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         response.timing = Self.timing(easy)
         var version = 0
         nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        response.httpVersion = Self.versionNames[version]
+        response.httpVersion = Self.versionName(version)
         response.bodyBytes = sink.bytes
         response.sentCredentials = sentCredentials
         if request.transfer.stream != nil { response.streamEvents = sink.events }

@@ -16,17 +16,27 @@ package struct HeaderList: Equatable {
     let acceptsEncodings: Bool
 
     init(_ request: HTTPRequest, userAgentAsOption: Bool) {
-        let options = request.options
+        // One pass over the fields for the four names that matter here, each compared
+        // only when its length matches (this runs for every request).
+        var (cookie, expect, userAgentSet, acceptEncoding) = (false, false, false, false)
+        for field in request.headers.fields {
+            switch field.name.utf8.count {
+            case 6: if field.name.caseInsensitiveEquals("Cookie") { cookie = true } else if field.name.caseInsensitiveEquals("Expect") { expect = true }
+            case 10: if field.name.caseInsensitiveEquals("User-Agent") { userAgentSet = true }
+            case 15: if field.name.caseInsensitiveEquals("Accept-Encoding") { acceptEncoding = true }
+            default: break
+            }
+        }
         var headers = request.headers
         // A request's own cookies go through CURLOPT_COOKIE (CurlTransfer), which libcurl
         // writes into the one Cookie line it sends with the jar's (RFC 6265 section 5.4);
         // as a header line of their own they would make a second Cookie line.
-        if headers["Cookie"] != nil { headers["Cookie"] = nil }
+        if cookie { headers["Cookie"] = nil }
         self.headers = headers
-        suppressesExpect = (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
-            && request.headers["Expect"] == nil
-        userAgent = userAgentAsOption || request.headers["User-Agent"] != nil ? nil : options.userAgent
-        acceptsEncodings = options.compression && request.headers["Accept-Encoding"] == nil
+        suppressesExpect = !expect
+            && (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
+        userAgent = userAgentAsOption || userAgentSet ? nil : request.options.userAgent
+        acceptsEncodings = request.options.compression && !acceptEncoding
     }
 
     /// A new libcurl list of these headers; the caller frees it with `curl_slist_free_all`.

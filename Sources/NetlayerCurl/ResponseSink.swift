@@ -19,7 +19,8 @@ package final class ResponseSink {
         case wait(TransferWait)
     }
 
-    private let transfer: TransferOptions
+    /// The request whose body this is: its transfer options say where the body goes.
+    private let request: HTTPRequest
     private let memoryLimit: Int
     private let downloadLimit: Int?
     private var target = Target.undecided
@@ -34,12 +35,14 @@ package final class ResponseSink {
     private var file: DownloadFile?
     private var parser: StreamParser?
 
-    init(transfer: TransferOptions, options: RequestOptions) throws(NetworkError) {
-        self.transfer = transfer
-        memoryLimit = options.maxResponseBytes
-        downloadLimit = options.maxDownloadBytes
-        if let path = transfer.downloadTo { file = try DownloadFile(path: path) }
-        if let mode = transfer.stream { parser = StreamParser(mode: mode, maxItemBytes: options.maxStreamItemBytes) }
+    init(for request: HTTPRequest) throws(NetworkError) {
+        self.request = request
+        memoryLimit = request.options.maxResponseBytes
+        downloadLimit = request.options.maxDownloadBytes
+        if let path = request.transfer.downloadTo { file = try DownloadFile(path: path) }
+        if let mode = request.transfer.stream {
+            parser = StreamParser(mode: mode, maxItemBytes: request.options.maxStreamItemBytes)
+        }
     }
 
     deinit { discard() }
@@ -52,7 +55,7 @@ package final class ResponseSink {
 
     /// The limit a too large body passed, for the error message.
     var limitDescription: String {
-        if transfer.downloadTo != nil, target != .memory, let downloadLimit { return "maxDownloadBytes (\(downloadLimit))" }
+        if request.transfer.downloadTo != nil, target != .memory, let downloadLimit { return "maxDownloadBytes (\(downloadLimit))" }
         return "maxResponseBytes (\(memoryLimit))"
     }
 
@@ -128,7 +131,7 @@ package final class ResponseSink {
     private func deliver(_ newEvents: [StreamEvent]) -> Bool {
         for event in newEvents {
             events += 1
-            switch transfer.onStreamEvent?(event) ?? .proceed {
+            switch request.transfer.onStreamEvent?(event) ?? .proceed {
             case .proceed: continue
             case .cancel: cancelledByHandler = true
             case .fail(let error): failure = error

@@ -31,9 +31,7 @@ package enum ResultDocument {
             w.raw(",\"decoder\":")
             w.write(string: decoder.rawValue)
         }
-        w.raw(",\"fromCache\":")
-        w.raw(response.fromCache ? "true" : "false")
-        w.raw(",\"attempts\":")
+        w.raw(response.fromCache ? ",\"fromCache\":true,\"attempts\":" : ",\"fromCache\":false,\"attempts\":")
         w.write(int: Int64(attempts))
         if let events = response.streamEvents {
             w.raw(",\"events\":")

@@ -126,7 +126,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     package mutating func write(uint: UInt64) {
-        if uint == 0 { append(UInt8(ascii: "0")); return }
+        if uint < 10 { append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: uint)); return }
         var magnitude = uint
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
         withUnsafeMutableBytes(of: &digits) { scratch in
@@ -140,21 +140,39 @@ package struct JSONWriter: ~Copyable {
         }
     }
 
+    /// `number` in decimal, appended to `out` (a query value), as `String(number)` writes it.
+    package static func appendDecimal(_ number: Int64, to out: inout [UInt8]) {
+        if number < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var n = 0
+            repeat {
+                scratch[23 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[(24 - n)...]))
+        }
+    }
+
     /// A non-negative number rounded to three decimals ("12.5", "0.692"): timings,
     /// without the cost of `Double.description`.
     package mutating func write(thousandths value: Double) {
-        guard value.isFinite, value >= 0, value < 1e12 else { write(double: value); return }
-        let scaled = Int64((value * 1000).rounded())
-        write(int: scaled / 1000)
-        var fraction = scaled % 1000
+        guard value >= 0, value < 1e12 else { write(double: value); return }  // NaN fails both
+        let scaled = UInt64((value * 1000).rounded())
+        let whole = scaled / 1000
+        write(uint: whole)
+        let fraction = scaled &- whole &* 1000
         guard fraction != 0 else { return }
-        append(UInt8(ascii: "."))
-        var divisor: Int64 = 100
-        while fraction != 0 {
-            append(UInt8(ascii: "0") + UInt8(fraction / divisor))
-            fraction %= divisor
-            divisor /= 10
-        }
+        // ".d", ".dd" or ".ddd": three digits, trailing zeros left out.
+        reserve(4)
+        let out = storage + count
+        out[0] = UInt8(ascii: ".")
+        out[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100)
+        out[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 10 % 10)
+        out[3] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
+        count += fraction % 10 != 0 ? 4 : fraction % 100 != 0 ? 3 : 2
     }
 
     package mutating func write(double: Double) {

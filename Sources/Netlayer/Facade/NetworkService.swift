@@ -91,12 +91,11 @@ public struct DefaultNetworkService: NetworkService {
 
     public func sendBlocking(_ request: HTTPRequest, id: UInt64? = nil) -> NetworkOutcome {
         let id = id ?? environment.newID()
-        let done = RequestCompletion<NetworkOutcome>()
-        let attempts = RequestAttempts(environment: environment, request: request, id: id) { done.open($0) }
-        guard sessionManager.run({ attempts.start() }, until: done, interrupt: ThreadInterrupt.armed()) else {
+        let attempts = RequestAttempts(environment: environment, request: request, id: id, completion: nil)
+        guard sessionManager.run({ attempts.start() }, until: attempts, interrupt: ThreadInterrupt.armed()) else {
             attempts.cancel()
             return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
         }
-        return done.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
+        return attempts.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
     }
 }
