@@ -9,7 +9,9 @@ import NetlayerJSON
 /// about a tenth of a small request's instructions. Most requests of a client go to
 /// the origin of the one before, so a URL whose origin is that of the handle's last
 /// one goes to libcurl as a `CURLU` (`CURLOPT_CURLU`): the origin parsed once, the
-/// path and query set as parts, which libcurl takes as they are.
+/// path and query set as parts, which libcurl takes as they are; the string goes
+/// along as the transfer's name (libcurl 7.88 then uses the parts to connect and send,
+/// and the string as the effective URL, without parsing it or composing it again).
 ///
 /// Only URLs that libcurl's own parse would leave exactly as they are take that way:
 /// an http(s) URL whose path and query hold only printable ASCII without `%` (libcurl
@@ -37,8 +39,10 @@ final class EasyURL {
             return setParts(bytes, originEnd: originEnd, queryStart: queryStart)
         }
         if asParts {
-            // Without a URL string, libcurl takes the URL of the transfer from the parts.
-            let rc = nl_curl_setopt_str(easy, CURLOPT_URL, nil)
+            // With both set, libcurl connects and sends by the parts and names the
+            // transfer by the string (its effective URL): it neither parses the string
+            // nor writes the parts back into one. Both say the same URL.
+            let rc = url.withCString { nl_curl_setopt_str(easy, CURLOPT_URL, $0) }
             if rc != CURLE_OK || curluSet { return rc }
             curluSet = true
             return nl_curl_setopt_ptr(easy, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed))
@@ -67,8 +71,10 @@ final class EasyURL {
         let classes = byteClass
         var i = schemeLength + 3
         while i < n, bytes[i] != UInt8(ascii: "/") {
-            // A byte to parse, or "?" before a path ("." is a host's)
-            if classes[Int(bytes[i])] == 1 || bytes[i] == UInt8(ascii: "?") { return nil }
+            // A byte to parse, "?" before a path ("." is a host's), or an upper-case
+            // letter, which the parse may write back in lower case
+            let b = bytes[i]
+            if classes[Int(b)] == 1 || b == UInt8(ascii: "?") || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) { return nil }
             i += 1
         }
         guard i < n, i > schemeLength + 3 else { return nil }
