@@ -39,8 +39,8 @@ struct StoredResponse {
                            "proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
 
     /// `response` to `request` as the cache would store it, or nil when RFC 9111
-    /// section 3 forbids storing it (or it could never be used: neither fresh nor
-    /// validatable). `ageSource` is the message its age comes from: the response
+    /// section 3 forbids storing it (or it could never be used: neither fresh, nor
+    /// validatable, nor allowed to answer stale). `ageSource` is the message its age comes from: the response
     /// itself, or the 304 that refreshed it.
     init?(_ response: HTTPResponse, for request: HTTPRequest, credentials: [String: String],
           ageSource: HTTPResponse, now: UInt64) {
@@ -64,7 +64,9 @@ struct StoredResponse {
         if stored.headers["date"] == nil { stored.headers["date"] = HTTPDate.format(wallNow) }  // RFC 9110 6.6.1
         stored.fromCache = false
         let lifetime = Self.freshnessLifetime(stored.headers, control, status: status, now: wallNow)
-        guard lifetime > 0 || stored.headers["etag"] != nil || stored.headers["last-modified"] != nil else { return nil }
+        guard lifetime > 0 || stored.headers["etag"] != nil || stored.headers["last-modified"] != nil
+                || (control.seconds("stale-while-revalidate") ?? 0) > 0 || (control.seconds("stale-if-error") ?? 0) > 0
+        else { return nil }
 
         self.response = stored
         self.control = control
