@@ -47,6 +47,16 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let wellKnown: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
 
     public var description: String { rawValue }
+
+    /// GET, HEAD, OPTIONS and TRACE: the methods RFC 9110 section 9.2.1 defines as safe.
+    /// Any other, a method this library does not know included, may change what the
+    /// server holds (and so invalidates cached responses, RFC 9111 section 4.4).
+    public var isSafe: Bool {
+        switch rawValue {
+        case "GET", "HEAD", "OPTIONS", "TRACE": return true
+        default: return false
+        }
+    }
 }
 
 /// The seeds' name for `HTTPMethod`.

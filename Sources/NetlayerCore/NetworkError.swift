@@ -36,6 +36,16 @@ public enum NetworkError: Error, Sendable {
         return nil
     }
 
+    /// Whether the origin could not be reached or gave no usable answer (no connection,
+    /// a timeout, a TLS failure, a broken reply): what a gateway would answer with a
+    /// 502 or 504, so what RFC 5861's `stale-if-error` covers.
+    public var isOriginFailure: Bool {
+        switch self {
+        case .notConnected, .timedOut, .tls, .protocolViolation: return true
+        default: return false
+        }
+    }
+
     /// Whether the request was cancelled (the seeds' `isNotFoundError`-style helper).
     public var isCancelled: Bool {
         switch self {

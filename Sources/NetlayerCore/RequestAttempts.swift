@@ -62,10 +62,13 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     // MARK: Async driver
 
     package func start() {
-        if let cached = cachedAnswer() {
+        if let (cached, refresh) = cachedAnswer() {
             // Like any answer, on a transport thread and never inside send(): a caller
             // may hold a lock its completion takes. Until then it can be cancelled.
-            environment.sessionManager.schedule(after: 0) { [self] in finish(.success(cached)) }
+            environment.sessionManager.schedule(after: 0) { [self] in
+                finish(cached)
+                refresh?.attemptNext(lastError: nil)  // stale-while-revalidate, once the caller has its answer
+            }
             return
         }
         attemptNext(lastError: nil)
@@ -109,7 +112,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
 
     /// The end of an attempt: finish, or schedule the next one.
     private func conclude(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest) {
-        let validated = environment.validate(throughCache(result), request: request, attempts: self)
+        let validated = environment.validate(throughCache(result, hop: request), request: request, attempts: self)
         switch validated {
         case .success:
             finish(validated)
@@ -166,27 +169,63 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         return cache
     }
 
-    /// A fresh cached response, or nil (noting validators of a stale entry to send).
-    private func cachedAnswer() -> HTTPResponse? {
+    /// The answer of a cached response (a status error when its status is not
+    /// acceptable), and the request that refreshes it in the background when it is a
+    /// stale one the cache may still answer with; or nil (noting validators of a stale
+    /// entry to send).
+    private func cachedAnswer() -> (Result<HTTPResponse, NetworkError>, RequestAttempts?)? {
         guard let cache else { return nil }
         let lookup = cache.lookup(original, credentials: RequestCredentials(of: original, cookies: environment.cookies))
         if var response = lookup.fresh {
             response.fromCache = true
-            return response
+            var refresh: RequestAttempts?
+            if let stale = lookup.background {
+                // A request of its own that no one waits for: its answer goes to the cache only.
+                refresh = RequestAttempts(environment: environment, request: original, id: environment.newID(),
+                                          completion: nil)
+                refresh?.revalidation = (stale.validators, stale.cached)
+            }
+            guard original.options.acceptableStatus.contains(response.statusCode) else {
+                return (.failure(.error(statusCode: response.statusCode, response: response)), refresh)
+            }
+            return (.success(response), refresh)
         }
         if let stale = lookup.revalidation { revalidation = (stale.validators, stale.cached) }
         return nil
     }
 
-    /// Stores what may be cached, and turns a 304 into the cached response.
-    private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
-        guard let cache, case .success(let response) = result else { return result }
+    /// Stores what may be cached, turns a 304 into the cached response, answers an
+    /// error with a stale response where `stale-if-error` allows, and lets an unsafe
+    /// request invalidate what the cache holds for the URLs it changed. `hop` is the
+    /// request that got `result` (another URL after a redirect).
+    private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>,
+                              hop: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        guard let cache else {
+            if let cache = environment.cache, !original.method.isSafe, case .success(let response) = result {
+                cache.invalidate(after: response, to: original, finalURL: hop.url,
+                                 urlParser: environment.sessionManager.urlParser)
+            }
+            return result
+        }
         // The original's URL and method are the key; the credentials are those it was sent with.
         let credentials = sentCredentials ?? RequestCredentials(of: original, cookies: environment.cookies)
-        if response.statusCode == 304, let cached = revalidation?.cached {
-            return .success(cache.revalidated(response, cached: cached, for: original, credentials: credentials))
+        switch result {
+        case .success(let response):
+            if [500, 502, 503, 504].contains(response.statusCode),
+               let stale = cache.staleIfError(original, credentials: credentials) {
+                return .success(stale)
+            }
+            // Reached through a redirect: the redirect, not this response, answered the URL.
+            guard hop.url == original.url else { return result }
+            if response.statusCode == 304, let cached = revalidation?.cached {
+                return .success(cache.revalidated(response, cached: cached, for: original, credentials: credentials))
+            }
+            cache.store(response, for: original, credentials: credentials)
+        case .failure(let error):
+            if error.isOriginFailure, let stale = cache.staleIfError(original, credentials: credentials) {
+                return .success(stale)
+            }
         }
-        cache.store(response, for: original, credentials: credentials)
         return result
     }
 

@@ -13,17 +13,37 @@ public protocol ResponseCaching: Sendable {
     /// The cached response a 304 `notModified` confirms, refreshed with its headers.
     func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
                      credentials: RequestCredentials) -> HTTPResponse
+    /// The stored response that may answer `request` instead of an error (a 500, 502,
+    /// 503 or 504, or no response at all), as RFC 5861's `stale-if-error` allows; nil
+    /// when none may.
+    func staleIfError(_ request: HTTPRequest, credentials: RequestCredentials) -> HTTPResponse?
+    /// Drops what is stored for the URLs an unsafe request changed (RFC 9111 section
+    /// 4.4): its target, and the same-origin `Location` and `Content-Location` of its
+    /// response, when that response is not an error. `finalURL` is where the request
+    /// ended after redirects (then the target answered with a redirect to it).
+    func invalidate(after response: HTTPResponse, to request: HTTPRequest, finalURL: String,
+                    urlParser: any URLParsing)
+}
+
+extension ResponseCaching {
+    public func staleIfError(_ request: HTTPRequest, credentials: RequestCredentials) -> HTTPResponse? { nil }
+    public func invalidate(after response: HTTPResponse, to request: HTTPRequest, finalURL: String,
+                           urlParser: any URLParsing) {}
 }
 
 /// What a response cache says about a request before it is sent: nothing (a miss),
 /// a fresh response to answer with, or validators to send and the response a 304
-/// would confirm. (A struct of optionals: valgrind reads the tag of a multi-payload
+/// would confirm; or a stale response to answer with at once while a request with
+/// validators refreshes it in the background (RFC 5861 `stale-while-revalidate`). (A struct of optionals: valgrind reads the tag of a multi-payload
 /// enum returned through a protocol as uninitialised.)
 public struct CacheLookup: Sendable {
     /// Fresh: answer with it, without the network.
     public var fresh: HTTPResponse?
     /// Stale or `no-cache`: send with `validators`; a 304 means `cached`.
     public var revalidation: Revalidation?
+    /// Set with `fresh` (a stale response the cache may still answer with): send a
+    /// request with these validators in the background, whose answer refreshes the cache.
+    public var background: Revalidation?
 
     public struct Revalidation: Sendable {
         public var validators: HTTPHeaders
@@ -43,8 +63,9 @@ public struct CacheLookup: Sendable {
         CacheLookup(revalidation: Revalidation(validators: validators, cached: cached))
     }
 
-    public init(fresh: HTTPResponse? = nil, revalidation: Revalidation? = nil) {
+    public init(fresh: HTTPResponse? = nil, revalidation: Revalidation? = nil, background: Revalidation? = nil) {
         self.fresh = fresh
         self.revalidation = revalidation
+        self.background = background
     }
 }

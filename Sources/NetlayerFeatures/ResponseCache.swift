@@ -1,37 +1,37 @@
-import Glibc
 import NetlayerCore
 import NetlayerJSON
 
-/// An in-memory HTTP cache for GET and HEAD responses (the seeds' `useCache`),
-/// bounded to `maxEntries` with least-recently-used eviction.
+/// An in-memory private HTTP cache (RFC 9111, with RFC 5861's `stale-while-revalidate`
+/// and `stale-if-error`) for GET and HEAD responses (the seeds' `useCache`), bounded to
+/// `maxEntries` with least-recently-used eviction.
 ///
-/// It follows the private-cache rules of RFC 9111 that matter to an API client:
-/// `no-store` is never stored; a response is fresh for `max-age` (or until
-/// `Expires`); `no-cache` and stale entries are revalidated with `If-None-Match`
-/// (ETag) or `If-Modified-Since` (Last-Modified), and a 304 answers from the cache.
-/// Entries are keyed by method, full URL and the request headers the response's
-/// `Vary` names; `Vary: *` is not stored. A stored response answers only a request
+/// What it stores (section 3): final responses other than 206 without `no-store`
+/// (unless `must-understand` and a status it understands), with a status cacheable by
+/// default or explicit freshness (`max-age`, `Expires`, `public`, `private`), and with
+/// some freshness or a validator; never `Vary: *`; hop-by-hop fields dropped. How long
+/// (section 4.2): `max-age`, else `Expires` − `Date`, else 10% of the time since
+/// `Last-Modified` (at most a day), minus the response's age (`Age`, the time the
+/// request took, `Date`). A stale or `no-cache` response is revalidated with
+/// `If-None-Match`/`If-Modified-Since`; a 304 updates its stored fields. Responses
+/// served from the cache carry their current `Age`. An unsafe request invalidates its
+/// target (section 4.4). Request directives `no-cache`, `no-store`, `max-age`,
+/// `min-fresh`, `max-stale`, `only-if-cached` (and `Pragma: no-cache`) are honoured.
+///
+/// Entries are keyed by method, full URL and the request headers the response's `Vary`
+/// names, normalised (`SelectingHeaders`). A stored response answers only a request
 /// with exactly the credentials it was fetched with (`RequestCredentials`: credential
 /// headers, digest identity and the jar's cookies for the host), so it is never served
 /// to another user, to a request without them, or after the jar's session changed.
 public final class ResponseCache: ResponseCaching {
-    struct Entry {
-        var response: HTTPResponse
-        var varyHeaders: [String: String?]
-        /// The credentials of the request it was stored for (`credentials(of:_:)`): it
-        /// answers only requests that carry exactly these.
-        var credentials: [String: String]
-        var storedAt: UInt64
-        var freshFor: Double
-        var mustRevalidate: Bool
-        var lastUse: UInt64
-    }
-
     public let maxEntries: Int
-    private let entries = Locked<(map: [String: [Entry]], count: Int, clock: UInt64)>(([:], 0, 0))
+    private let entries = Locked<(map: [String: [StoredResponse]], count: Int, clock: UInt64)>(([:], 0, 0))
 
     /// Lower-case names of the request headers that carry credentials.
     private let credentialNames: [String]
+
+    /// How long a background revalidation (`stale-while-revalidate`) may take before
+    /// another request may start a new one for the same response.
+    static let refreshTimeout: UInt64 = 60_000_000_000
 
     /// - Parameter credentialHeaders: request headers besides Authorization, Cookie and
     ///   Proxy-Authorization whose values tell one user from another (a config's
@@ -50,49 +50,134 @@ public final class ResponseCache: ResponseCaching {
     }
 
     public func lookup(_ request: HTTPRequest, credentials sent: RequestCredentials) -> CacheLookup {
+        let asked = RequestDirectives(request)
+        if asked.noStore { return .miss }
         let key = Self.key(request)
         let credentials = credentials(of: request, sent)
         let now = MonotonicClock.now()
         return entries.withLock { state -> CacheLookup in
             guard var variants = state.map[key],
-                  let i = variants.firstIndex(where: { matches($0, request, credentials) })
-            else { return .miss }
+                  let i = variants.firstIndex(where: { usable($0, for: request, credentials) })
+            else { return asked.onlyIfCached ? .fresh(Self.gatewayTimeout(request)) : .miss }
             state.clock += 1
             variants[i].lastUse = state.clock
-            state.map[key] = variants
+            defer { state.map[key] = variants }
             let entry = variants[i]
-            let age = Double(now &- entry.storedAt) / 1e9
-            if !entry.mustRevalidate, age < entry.freshFor { return .fresh(entry.response) }
-            var validators = HTTPHeaders()
-            if let etag = entry.response.headers["etag"] { validators["If-None-Match"] = etag }
-            if let modified = entry.response.headers["last-modified"] { validators["If-Modified-Since"] = modified }
+            let age = entry.age(at: now)
+            let staleness = entry.staleness(at: now)
+            let wanted = asked.accepts(age: age, lifetime: entry.freshnessLifetime)
+            if wanted, !asked.noCache, !entry.control.has("no-cache") {
+                if staleness < 0 { return .fresh(entry.served(at: now)) }
+                if entry.mayServeStale, let maxStale = asked.maxStale, staleness <= maxStale {
+                    return .fresh(entry.served(at: now))
+                }
+            }
+            if asked.onlyIfCached { return .fresh(Self.gatewayTimeout(request)) }
+            let validators = entry.validators
+            if wanted, !asked.noCache, entry.mayServeStale,
+               let window = entry.control.seconds("stale-while-revalidate"), staleness < window {
+                // Answer now; one request at a time refreshes it in the background.
+                guard entry.refreshStartedAt.map({ now &- $0 > Self.refreshTimeout }) ?? true else {
+                    return .fresh(entry.served(at: now))
+                }
+                variants[i].refreshStartedAt = now
+                return CacheLookup(fresh: entry.served(at: now),
+                                   background: .init(validators: validators, cached: entry.response))
+            }
             return validators.isEmpty ? .miss : .revalidate(validators, cached: entry.response)
         }
     }
 
-    /// Stores a 200 (or refreshes after a 304) when its headers allow it.
+    /// Stores `response` when RFC 9111 section 3 allows it (`StoredResponse`).
     public func store(_ response: HTTPResponse, for request: HTTPRequest, credentials sent: RequestCredentials) {
-        guard isCacheable(request), response.statusCode == 200 || response.statusCode == 304,
-              response.downloadedFile == nil, response.streamEvents == nil
+        guard isCacheable(request), response.downloadedFile == nil, response.streamEvents == nil else { return }
+        let now = MonotonicClock.now()
+        guard let entry = StoredResponse(response, for: request, credentials: credentials(of: request, sent),
+                                         ageSource: response, now: now)
         else { return }
-        let directives = Self.directives(response.headers["cache-control"])
-        if directives["no-store"] != nil { return }
-        let vary = (response.headers["vary"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }
-        if vary.contains("*") { return }
-        let freshFor = Self.freshness(response.headers, directives)
-        let hasValidators = response.headers["etag"] != nil || response.headers["last-modified"] != nil
-        guard freshFor > 0 || hasValidators else { return }
+        insert(entry, for: request)
+    }
+
+    /// After a 304: the cached response with the 304's fields (section 4.3.4; not
+    /// `Content-Length`, `Content-Encoding` or `Content-Range`, which describe the
+    /// stored body, nor hop-by-hop fields), stored again with its new age and freshness.
+    public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
+                            credentials sent: RequestCredentials) -> HTTPResponse {
+        var response = cached
+        for field in StoredResponse.withoutHopByHop(notModified.headers)
+        where !Self.keptOnUpdate.contains(field.name.lowercased()) {
+            response.headers[field.name] = field.value
+        }
+        if notModified.headers["date"] == nil { response.headers["date"] = HTTPDate.format(HTTPDate.now()) }
+        response.totalMs = notModified.totalMs
+        response.timing = notModified.timing
+        let now = MonotonicClock.now()
         let credentials = credentials(of: request, sent)
-        var entry = Entry(response: response, varyHeaders: [:], credentials: credentials, storedAt: MonotonicClock.now(),
-                          freshFor: freshFor, mustRevalidate: directives["no-cache"] != nil, lastUse: 0)
-        for name in vary where !name.isEmpty { entry.varyHeaders[name] = request.headers[name] }
-        entry.response.fromCache = false
+        guard let entry = StoredResponse(response, for: request, credentials: credentials, ageSource: notModified,
+                                         now: now)
+        else {
+            // The 304 made it unstorable (`no-store`, say): answer with it this once.
+            remove(request, credentials)
+            response.headers["age"] = String(Int(StoredResponse.initialAge(of: notModified, now: HTTPDate.now())))
+            response.fromCache = true
+            return response
+        }
+        insert(entry, for: request)
+        return entry.served(at: now)
+    }
+
+    public func staleIfError(_ request: HTTPRequest, credentials sent: RequestCredentials) -> HTTPResponse? {
+        let asked = RequestDirectives(request)
+        guard !asked.noStore else { return nil }
+        let credentials = credentials(of: request, sent)
+        let now = MonotonicClock.now()
+        return entries.withLock { state -> HTTPResponse? in
+            guard let entry = state.map[Self.key(request)]?.first(where: { usable($0, for: request, credentials) }),
+                  entry.mayServeStale
+            else { return nil }
+            let windows = [entry.control.seconds("stale-if-error"), asked.control.seconds("stale-if-error")]
+            guard let window = windows.compactMap({ $0 }).max(), entry.staleness(at: now) <= window else { return nil }
+            return entry.served(at: now)
+        }
+    }
+
+    public func invalidate(after response: HTTPResponse, to request: HTTPRequest, finalURL: String,
+                           urlParser: any URLParsing) {
+        guard !request.method.isSafe, let target = urlParser.parse(request.url) else { return }
+        let redirected = finalURL != request.url
+        // A redirect answered the target itself; otherwise only a success or a redirect counts.
+        guard redirected || (200..<400).contains(response.statusCode) else { return }
+        var urls: Set<String> = [request.url, target.url]
+        let changed = redirected ? [finalURL] : [response.headers["location"], response.headers["content-location"]]
+        for reference in changed.compactMap({ $0 }) {
+            // Only the target's origin: another host's responses are not the server's to drop.
+            if let url = urlParser.resolve(reference, against: request.url), url.origin == target.origin {
+                urls.insert(url.url)
+            }
+        }
+        entries.withLock { state in
+            for url in urls {
+                for method in ["GET", "HEAD"] {
+                    if let dropped = state.map.removeValue(forKey: method + " " + url) { state.count -= dropped.count }
+                }
+            }
+        }
+    }
+
+    public func removeAll() { entries.withLock { $0 = ([:], 0, $0.clock) } }
+
+    /// Fields of a 304 that do not replace the stored ones: they describe the stored
+    /// body as it was received and decoded, or are the cache's to compute.
+    private static let keptOnUpdate: Set<String> = ["content-length", "content-encoding", "content-range", "age"]
+
+    private func insert(_ entry: StoredResponse, for request: HTTPRequest) {
+        var entry = entry
         let key = Self.key(request)
         entries.withLock { state in
             state.clock += 1
             entry.lastUse = state.clock
             var variants = state.map[key] ?? []
-            if let i = variants.firstIndex(where: { matches($0, request, credentials) }) {
+            if let i = variants.firstIndex(where: { matches($0, request, entry.credentials) }) {
                 variants[i] = entry
             } else {
                 variants.append(entry)
@@ -103,23 +188,18 @@ public final class ResponseCache: ResponseCaching {
         }
     }
 
-    /// After a 304: the cached response, with the new freshness stored.
-    public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
-                            credentials: RequestCredentials) -> HTTPResponse {
-        var response = cached
-        for field in notModified.headers where field.name != "content-length" {
-            response.headers[field.name] = field.value
+    private func remove(_ request: HTTPRequest, _ credentials: [String: String]) {
+        let key = Self.key(request)
+        entries.withLock { state in
+            guard var variants = state.map[key],
+                  let i = variants.firstIndex(where: { matches($0, request, credentials) }) else { return }
+            variants.remove(at: i)
+            state.count -= 1
+            state.map[key] = variants.isEmpty ? nil : variants
         }
-        response.totalMs = notModified.totalMs
-        response.timing = notModified.timing
-        store(response, for: request, credentials: credentials)
-        response.fromCache = true
-        return response
     }
 
-    public func removeAll() { entries.withLock { $0 = ([:], 0, $0.clock) } }
-
-    private static func evictOldest(_ state: inout (map: [String: [Entry]], count: Int, clock: UInt64)) {
+    private static func evictOldest(_ state: inout (map: [String: [StoredResponse]], count: Int, clock: UInt64)) {
         var oldest: (key: String, index: Int, use: UInt64)?
         for (key, variants) in state.map {
             for (i, entry) in variants.enumerated() where oldest == nil || entry.lastUse < oldest!.use {
@@ -134,8 +214,24 @@ public final class ResponseCache: ResponseCaching {
 
     private static func key(_ request: HTTPRequest) -> String { request.method.rawValue + " " + request.url }
 
-    private func matches(_ entry: Entry, _ request: HTTPRequest, _ credentials: [String: String]) -> Bool {
-        entry.credentials == credentials && entry.varyHeaders.allSatisfy { name, value in request.headers[name] == value }
+    /// What a request with `only-if-cached` gets when the cache cannot answer it
+    /// (RFC 9111 section 5.2.1.7).
+    private static func gatewayTimeout(_ request: HTTPRequest) -> HTTPResponse {
+        var response = HTTPResponse(statusCode: 504, effectiveURL: request.url)
+        response.fromCache = true
+        return response
+    }
+
+    private func matches(_ entry: StoredResponse, _ request: HTTPRequest, _ credentials: [String: String]) -> Bool {
+        entry.credentials == credentials && entry.selecting.allSatisfy { name, value in
+            SelectingHeaders.value(of: name, in: request) == value
+        }
+    }
+
+    /// Whether `entry` may answer `request` at all: it matches, and it is not a redirect
+    /// that the request would have followed.
+    private func usable(_ entry: StoredResponse, for request: HTTPRequest, _ credentials: [String: String]) -> Bool {
+        matches(entry, request, credentials) && !(request.options.followRedirects && entry.isFollowableRedirect)
     }
 
     /// The key of `credentials`, with the values of this cache's own credential headers
@@ -146,27 +242,5 @@ public final class ResponseCache: ResponseCaching {
             if let value = request.headers[name] { found[name] = value }
         }
         return found
-    }
-
-    static func directives(_ header: String?) -> [String: String] {
-        var out: [String: String] = [:]
-        for part in (header ?? "").split(separator: ",") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            let name = pair[0].trimmingCharacters(in: " \t").lowercased()
-            let value = pair.count > 1 ? pair[1].trimmingCharacters(in: " \t\"") : ""
-            if !name.isEmpty { out[name] = value }
-        }
-        return out
-    }
-
-    /// Seconds a response stays fresh: `max-age`, else `Expires` − `Date`, else 0.
-    static func freshness(_ headers: HTTPHeaders, _ directives: [String: String]) -> Double {
-        if let maxAge = directives["max-age"].flatMap(Double.init) { return max(0, maxAge) }
-        if let expires = headers["expires"] {
-            guard let end = HTTPDate.parse(expires) else { return 0 }  // an invalid Expires means "already expired"
-            let date = headers["date"].flatMap { HTTPDate.parse($0) } ?? HTTPDate.now()
-            return max(0, Double(end - date))
-        }
-        return 0
     }
 }

@@ -39,6 +39,17 @@ Endpoints (any method unless noted):
                              returns {"token": new}
        /error-json/<status>?message=M
                              that status with {"error":{"message":M}}
+       POST /scenario-setup/<id>  {"<sub>": [response, ...], ...}: what /scenario/<id>[/<sub>]
+                             answers, one response per request in order, the last one
+                             repeated ("" is /scenario/<id> itself); a response is
+                             {"status", "headers": [[name, value]], "body", "delayMs",
+                             "disconnect", "noDate"}; header values may hold {date},
+                             {date+N}, {date-N} (an HTTP date N seconds from now) and
+                             {scenario} (the path /scenario/<id>). Forgets the log.
+       /scenario/<id>[/<sub>]  the next scripted response (any method); without a body
+                             given, {"path": sub, "n": the request's number on that path}
+       GET /scenario-log/<id>  {"requests": [{"path", "method", "headers"}]}: what the
+                             scenario's paths saw, in order (header names lower case)
        /petstore/...         the Swagger Petstore's answers for the OpenAPI tests:
                              GET /petstore/pet/<id> a Pet (id 666: one that breaks
                              the Pet schema), GET /petstore/pet/findByStatus a list
@@ -47,17 +58,20 @@ Endpoints (any method unless noted):
 
 import argparse
 import base64
+import calendar
 import gzip
 import hashlib
 import json
 import zlib
 import os
+import re
 import signal
 import socket
 import sys
 import threading
 import time
 import traceback
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -140,6 +154,47 @@ class Counters:
 
 
 COUNTERS = Counters()
+
+
+class Scenarios:
+    """Scripted responses for the response cache tests (/scenario-setup, /scenario)."""
+
+    MAX = 4096  # scenarios kept; the oldest are forgotten
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.scripts = {}  # id -> {sub: [response, ...]}
+        self.hits = {}  # (id, sub) -> requests seen
+        self.logs = {}  # id -> [{"path", "method", "headers"}]
+
+    def setup(self, scenario, script):
+        with self.lock:
+            if len(self.scripts) >= self.MAX:
+                oldest = next(iter(self.scripts))
+                self.scripts.pop(oldest)
+                self.logs.pop(oldest, None)
+            self.scripts[scenario] = script
+            self.logs[scenario] = []
+            for key in [k for k in self.hits if k[0] == scenario]:
+                del self.hits[key]
+
+    def next(self, scenario, sub, method, headers):
+        """The response for this request and its number on the path, or None."""
+        with self.lock:
+            responses = self.scripts.get(scenario, {}).get(sub)
+            if not responses:
+                return None, 0
+            n = self.hits.get((scenario, sub), 0) + 1
+            self.hits[(scenario, sub)] = n
+            self.logs[scenario].append({"path": sub, "method": method, "headers": headers})
+            return responses[min(n, len(responses)) - 1], n
+
+    def log(self, scenario):
+        with self.lock:
+            return list(self.logs.get(scenario, []))
+
+
+SCENARIOS = Scenarios()
 
 
 class BadRequest(Exception):
@@ -513,6 +568,21 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/token/current":
             return self._send_json(200, {"token": COUNTERS.current_token()})
 
+        if len(segs) == 2 and segs[0] == "scenario-setup" and method == "POST":
+            try:
+                script = json.loads(body.decode("utf-8"))
+                assert isinstance(script, dict) and all(isinstance(v, list) for v in script.values())
+            except (ValueError, AssertionError):
+                return self._send_json(400, {"error": {"message": "body must be {sub: [response, ...]}"}})
+            SCENARIOS.setup(segs[1], script)
+            return self._send_json(200, {"paths": len(script)})
+
+        if len(segs) == 2 and segs[0] == "scenario-log":
+            return self._send_json(200, {"requests": SCENARIOS.log(segs[1])})
+
+        if len(segs) >= 2 and segs[0] == "scenario":
+            return self._scenario(segs[1], "/".join(segs[2:]))
+
         if len(segs) == 2 and segs[0] == "cache":
             return self._cache(segs[1], parse_qs(query, keep_blank_values=True))
 
@@ -633,6 +703,56 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(304, b"", headers=headers)
         vary_value = self.headers.get(first("vary")) if first("vary") else None
         return self._send_json(200, {"key": key, "hits": hits, "vary": vary_value}, headers=headers)
+
+    def _scenario(self, scenario, sub):
+        """The next scripted response of /scenario/<scenario>/<sub> (see /scenario-setup)."""
+        headers = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            headers[key] = headers[key] + ", " + value if key in headers else value
+        spec, n = SCENARIOS.next(scenario, sub, self.command, headers)
+        if spec is None:
+            return self._send_json(404, {"error": {"message": "no scenario %s/%s" % (scenario, sub)}})
+        time.sleep(min(float(spec.get("delayMs", 0)), MAX_DELAY_MS) / 1000.0)
+        if spec.get("disconnect"):
+            self.close_connection = True  # no response at all: the client sees an empty reply
+            return None
+        status = int(spec.get("status", 200))
+        body = spec.get("body")
+        if body is None:
+            body = json.dumps({"path": sub, "n": n}, separators=(",", ":"))
+        body = body.encode("utf-8")
+
+        def expand(value):
+            def date(match):
+                when = time.gmtime(time.time() + int(match.group(2) or 0))
+                if match.group(1) == "rfc850":  # Sunday, 06-Nov-94 08:49:37 GMT
+                    return time.strftime("%A, %d-%b-%y %H:%M:%S GMT", when)
+                if match.group(1) == "asctime":  # Sun Nov  6 08:49:37 1994
+                    return time.strftime("%a %b ", when) + ("%2d" % when.tm_mday) + time.strftime(" %H:%M:%S %Y", when)
+                return formatdate(calendar.timegm(when), usegmt=True)
+            value = re.sub(r"\{(date|rfc850|asctime)([+-][0-9]+)?\}", date, str(value))
+            other = "http://localhost:%d" % self.server.server_address[1]
+            return value.replace("{scenario}", "/scenario/" + scenario).replace("{other-origin}", other)
+
+        lines = [(name, expand(value)) for name, value in spec.get("headers", [])]
+        names = {name.lower() for name, _ in lines}
+        if "content-type" not in names and body:
+            lines.append(("Content-Type", "application/json"))
+        if "date" not in names and not spec.get("noDate"):
+            lines.append(("Date", formatdate(time.time(), usegmt=True)))
+        self._response_started = True
+        self.send_response_only(status)  # no automatic Date: the script decides
+        for name, value in lines:
+            self.send_header(name, value)
+        no_body = status in (204, 304) or self.command == "HEAD"
+        if status not in (204, 304):
+            self.send_header("Content-Length", str(len(body)))
+        self._headers_buffer.append(b"\r\n")
+        if not no_body:
+            self._headers_buffer.append(body)
+        self.flush_headers()
+        return None
 
     def _stream_bytes(self, size, args):
         """n bytes written in chunks (never held in memory), optionally slowly."""
