@@ -34,6 +34,12 @@ static inline int nl_ws_sha1(const uint8_t *data, size_t length, uint8_t *digest
     return EVP_Digest(data, length, digest, &size, EVP_sha1(), NULL) == 1 && size == 20 ? 0 : -1;
 }
 
+/* CURLINFO_ACTIVESOCKET, through libcurl's variadic getinfo. */
+#include <curl/curl.h>
+static inline CURLcode nl_curl_getinfo_socket(CURL *h, curl_socket_t *socket) {
+    return curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, socket);
+}
+
 /* wslay's error codes and close codes, which Swift imports as enum values of an
  * unnamed-type-width; plain ints here. */
 static const int nl_wslay_err_wouldblock = WSLAY_ERR_WOULDBLOCK;

@@ -7,7 +7,7 @@ final class ClientHandle: Sendable {
     let client: NetlayerClient
     let hooks: HookTable
     /// The config's own secret query names, kept out of error messages too.
-    private let redactedQuery: Set<String>
+    let redactedQuery: Set<String>
     /// The hook table's lock in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 

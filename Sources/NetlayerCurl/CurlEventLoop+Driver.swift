@@ -67,6 +67,8 @@ extension CurlEventLoop {
                     if ThreadInterrupt.arrived(interrupt, within: 0) { return .interrupted }
                 } else if !paused.isEmpty, paused.resume(descriptor: fd) {
                     continue
+                } else if !watched.isEmpty, watched.dispatch(fd, flags: readyFlags[i]) {
+                    continue
                 } else if dropIfUnwanted(fd) {
                     continue
                 } else {
@@ -236,6 +238,7 @@ extension CurlEventLoop {
     }
 
     private func drainAll() {
+        watched.stopAll()
         for (_, transfer) in running {
             finish(transfer)
             transfer.deliverCancelled()
