@@ -59,4 +59,13 @@ public struct WebSocketOptions: Sendable, Equatable {
             throw .invalidRequest("websocket key 'fragmentBytes' must be between 1 and \(Self.maxFragmentBytes)")
         }
     }
+
+    /// `ws://` and `wss://` URLs as the `http://` and `https://` URLs a WebSocket's
+    /// connection is made to (RFC 6455 section 3); anything else as it is.
+    public static func httpURL(_ path: String) -> String {
+        let lower = path.prefix(6).lowercased()
+        if lower.hasPrefix("ws://") { return "http://" + path.dropFirst(5) }
+        if lower.hasPrefix("wss://") { return "https://" + path.dropFirst(6) }
+        return path
+    }
 }

@@ -23,7 +23,7 @@ public struct WebSocketDocument: Sendable {
         var request = JSONObject()
         for member in doc.object where Self.endpointKeys.contains(member.key) {
             var value = member.value
-            if member.key == "path", case .string(let path) = value { value = .string(Self.httpURL(path)) }
+            if member.key == "path", case .string(let path) = value { value = .string(WebSocketOptions.httpURL(path)) }
             request[member.key] = value
         }
         endpoint = try EndpointDocument(.object(request), context: "websocket").endpoint
@@ -51,14 +51,5 @@ public struct WebSocketDocument: Sendable {
     /// Reads the JSON text `json`.
     public init(json: String) throws(NetworkError) {
         try self.init(try JSON.parseDocument(json, what: "websocket document"))
-    }
-
-    /// `ws://` and `wss://` as the `http://` and `https://` URLs libcurl connects to
-    /// (RFC 6455 section 3); anything else as it is.
-    static func httpURL(_ path: String) -> String {
-        let lower = path.prefix(6).lowercased()
-        if lower.hasPrefix("ws://") { return "http://" + path.dropFirst(5) }
-        if lower.hasPrefix("wss://") { return "https://" + path.dropFirst(6) }
-        return path
     }
 }
