@@ -293,12 +293,12 @@ def run_daemon(args, make):
                             stderr=open(os.path.join(work, "stderr"), "w"))
 
     def cleanup(*_):
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        # SIGKILL, and no wait: tinyproxy takes seconds to end on SIGTERM, and this runs
+        # in a signal handler that may interrupt proc.wait() (whose lock it would need).
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         shutil.rmtree(work, ignore_errors=True)
 
     signal.signal(signal.SIGTERM, lambda *_: (cleanup(), os._exit(0)))
