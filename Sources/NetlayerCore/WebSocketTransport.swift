@@ -7,8 +7,8 @@ public protocol WebSocketTransport: Sendable {
     /// Opens a connection with the opening handshake `request` describes (a GET of an
     /// http or https URL, built as every request is) and returns at once; `handlers`
     /// report what happens, on a transport thread, one at a time. `prepare` runs first,
-    /// on a transport thread (the client's adapter and logger, as for a request's
-    /// attempt); what it throws fails the connection.
+    /// on the transport's own thread (the client's adapter and logger, as for a
+    /// request's attempt); what it throws fails the connection.
     func openWebSocket(_ request: HTTPRequest, options: WebSocketOptions,
                        prepare: @escaping @Sendable (HTTPRequest) throws(NetworkError) -> HTTPRequest,
                        handlers: WebSocketHandlers) -> any WebSocketConnection

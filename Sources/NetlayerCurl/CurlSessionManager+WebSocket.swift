@@ -19,7 +19,9 @@ extension CurlSessionManager: WebSocketTransport {
         }
         let socket = CurlWebSocket(request: request, options: options, prepare: prepare, handlers: handlers, loop: loop, share: share,
                                    registry: webSockets)
-        if loop == nil || !webSockets.open(socket) {
+        if let loop {
+            loop.execute { socket.prepareAndQueue() }
+        } else {
             socket.connectFailed(failure ?? .cancelledBecause("the client was closed"))
         }
         return socket

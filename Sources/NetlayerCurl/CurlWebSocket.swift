@@ -58,6 +58,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     var socket: Int32 = -1
     var handshake: WebSocketHandshake?
+    /// The http or https URL libcurl connects to.
+    var connectURL = ""
     var handshakeSent = 0
     var received: [UInt8] = []
     /// Bytes read past the handshake's response: the first frames, read before wslay's.
@@ -196,7 +198,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     /// Makes the connection with libcurl (blocking, bounded by the handshake's time
     /// limit and `cancelOpening()`); the loop takes it from there.
     func connect() {
-        let result = prepareHandshake().flatMap { url in openConnection(url: url) }
+        let result = openConnection(url: connectURL)
         runOnLoop { [self] in
             switch result {
             case .success(let fd): attach(fd)
@@ -206,6 +208,19 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     }
 
     var handshakeLimit: Double { request.options.timeout ?? 30 }
+
+    /// Loop thread: runs `prepare` (the client's ADAPT and LOG hooks, which run on the
+    /// loop), writes the handshake and queues the connection for an opener thread.
+    func prepareAndQueue() {
+        if registry.isShutDown { return fail(WebSocketFailure(.cancelledBecause("the client was closed"))) }
+        switch prepareHandshake() {
+        case .failure(let failure):
+            fail(failure)
+        case .success(let url):
+            connectURL = url
+            if !registry.open(self) { fail(WebSocketFailure(.cancelledBecause("the client was closed"))) }
+        }
+    }
 
     /// The handshake request, with the jar's cookies for the URL read now; the URL
     /// libcurl connects to.

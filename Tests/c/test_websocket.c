@@ -473,6 +473,46 @@ static void test_handshake_carries_the_clients_headers_auth_and_cookies(void)
     nl_client_free(c);
 }
 
+static int g_logged_requests;
+
+static void sign_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    (void)user_data;
+    nl_reply_set(reply, "{\"headers\": {\"X-Signed\": \"yes\"}}");
+}
+
+static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)reply;
+    (void)user_data;
+    if (strstr(event_json, "\"event\":\"request\"") && strstr(event_json, "/headers"))
+        __atomic_add_fetch(&g_logged_requests, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_adapt_and_log_hooks_see_the_handshake(void)
+{
+    nl_client *c = echo_client("\"log\": {\"level\": \"info\"}");
+    probe p;
+    nl_websocket *ws;
+    json_t *seen;
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, sign_hook, NULL) == 0);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, NULL) == 0);
+    g_logged_requests = 0;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"headers\"}", &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    seen = nlt_parse(p.messages[0].data, "headers");
+    CHECK_STR_EQ(jpath_str(seen, "x-signed"), "yes");
+    json_decref(seen);
+    CHECK_INT_EQ(__atomic_load_n(&g_logged_requests, __ATOMIC_SEQ_CST), 1);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
 /* ---- TLS (nginx) and proxies (tinyproxy) --------------------------------------------------- */
 
 static void test_wss_through_nginx_with_the_clients_ca(void)
@@ -533,6 +573,39 @@ static void test_wss_and_ws_through_tinyproxy_connect(void)
         free(docs[i]);
     }
     nl_client_free(c);
+}
+
+static void test_ws_over_the_clients_unix_socket(void)
+{
+    fh_server unix_echo;
+    char dir[64], *path, *config;
+    const char *more[3];
+    nl_client *c;
+    probe p;
+    nl_websocket *ws;
+    snprintf(dir, sizeof dir, "/tmp/netlayer-wsunix-XXXXXX");
+    REQUIRE(mkdtemp(dir) != NULL);
+    path = nlt_format("%s/echo.sock", dir);
+    more[0] = "--unix";
+    more[1] = path;
+    more[2] = NULL;
+    memset(&unix_echo, 0, sizeof unix_echo);
+    REQUIRE_MSG(start_ws_server(&unix_echo, "echo", more), "cannot start the echo server on a Unix socket");
+    config = nlt_format("{\"baseURL\": \"http://localhost/\", \"unixSocket\": \"%s\"}", path);
+    c = client_with_config(config);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "via unix", 8, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_one));
+    CHECK_STR_EQ(p.count ? p.messages[0].data : p.error_json, "via unix");
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    fh_server_stop(&unix_echo);
+    unlink(path);
+    rmdir(dir);
+    free(path);
 }
 
 /* ---- hostile servers ----------------------------------------------------------------------- */
@@ -810,8 +883,10 @@ int main(int argc, char **argv)
         NLT_TEST(test_frames_on_the_wire_are_masked_and_fragmented),
         NLT_TEST(test_server_ping_is_answered_with_pong),
         NLT_TEST(test_handshake_carries_the_clients_headers_auth_and_cookies),
+        NLT_TEST(test_adapt_and_log_hooks_see_the_handshake),
         NLT_TEST(test_wss_through_nginx_with_the_clients_ca),
         NLT_TEST(test_wss_and_ws_through_tinyproxy_connect),
+        NLT_TEST(test_ws_over_the_clients_unix_socket),
         NLT_TEST(test_bad_handshakes_fail_with_the_reason),
         NLT_TEST(test_broken_frames_fail_the_connection),
         NLT_TEST(test_message_over_max_message_bytes_closes_with_1009),

@@ -12,7 +12,8 @@ KIND is one of:
              echoes), /ping (pings the client; says "pong" when the answer came),
              /headers (sends the handshake's request headers as JSON), /large?bytes=N
              (sends one binary message of N bytes), /silent (says nothing).
-             Offers the subprotocols "chat" and "superchat".
+             Offers the subprotocols "chat" and "superchat". With --unix PATH it
+             listens on that Unix socket (and writes 1 as its port).
   hostile    a raw-socket server that breaks the protocol on purpose, by path:
              /bad-accept, /unoffered-protocol, /status-403, /masked, /huge-length (a
              64-bit length with its most significant bit set), /over-max (a frame header
@@ -102,7 +103,7 @@ async def echo_handler(ws):
 
 
 def run_echo(args):
-    from websockets.asyncio.server import serve
+    from websockets.asyncio.server import serve, unix_serve
 
     async def main():
         def choose(connection, offered):
@@ -110,10 +111,13 @@ def run_echo(args):
             # client that offers no subprotocol when the server has some).
             return next((name for name in offered if name in ("chat", "superchat")), None)
 
-        async with serve(echo_handler, args.host, args.port, select_subprotocol=choose,
-                         max_size=64 * 1024 * 1024, ping_interval=None, compression=None) as server:
-            port = server.sockets[0].getsockname()[1]
-            write_port(args.port_file, port)
+        options = dict(select_subprotocol=choose, max_size=64 * 1024 * 1024, ping_interval=None, compression=None)
+        if args.unix:
+            async with unix_serve(echo_handler, args.unix, **options):
+                write_port(args.port_file, 1)  # listening (on the socket, not a port)
+                await asyncio.Future()
+        async with serve(echo_handler, args.host, args.port, **options) as server:
+            write_port(args.port_file, server.sockets[0].getsockname()[1])
             await asyncio.Future()
 
     asyncio.run(main())
@@ -376,6 +380,7 @@ def main(argv):
     ap.add_argument("--upstream", type=int, default=0)
     ap.add_argument("--cert", default=None)
     ap.add_argument("--key", default=None)
+    ap.add_argument("--unix", default=None, help="echo: listen on this Unix socket instead")
     args = ap.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.stderr.write("ws_servers.py: loopback only\n")
