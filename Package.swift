@@ -50,11 +50,11 @@ let package = Package(
         // wslay (Debian's libwslay-dev) frames WebSocket messages (RFC 6455) over a
         // connection libcurl made: libcurl 7.88 has no ws:// of its own, and wslay does
         // no I/O, so the client's connection settings (TLS, proxy, Unix socket) apply.
-        // Linked by name, like RE2: Debian ships no wslay.pc. libcrypto (OpenSSL, which
-        // libcurl already needs) gives the handshake's SHA-1.
+        // Linked by name, like RE2: Debian ships no wslay.pc. libcrypto (OpenSSL) gives
+        // the handshake's SHA-1 and zlib permessage-deflate; libcurl needs both already.
         .systemLibrary(
             name: "CWslay",
-            providers: [.apt(["libwslay-dev", "libssl-dev"])]
+            providers: [.apt(["libwslay-dev", "libssl-dev", "zlib1g-dev"])]
         ),
         // RE2 (Debian's libre2-dev) matches schema `pattern`s in time linear in the text,
         // where a backtracking engine can take exponential time on a value a server

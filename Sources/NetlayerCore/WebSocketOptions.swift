@@ -20,6 +20,9 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// How long a close waits for the server's close frame before the connection ends
     /// anyway (kind `timeout`).
     public var closeTimeout: Double
+    /// Whether permessage-deflate (RFC 7692) is offered; when the server agrees,
+    /// messages are compressed both ways.
+    public var compression: Bool
     /// Messages longer than this are sent as fragments (a first frame and
     /// continuation frames) of at most this many bytes; nil sends each in one frame.
     public var fragmentBytes: Int?
@@ -32,12 +35,13 @@ public struct WebSocketOptions: Sendable, Equatable {
 
     public init(protocols: [String] = [], maxMessageBytes: Int = defaultMaxMessageBytes,
                 maxQueuedBytes: Int = defaultMaxQueuedBytes, idleTimeout: Double? = nil,
-                closeTimeout: Double = defaultCloseTimeout, fragmentBytes: Int? = nil) {
+                closeTimeout: Double = defaultCloseTimeout, compression: Bool = true, fragmentBytes: Int? = nil) {
         self.protocols = protocols
         self.maxMessageBytes = maxMessageBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.idleTimeout = idleTimeout
         self.closeTimeout = closeTimeout
+        self.compression = compression
         self.fragmentBytes = fragmentBytes
     }
 

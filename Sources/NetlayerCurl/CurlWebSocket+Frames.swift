@@ -60,7 +60,12 @@ extension CurlWebSocket {
 
     func received(_ message: wslay_event_on_msg_recv_arg) {
         let bytes = UnsafeRawBufferPointer(start: message.msg, count: message.msg_length)
-        switch UInt32(message.opcode) {
+        let opcode = UInt32(message.opcode)
+        if message.rsv & nl_wslay_rsv1 != 0, let compression,
+           opcode == WSLAY_TEXT_FRAME.rawValue || opcode == WSLAY_BINARY_FRAME.rawValue {
+            return receivedCompressed(bytes, text: opcode == WSLAY_TEXT_FRAME.rawValue, compression)
+        }
+        switch opcode {
         case WSLAY_TEXT_FRAME.rawValue:
             deliver { $0.message(.text, bytes) }
         case WSLAY_BINARY_FRAME.rawValue:
@@ -70,6 +75,38 @@ extension CurlWebSocket {
             closeReason = bytes.count > 2 ? String(decoding: bytes[2...], as: UTF8.self) : ""
         default:
             break  // ping (wslay answers it) and pong
+        }
+    }
+
+    /// A deflated message: inflated within `maxMessageBytes` (a small frame can
+    /// inflate to gigabytes), and text checked as UTF-8 (wslay cannot before inflating).
+    private func receivedCompressed(_ bytes: UnsafeRawBufferPointer, text: Bool, _ compression: WebSocketCompression) {
+        func refuse(_ code: UInt16, _ error: NetworkError) {
+            if failure == nil { failure = WebSocketFailure(error) }
+            if let context {
+                _ = wslay_event_queue_close(context, code, nil, 0)
+                wslay_event_shutdown_read(context)
+            }
+        }
+        switch compression.inflate(bytes, limit: options.maxMessageBytes) {
+        case .tooLarge:
+            refuse(1009, .tooLarge("the server sent a message that inflates to more than maxMessageBytes"
+                                   + " (\(options.maxMessageBytes)) bytes (closed with 1009)"))
+        case .corrupt:
+            refuse(1007, .protocolViolation("the server sent a compressed message that does not inflate (closed with 1007)",
+                                            curlCode: 0))
+        case .message(let data, let count):
+            defer { free(data) }
+            let inflated = UnsafeRawBufferPointer(start: data, count: count)
+            if text {
+                guard String(validating: inflated.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
+                    return refuse(1007, .protocolViolation("the server sent a text message that is not UTF-8 (closed with 1007)",
+                                                           curlCode: 0))
+                }
+                deliver { $0.message(.text, inflated) }
+            } else {
+                deliver { $0.message(.binary, inflated) }
+            }
         }
     }
 
@@ -149,9 +186,15 @@ extension CurlWebSocket {
             }
             return message
         }
-        if let (kind, bytes) = next {
+        if let (kind, original) = next {
             let opcode = UInt8(kind == .text ? WSLAY_TEXT_FRAME.rawValue : WSLAY_BINARY_FRAME.rawValue)
-            inFlightBytes = max(1, bytes.count)
+            inFlightBytes = max(1, original.count)
+            var bytes = original
+            var rsv: UInt8 = 0
+            if let compression, original.count >= WebSocketCompression.minimumBytes, let deflated = compression.deflate(original) {
+                bytes = deflated
+                rsv = nl_wslay_rsv1
+            }
             var rc: Int32
             if let limit = options.fragmentBytes, bytes.count > limit {
                 fragmenting = (bytes, 0)
@@ -160,14 +203,14 @@ extension CurlWebSocket {
                 message.read_callback = { _, buffer, length, _, eof, user in
                     Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().nextFragment(buffer!, length, eof!)
                 }
-                rc = wslay_event_queue_fragmented_msg(context, &message)
+                rc = wslay_event_queue_fragmented_msg_ex(context, &message, rsv)
             } else {
                 rc = bytes.withUnsafeBufferPointer { buffer in
                     var message = wslay_event_msg(opcode: opcode, msg: buffer.baseAddress, msg_length: buffer.count)
-                    return wslay_event_queue_msg(context, &message)
+                    return wslay_event_queue_msg_ex(context, &message, rsv)
                 }
             }
-            if bytes.isEmpty { try! withOutbox { $0.bytes += 1 } }  // counted as 1 until written
+            if original.isEmpty { try! withOutbox { $0.bytes += 1 } }  // counted as 1 until written
             return rc == 0
         }
         let close = try! withOutbox { box -> (Int, [UInt8])? in box.closeRequest.map { ($0.code, $0.reason) } }

@@ -113,10 +113,11 @@ extension CurlWebSocket {
                 switch handshake.check(received[0..<end], url: request.url) {
                 case .failure(let failure):
                     return fail(failure)
-                case .success(let (response, chosen)):
+                case .success(let agreed):
                     early = Array(received[end...])
                     received = []
-                    return open(response, subprotocol: chosen)
+                    compression = agreed.compression
+                    return open(agreed.response, subprotocol: agreed.subprotocol)
                 }
             }
         }
@@ -148,6 +149,7 @@ extension CurlWebSocket {
         }
         context = made
         wslay_event_config_set_max_recv_msg_length(made, UInt64(options.maxMessageBytes))
+        if compression != nil { wslay_event_config_set_allowed_rsv_bits(made, nl_wslay_rsv1) }
         phase = .open
         lastHeard = MonotonicClock.now()
         deliver { $0.opened(WebSocketOpening(subprotocol: subprotocol, response: response)) }

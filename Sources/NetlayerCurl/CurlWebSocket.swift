@@ -58,6 +58,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     var socket: Int32 = -1
     var handshake: WebSocketHandshake?
+    /// permessage-deflate, when the handshake agreed it.
+    var compression: WebSocketCompression?
     /// The http or https URL libcurl connects to.
     var connectURL = ""
     var handshakeSent = 0
@@ -238,7 +240,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
             (!cookie.secure || secure) && Self.pathMatches(url.path, cookie.path)
         }
         do {
-            handshake = try WebSocketHandshake(request: request, url: url, cookies: cookies, protocols: options.protocols)
+            handshake = try WebSocketHandshake(request: request, url: url, cookies: cookies, protocols: options.protocols,
+                                               compression: options.compression)
         } catch {
             return .failure(WebSocketFailure(error))
         }

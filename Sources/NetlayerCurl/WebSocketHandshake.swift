@@ -11,6 +11,7 @@ struct WebSocketHandshake {
     /// The `Sec-WebSocket-Accept` a server must answer with.
     let expectedAccept: String
     let offered: [String]
+    let offersCompression: Bool
 
     /// The most bytes a server's handshake response may have; a longer one fails.
     static let maxResponseBytes = 64 * 1024
@@ -23,12 +24,14 @@ struct WebSocketHandshake {
 
     /// The Upgrade request for `request` (whose URL is http or https) to `url`, with
     /// `cookies` (the jar's, for this URL) and a new random key.
-    init(request: HTTPRequest, url: ParsedURL, cookies: [StoredCookie], protocols: [String]) throws(NetworkError) {
+    init(request: HTTPRequest, url: ParsedURL, cookies: [StoredCookie], protocols: [String],
+         compression: Bool) throws(NetworkError) {
         var key = [UInt8](repeating: 0, count: 16)
         guard nl_ws_random(&key, 16) == 0 else { throw .generic("the kernel gave no random bytes for Sec-WebSocket-Key", curlCode: -1) }
         let keyText = Base64.encode(key)
         expectedAccept = Self.accept(for: keyText)
         offered = protocols
+        offersCompression = compression
         var target = url.path.isEmpty ? "/" : url.path
         if let query = url.query { target += "?" + query }
         let defaultPort = url.scheme == "https" ? "443" : "80"
@@ -38,6 +41,7 @@ struct WebSocketHandshake {
         }
         lines += ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(keyText)", "Sec-WebSocket-Version: 13"]
         if !protocols.isEmpty { lines.append("Sec-WebSocket-Protocol: " + protocols.joined(separator: ", ")) }
+        if compression { lines.append("Sec-WebSocket-Extensions: " + WebSocketCompression.offer) }
         if request.headers["User-Agent"] == nil, let agent = request.options.userAgent { lines.append("User-Agent: \(agent)") }
         var cookieHeader = cookies.map { "\($0.name)=\($0.value)" }
         for field in request.headers {
@@ -77,7 +81,7 @@ struct WebSocketHandshake {
     /// Reads the server's answer (its header section, `head`) and checks it: the
     /// response, and the subprotocol chosen; or the error with the response, when
     /// there was one.
-    func check(_ head: ArraySlice<UInt8>, url: String) -> Result<(HTTPResponse, String?), WebSocketFailure> {
+    func check(_ head: ArraySlice<UInt8>, url: String) -> Result<Agreed, WebSocketFailure> {
         var lines = head.split(separator: 0x0A, omittingEmptySubsequences: false).map { Array($0) + [0x0A] }
         while let last = lines.last, last.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { lines.removeLast() }
         guard let statusLine = lines.first else {
@@ -96,7 +100,7 @@ struct WebSocketHandshake {
             }
         }
         let response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: received), effectiveURL: url)
-        func fail(_ why: String) -> Result<(HTTPResponse, String?), WebSocketFailure> {
+        func fail(_ why: String) -> Result<Agreed, WebSocketFailure> {
             .failure(WebSocketFailure(.protocolViolation(why, curlCode: 0), response: response))
         }
         guard status == 101 else {
@@ -113,8 +117,15 @@ struct WebSocketHandshake {
         guard headers["sec-websocket-accept"]?.trimmingCharacters(in: " \t") == expectedAccept else {
             return fail("the server's Sec-WebSocket-Accept does not match the key sent (RFC 6455 section 4.1)")
         }
+        var compression: WebSocketCompression?
         if let extensions = headers["sec-websocket-extensions"], !extensions.isEmpty {
-            return fail("the server chose WebSocket extensions ('\(extensions.escapedForMessage)') that were not offered")
+            guard offersCompression else {
+                return fail("the server chose WebSocket extensions ('\(extensions.escapedForMessage)') that were not offered")
+            }
+            switch WebSocketCompression.agreed(extensions) {
+            case .success(let agreed): compression = agreed
+            case .failure(let refused): return .failure(WebSocketFailure(refused.error, response: response))
+            }
         }
         var chosen: String?
         if let picked = headers["sec-websocket-protocol"]?.trimmingCharacters(in: " \t"), !picked.isEmpty {
@@ -123,7 +134,14 @@ struct WebSocketHandshake {
             }
             chosen = picked
         }
-        return .success((response, chosen))
+        return .success(Agreed(response: response, subprotocol: chosen, compression: compression))
+    }
+
+    /// What a successful handshake agreed.
+    struct Agreed {
+        let response: HTTPResponse
+        let subprotocol: String?
+        let compression: WebSocketCompression?
     }
 }
 

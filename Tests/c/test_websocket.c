@@ -513,6 +513,77 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     nl_client_free(c);
 }
 
+static void test_permessage_deflate_is_agreed_and_used_both_ways(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *doc;
+    size_t n = 200000, i;
+    char *text = malloc(n + 1);
+    for (i = 0; i < n; i++)
+        text[i] = (char)('a' + (i / 7) % 26);
+    text[n] = '\0';
+    /* The websockets server agrees; a large message both ways comes back whole. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\", \"fragmentBytes\": 4096}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, n, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, "tiny", 4, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE_MSG(p.count == 2, "error: %s", p.error_json ? p.error_json : "(none)");
+    doc = nlt_parse(p.open_json, "open_json");
+    CHECK(jpath_str(doc, "headers.sec-websocket-extensions")
+          && strncmp(jpath_str(doc, "headers.sec-websocket-extensions"), "permessage-deflate", 18) == 0);
+    json_decref(doc);
+    CHECK(p.messages[0].length == n && memcmp(p.messages[0].data, text, n) == 0);
+    CHECK(p.messages[1].length == 4 && memcmp(p.messages[1].data, "tiny", 4) == 0);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+
+    /* "compression": false offers nothing. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\", \"compression\": false}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    doc = nlt_parse(p.open_json, "open_json");
+    CHECK(jpath(doc, "headers.sec-websocket-extensions") == NULL);
+    json_decref(doc);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+
+    /* On the wire: a long message goes deflated (RSV1), a short one as it is. */
+    c = hostile_client(NULL);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"deflate-report\"}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, 1000, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "short", 5, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE(p.count == 2);
+    doc = nlt_parse(p.messages[0].data, "report");
+    CHECK(json_is_true(jpath(doc, "rsv1")));
+    CHECK(jpath_str(doc, "text") && strlen(jpath_str(doc, "text")) == 1000 && memcmp(jpath_str(doc, "text"), text, 1000) == 0);
+    json_decref(doc);
+    doc = nlt_parse(p.messages[1].data, "report");
+    CHECK(json_is_false(jpath(doc, "rsv1")));
+    CHECK_STR_EQ(jpath_str(doc, "text"), "short");
+    json_decref(doc);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    free(text);
+}
+
+static void test_deflate_bomb_and_bad_inflated_text_fail_the_connection(void)
+{
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"deflate-bomb\"}", 1, "too_large", "inflates to more than maxMessageBytes");
+    expect_failure(c, "{\"path\": \"deflate-bad-utf8\"}", 1, "protocol", "UTF-8");
+    nl_client_free(c);
+}
+
 /* ---- TLS (nginx) and proxies (tinyproxy) --------------------------------------------------- */
 
 static void test_wss_through_nginx_with_the_clients_ca(void)
@@ -884,6 +955,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_server_ping_is_answered_with_pong),
         NLT_TEST(test_handshake_carries_the_clients_headers_auth_and_cookies),
         NLT_TEST(test_adapt_and_log_hooks_see_the_handshake),
+        NLT_TEST(test_permessage_deflate_is_agreed_and_used_both_ways),
+        NLT_TEST(test_deflate_bomb_and_bad_inflated_text_fail_the_connection),
         NLT_TEST(test_wss_through_nginx_with_the_clients_ca),
         NLT_TEST(test_wss_and_ws_through_tinyproxy_connect),
         NLT_TEST(test_ws_over_the_clients_unix_socket),

@@ -20,7 +20,10 @@ KIND is one of:
              announcing 2^40 bytes), /bad-utf8, /no-close-reply (never answers a close),
              /no-read (stops reading after the handshake), /eof (hangs up after the
              handshake without a close frame), /no-answer (never answers the
-             handshake), /frames (reports the frames of each message the client sends).
+             handshake), /frames (reports the frames of each message the client sends);
+             with permessage-deflate agreed: /deflate-bomb (20 MiB of zeros in one
+             small frame), /deflate-bad-utf8, /deflate-report (says whether each message
+             came deflated, and what it says).
   nginx      nginx as a TLS (wss) reverse proxy in front of --upstream PORT, with
              --cert and --key.
   tinyproxy  tinyproxy, an HTTP proxy that tunnels with CONNECT to any port.
@@ -44,6 +47,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import zlib
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -111,7 +115,8 @@ def run_echo(args):
             # client that offers no subprotocol when the server has some).
             return next((name for name in offered if name in ("chat", "superchat")), None)
 
-        options = dict(select_subprotocol=choose, max_size=64 * 1024 * 1024, ping_interval=None, compression=None)
+        # compression="deflate" (the package's default): permessage-deflate when offered.
+        options = dict(select_subprotocol=choose, max_size=64 * 1024 * 1024, ping_interval=None)
         if args.unix:
             async with unix_serve(echo_handler, args.unix, **options):
                 write_port(args.port_file, 1)  # listening (on the socket, not a port)
@@ -180,6 +185,21 @@ def hostile_connection(conn):
     if path == "/status-403":
         conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 7\r\nContent-Type: text/plain\r\n\r\nno way!")
         return
+    if path.startswith("/deflate-"):
+        conn.sendall(switching(accept, "Sec-WebSocket-Extensions: permessage-deflate\r\n"))
+        if path == "/deflate-bomb":  # 20 MiB of zeros in a frame of about 20 KB
+            conn.sendall(frame(0x2, deflated(b"\0" * (20 << 20)), rsv=0x40))
+        elif path == "/deflate-bad-utf8":
+            conn.sendall(frame(0x1, deflated(b"ok \xff\xfe not utf-8"), rsv=0x40))
+        elif path == "/deflate-report":
+            report_deflated(conn)
+            return
+        try:
+            while conn.recv(65536):
+                pass
+        except OSError:
+            pass
+        return
     if path == "/bad-accept":
         conn.sendall(switching(base64.b64encode(b"x" * 20).decode()))
     elif path == "/unoffered-protocol":
@@ -219,6 +239,45 @@ def recv_exactly(conn, n):
             raise OSError("closed")
         data += chunk
     return data
+
+
+def deflated(data):
+    """One message as permessage-deflate puts it on the wire."""
+    compressor = zlib.compressobj(wbits=-15)
+    out = compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    assert out.endswith(b"\x00\x00\xff\xff")
+    return out[:-4]
+
+
+def read_frame(conn):
+    b0, b1 = recv_exactly(conn, 2)
+    n = b1 & 0x7F
+    if n == 126:
+        n = struct.unpack("!H", recv_exactly(conn, 2))[0]
+    elif n == 127:
+        n = struct.unpack("!Q", recv_exactly(conn, 8))[0]
+    key = recv_exactly(conn, 4) if b1 & 0x80 else b"\0\0\0\0"
+    payload = bytes(b ^ key[i % 4] for i, b in enumerate(recv_exactly(conn, n)))
+    return b0, payload
+
+
+def report_deflated(conn):
+    """For each message the client sends: {"rsv1": whether it came deflated, "text": it,
+    inflated}, as text; answers a close."""
+    inflater = zlib.decompressobj(wbits=-15)
+    while True:
+        b0, payload = read_frame(conn)
+        parts, rsv1 = [payload], bool(b0 & 0x40)
+        if b0 & 0x0F == 0x8:
+            conn.sendall(frame(0x8, payload[:2]))
+            return
+        while not b0 & 0x80:
+            b0, payload = read_frame(conn)
+            parts.append(payload)
+        data = b"".join(parts)
+        if rsv1:
+            data = inflater.decompress(data + b"\x00\x00\xff\xff")
+        conn.sendall(frame(0x1, json.dumps({"rsv1": rsv1, "text": data.decode()}).encode()))
 
 
 def report_frames(conn):
