@@ -263,8 +263,10 @@ extension CurlWebSocket {
         watchedEvents = 0
         if let context { wslay_event_context_free(context) }
         context = nil
-        if let easy { curl_easy_cleanup(easy) }  // closes the socket
-        easy = nil
+        if !queuedForOpener || openerDone {
+            if let easy { curl_easy_cleanup(easy) }  // closes the socket
+            easy = nil
+        }
         socket = -1
         early = []
         fragmenting = nil

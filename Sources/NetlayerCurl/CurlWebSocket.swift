@@ -62,6 +62,11 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var compression: WebSocketCompression?
     /// The http or https URL libcurl connects to.
     var connectURL = ""
+    /// An opener thread has (or will have) `easy` until it reports back (`openerDone`):
+    /// until then an ending connection leaves the handle to `deinit`, which runs after
+    /// the opener let go of the connection.
+    var queuedForOpener = false
+    var openerDone = false
     var handshakeSent = 0
     var received: [UInt8] = []
     /// Bytes read past the handshake's response: the first frames, read before wslay's.
@@ -202,6 +207,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     func connect() {
         let result = openConnection(url: connectURL)
         runOnLoop { [self] in
+            openerDone = true
             switch result {
             case .success(let fd): attach(fd)
             case .failure(let failure): fail(failure)
@@ -220,7 +226,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
             fail(failure)
         case .success(let url):
             connectURL = url
-            if !registry.open(self) { fail(WebSocketFailure(.cancelledBecause("the client was closed"))) }
+            queuedForOpener = registry.open(self)
+            if !queuedForOpener { fail(WebSocketFailure(.cancelledBecause("the client was closed"))) }
         }
     }
 

@@ -903,6 +903,33 @@ static void test_free_stops_callbacks_even_from_inside_one(void)
     CHECK_INT_EQ(q2.closes, 0);
     probe_done(&q2);
     nl_client_free(c);
+
+    /* Freed at once, while libcurl still connects (TLS through nginx): nothing is used
+     * after it is gone (valgrind, ASan), and the client still works. */
+    {
+        char *config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\"}}", cert_dir());
+        char *doc = nlt_format("{\"path\": \"wss://localhost:%d/echo\", \"isFullPath\": true}", nginx_port());
+        probe r;
+        c = client_with_config(config);
+        probe_init(&r);
+        for (i = 0; i < 10; i++) {
+            ws = open_ws(c, doc, &r);
+            if (i % 2)
+                sleep_ms(i);
+            nl_websocket_free(ws);
+        }
+        sleep_ms(100);
+        pthread_mutex_lock(&r.lock);
+        r.opens = r.closes = 0;
+        pthread_mutex_unlock(&r.lock);
+        ws = open_ws(c, doc, &r);
+        CHECK(wait_until(&r, 15, is_open) && r.opens == 1);
+        close_and_wait(ws, &r);
+        nl_websocket_free(ws);
+        probe_done(&r);
+        free(doc);
+        nl_client_free(c);
+    }
 }
 
 static void test_many_idle_connections_share_the_event_loop(void)
