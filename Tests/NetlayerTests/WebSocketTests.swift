@@ -107,6 +107,23 @@ final class WebSocketServers: Sendable {
         _ = client.shutdown()
     }
 
+    @Test func aReaderFarBehindFailsTheConnectionInsteadOfGrowingMemory() async throws {
+        let client = try client(WebSocketServers.shared.echoURL)
+        let socket = try await client.webSocket(.get("echo"), bufferLimit: 2)
+        for i in 0..<10 { try? await socket.send("message \(i)") }
+        try await Task.sleep(for: .milliseconds(300))
+        var read = 0
+        do {
+            for try await _ in socket { read += 1 }
+            Issue.record("the sequence should have thrown")
+        } catch let error as NetworkError {
+            #expect(DataTransferError.networkFailure(error).kind == .tooLarge)
+        }
+        #expect(read == 2)
+        await #expect(throws: NetworkError.self) { try await socket.send("after the end") }
+        _ = client.shutdown()
+    }
+
     @Test func aTransportWithoutWebSocketsRefusesToOpen() async throws {
         let client = try NetlayerClient(.init(config: NetworkConfig(baseURL: "http://127.0.0.1:1/"),
                                               makeTransport: { _ throws(NetworkError) in
