@@ -772,6 +772,89 @@ static void test_server_that_stops_reading_bounds_the_send_queue(void)
     nl_client_free(c);
 }
 
+/* Messages "t<thread>-<n>" back from the echo server: each thread's in its order. */
+typedef struct ordered {
+    pthread_mutex_t lock;
+    int next[4];
+    int received, out_of_order;
+} ordered;
+
+static void on_ordered_message(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data)
+{
+    ordered *o = user_data;
+    int t = -1, n = -1;
+    char text[32];
+    (void)ws;
+    (void)kind;
+    snprintf(text, sizeof text, "%.*s", (int)(length < 31 ? length : 31), data);
+    pthread_mutex_lock(&o->lock);
+    if (sscanf(text, "t%d-%d", &t, &n) == 2 && t >= 0 && t < 4 && n == o->next[t])
+        o->next[t]++;
+    else
+        o->out_of_order++;
+    o->received++;
+    pthread_mutex_unlock(&o->lock);
+}
+
+typedef struct sender {
+    nl_websocket *ws;
+    int thread, failed;
+} sender;
+
+static void *send_200(void *arg)
+{
+    sender *s = arg;
+    int n;
+    for (n = 0; n < 200; n++) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "t%d-%d", s->thread, n);
+        s->failed += nl_websocket_send(s->ws, NL_WS_TEXT, text, (size_t)len, NULL) != 0;
+    }
+    return NULL;
+}
+
+static void test_sends_from_many_threads_keep_each_threads_order(void)
+{
+    nl_client *c = echo_client(NULL);
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    ordered o;
+    sender senders[4];
+    pthread_t threads[4];
+    nl_websocket *ws;
+    int i;
+    double deadline;
+    memset(&o, 0, sizeof o);
+    pthread_mutex_init(&o.lock, NULL);
+    cb.on_message = on_ordered_message;
+    cb.user_data = &o;
+    ws = nl_websocket_open(c, "{\"path\": \"echo\"}", &cb, NULL);
+    REQUIRE(ws != NULL);
+    for (i = 0; i < 4; i++) {
+        senders[i].ws = ws;
+        senders[i].thread = i;
+        senders[i].failed = 0;
+        pthread_create(&threads[i], NULL, send_200, &senders[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK_INT_EQ(senders[i].failed, 0);
+    }
+    deadline = now_ms() + 20000;
+    for (;;) {
+        pthread_mutex_lock(&o.lock);
+        i = o.received;
+        pthread_mutex_unlock(&o.lock);
+        if (i >= 800 || now_ms() > deadline)
+            break;
+        sleep_ms(10);
+    }
+    CHECK_INT_EQ(o.received, 800);
+    CHECK_INT_EQ(o.out_of_order, 0);
+    nl_websocket_free(ws);
+    nl_client_free(c);
+    pthread_mutex_destroy(&o.lock);
+}
+
 /* ---- the ABI's own rules ------------------------------------------------------------------- */
 
 static void test_bad_documents_and_arguments_name_the_problem(void)
@@ -993,6 +1076,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_close_without_reply_times_out),
         NLT_TEST(test_idle_timeout_fails_a_silent_connection),
         NLT_TEST(test_server_that_stops_reading_bounds_the_send_queue),
+        NLT_TEST(test_sends_from_many_threads_keep_each_threads_order),
         NLT_TEST(test_bad_documents_and_arguments_name_the_problem),
         NLT_TEST(test_client_free_ends_open_connections_first),
         NLT_TEST(test_free_stops_callbacks_even_from_inside_one),
