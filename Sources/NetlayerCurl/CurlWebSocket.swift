@@ -29,14 +29,14 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         var abandoned = false
     }
 
-    /// The handshake's request, as adapted by `prepare` on the opener thread.
+    /// The handshake's request, as adapted by `prepare` on the loop's thread.
     var request: HTTPRequest
     let options: WebSocketOptions
     private let prepare: @Sendable (HTTPRequest) throws(NetworkError) -> HTTPRequest
     weak var loop: CurlEventLoop?
     private let share: CurlShare
-    /// Calls `opened` when the opener thread is done, and forgets the connection when
-    /// it ends (the transport's registry).
+    /// Hands the connection to an opener thread, and forgets it when it ends (the
+    /// transport's registry).
     let registry: WebSocketRegistry
     private var lock = pthread_mutex_t()
     var outbox = Outbox()
@@ -51,7 +51,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         return cell
     }()
 
-    // Loop thread (the opener thread before `attach`).
+    // Loop thread (`easy` and `resolveList`: the opener thread's until it reports back).
     var phase = Phase.connecting
     var easy: UnsafeMutableRawPointer?
     var resolveList: UnsafeMutablePointer<curl_slist>?
