@@ -47,6 +47,15 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"])]
         ),
+        // wslay (Debian's libwslay-dev) frames WebSocket messages (RFC 6455) over a
+        // connection libcurl made: libcurl 7.88 has no ws:// of its own, and wslay does
+        // no I/O, so the client's connection settings (TLS, proxy, Unix socket) apply.
+        // Linked by name, like RE2: Debian ships no wslay.pc. libcrypto (OpenSSL) gives
+        // the handshake's SHA-1 and zlib permessage-deflate; libcurl needs both already.
+        .systemLibrary(
+            name: "CWslay",
+            providers: [.apt(["libwslay-dev", "libssl-dev", "zlib1g-dev"])]
+        ),
         // RE2 (Debian's libre2-dev) matches schema `pattern`s in time linear in the text,
         // where a backtracking engine can take exponential time on a value a server
         // sends. Its API is C++: CRegex wraps the few calls the validator needs in C
@@ -66,7 +75,7 @@ let package = Package(
         // documents, no OpenAPI (Tests/check_layers.py checks the graph).
         .target(name: "NetlayerCore", dependencies: ["NetlayerJSON"]),
         // The libcurl transport: one multi handle (one connection pool) per client.
-        .target(name: "NetlayerCurl", dependencies: ["NetlayerCore", "CCurl"]),
+        .target(name: "NetlayerCurl", dependencies: ["NetlayerCore", "CCurl", "CWslay"]),
         // What a request may opt into: response cache, logging and redaction of bodies,
         // stub and cassette transports.
         .target(name: "NetlayerFeatures", dependencies: ["NetlayerCore"]),

@@ -21,14 +21,14 @@ import sys
 ALLOWED = {
     "NetlayerJSON": set(),
     "NetlayerCore": {"NetlayerJSON"},
-    "NetlayerCurl": {"NetlayerCore", "NetlayerJSON", "CCurl"},
+    "NetlayerCurl": {"NetlayerCore", "NetlayerJSON", "CCurl", "CWslay"},
     "NetlayerFeatures": {"NetlayerCore", "NetlayerJSON"},
     "NetlayerDocuments": {"NetlayerCore", "NetlayerFeatures", "NetlayerJSON", "CYAML", "CRegex"},
     "Netlayer": {"NetlayerJSON", "NetlayerCore", "NetlayerCurl", "NetlayerFeatures", "NetlayerDocuments"},
     "NetlayerC": {"Netlayer"},
 }
 # Modules that are libcurl, or the transport over it.
-CURL = {"CCurl", "NetlayerCurl"}
+CURL = {"CCurl", "CWslay", "NetlayerCurl"}
 
 
 def problems(targets: dict, sources: dict) -> list:

@@ -31,9 +31,10 @@ check("nl_request" in exported and "nl_free" in exported, "the contract's functi
 readelf = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
 check("[libnetlayer.so.1]" in readelf, "soname is libnetlayer.so.1")
 # The libraries the README's "At run time libnetlayer.so needs ..." names, and no other:
-# libcurl, libyaml (YAML documents), RE2 (schema patterns), libstdc++ and libgcc_s (the
+# libcurl, libyaml (YAML documents), RE2 (schema patterns), wslay (WebSocket frames), libcrypto and zlib
+# (the WebSocket handshake's SHA-1, permessage-deflate; libcurl needs both too), libstdc++ and libgcc_s (the
 # static Swift runtime and RE2), glibc's.
-ALLOWED_NEEDED = ("libcurl.so.", "libyaml-0.so.", "libre2.so.", "libstdc++.so.", "libgcc_s.so.",
+ALLOWED_NEEDED = ("libcurl.so.", "libyaml-0.so.", "libre2.so.", "libwslay.so.", "libcrypto.so.", "libz.so.", "libstdc++.so.", "libgcc_s.so.",
                   "libc.so.", "libm.so.", "ld-linux-")
 needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", readelf)
 check(bool(needed) and all(n.startswith(ALLOWED_NEEDED) for n in needed),

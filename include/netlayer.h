@@ -18,6 +18,7 @@
 #ifndef NETLAYER_H
 #define NETLAYER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -491,6 +492,140 @@ NL_EXTERN uint64_t nl_call_start(nl_client *client, const char *name, const char
  * child of fork() keeps the forking thread's setting).
  */
 NL_EXTERN int nl_thread_set_interrupt_fd(int fd);
+
+/*
+ * WebSockets
+ * ----------
+ * A WebSocket connection (RFC 6455) made with the client's settings: the same
+ * base URL, query, default headers, `auth`, cookie jar, TLS settings, proxy
+ * (a CONNECT tunnel), Unix socket, `resolve`, timeouts and LOG and ADAPT
+ * hooks as its requests. The connection runs on the client's event loop: an
+ * idle one costs its socket and a few buffers, no thread. Every connection
+ * ends with exactly one on_close; see docs/documents.md ("WebSockets").
+ *
+ *     nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+ *     cb.on_message = got;  cb.on_close = closed;  cb.user_data = state;
+ *     nl_websocket *ws = nl_websocket_open(client, "{\"path\":\"chat\"}", &cb, &err);
+ *     nl_websocket_send(ws, NL_WS_TEXT, "hi", 2, NULL);
+ *     ...
+ *     nl_websocket_close(ws, 1000, "bye", NULL);   (on_close follows)
+ *     nl_websocket_free(ws);
+ */
+
+/** One WebSocket connection; opened with nl_websocket_open(). */
+typedef struct nl_websocket nl_websocket;
+
+/** Message kinds: text (UTF-8) and binary. */
+#define NL_WS_TEXT 1
+#define NL_WS_BINARY 2
+
+/** The version of nl_websocket_callbacks this header describes. */
+#define NL_WEBSOCKET_CALLBACKS_VERSION 1
+
+/**
+ * The callbacks of one connection; each is optional (NULL: that event is
+ * dropped). They run on a library thread (the client's event loop; inside
+ * nl_client_free(), on its caller's thread), one at a time and in order:
+ * on_open at most once, before any on_message; on_error at most once; on_close
+ * exactly once and last, also after a failure or a handshake that never
+ * completed. Every pointer they receive is valid only during the call. They
+ * may call nl_websocket_send(), nl_websocket_close() and nl_websocket_free()
+ * (of any connection) and nl_request_async(); a blocking call of the same
+ * client (nl_request, ...) returns an invalid_request error. While one runs,
+ * no other transfer of the client progresses: keep them short.
+ */
+typedef struct nl_websocket_callbacks {
+    /** NL_WEBSOCKET_CALLBACKS_VERSION (set by NL_WEBSOCKET_CALLBACKS_INIT). */
+    int version;
+    /** The handshake succeeded. `open_json`: {"protocol": the subprotocol the
+     *  server chose or null, "status": 101, "headers": {...}}. */
+    void (*on_open)(nl_websocket *ws, const char *open_json, void *user_data);
+    /** A whole message (its fragments joined): `kind` NL_WS_TEXT (valid UTF-8,
+     *  not NUL-terminated) or NL_WS_BINARY, `length` bytes at `data`. */
+    void (*on_message)(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data);
+    /** The connection failed. `error_json` is a result document
+     *  ({"ok": false, "error": {"kind": K, "message": M, ...}}, with "status" and
+     *  "headers" when the server answered the handshake with another status). */
+    void (*on_error)(nl_websocket *ws, const char *error_json, void *user_data);
+    /** The connection ended: `code` is the server's close code (1005 when its
+     *  close frame had none, 1006 when the connection ended without one) and
+     *  `reason` its reason (UTF-8, NUL-terminated). */
+    void (*on_close)(nl_websocket *ws, int code, const char *reason, void *user_data);
+    /** Passed untouched to every callback above. */
+    void *user_data;
+} nl_websocket_callbacks;
+
+/** Initializer for nl_websocket_callbacks: version set, everything else NULL. */
+#define NL_WEBSOCKET_CALLBACKS_INIT { NL_WEBSOCKET_CALLBACKS_VERSION, 0, 0, 0, 0, 0 }
+
+/**
+ * Opens a WebSocket and returns at once; the handshake and everything after it
+ * are reported through `callbacks`.
+ *
+ * @param client          the client whose settings and event loop it uses.
+ * @param websocket_json  borrowed; copied before the call returns. A websocket
+ *                        document: `path` (a `ws://` or `wss://` URL with
+ *                        `isFullPath`), `query`, `headers`, `auth`, `timeout`
+ *                        (of the handshake), and `protocols`,
+ *                        `maxMessageBytes`, `maxQueuedBytes`, `idleTimeout`,
+ *                        `closeTimeout`, `fragmentBytes` (docs/documents.md).
+ * @param callbacks       borrowed; copied before the call returns. The caller
+ *                        keeps `user_data` alive until on_close has run or
+ *                        nl_websocket_free() has returned.
+ * @param error_json      when not NULL and the call fails, receives an error
+ *                        document (kind invalid_request naming the key); the
+ *                        caller frees it with nl_free().
+ * @return a new handle, which the caller frees with nl_websocket_free(); NULL
+ *         (and no callback runs) when `client` or the document is NULL or
+ *         invalid, or `callbacks` is NULL or of an unknown version.
+ * Threads: any thread, including from inside a callback or hook.
+ */
+NL_EXTERN nl_websocket *nl_websocket_open(nl_client *client, const char *websocket_json,
+                                          const nl_websocket_callbacks *callbacks, char **error_json);
+
+/**
+ * Queues a message and returns at once; messages go out in the order they were
+ * queued, those queued before on_open after the handshake.
+ *
+ * @param kind        NL_WS_TEXT (`data` must be UTF-8) or NL_WS_BINARY.
+ * @param data        borrowed; copied before the call returns (NULL when
+ *                    `length` is 0).
+ * @param error_json  when not NULL and the call fails, receives an error
+ *                    document; the caller frees it with nl_free().
+ * @return 0, or -1 when the message cannot be queued: kind invalid_request (bad
+ *         arguments, text that is not UTF-8), not_connected (the connection is
+ *         closing or closed) or too_large (the queue would hold more than
+ *         `maxQueuedBytes` not yet written to the socket: the server is not
+ *         reading; nothing is queued).
+ * Threads: any thread, concurrently with other calls on the same connection,
+ * including from inside a callback.
+ */
+NL_EXTERN int nl_websocket_send(nl_websocket *ws, int kind, const void *data, size_t length, char **error_json);
+
+/**
+ * Starts the closing handshake after the messages already queued: a close frame
+ * with `code` (1000, or 3000-4999) and `reason` (at most 123 bytes of UTF-8;
+ * NULL for none). on_close reports the server's answer; without one within
+ * `closeTimeout`, on_error reports kind timeout and on_close 1006. A connection
+ * already closing or closed is left as it is (0).
+ *
+ * @param error_json  as for nl_websocket_send().
+ * @return 0, or -1 (kind invalid_request) for a code or reason that cannot be sent.
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN int nl_websocket_close(nl_websocket *ws, int code, const char *reason, char **error_json);
+
+/**
+ * Frees the handle. A connection still open ends at once (a close frame with
+ * 1001 is sent if the socket takes it, without waiting for the answer). When it
+ * returns, no callback of the connection runs any more, except the one it is
+ * called from. Free every handle, before or after nl_client_free() (which ends
+ * every connection of the client, with on_error kind cancelled and on_close
+ * 1006). NULL is a no-op.
+ *
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN void nl_websocket_free(nl_websocket *ws);
 
 /*
  * fork()

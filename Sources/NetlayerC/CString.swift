@@ -16,4 +16,14 @@ enum CString {
     static func bytes(_ p: UnsafePointer<CChar>) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     }
+
+    /// Calls `body` with a NUL-terminated copy of `bytes` that lives only for the call
+    /// (on the stack when small).
+    static func withTemporary(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> Void) {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { text in
+            bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(text).copyMemory(from: $0) }
+            text[bytes.count] = 0
+            body(text.baseAddress!)
+        }
+    }
 }

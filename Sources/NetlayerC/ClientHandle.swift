@@ -6,6 +6,9 @@ import Netlayer
 final class ClientHandle: Sendable {
     let client: NetlayerClient
     let hooks: HookTable
+    /// The config's own secret query names, kept out of the error messages this layer
+    /// writes itself (a WebSocket's); the client redacts those of requests.
+    let redactedQuery: Set<String>
     /// The hook table's lock in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 
@@ -20,6 +23,7 @@ final class ClientHandle: Sendable {
         let hooks = HookTable()
         let owner = ClientReference()
         self.hooks = hooks
+        redactedQuery = config.redactedQuery
         var parts = config.clientParts { event in
             guard hooks.isSet(.log), let client = owner.client else { return LogEvent.writeToStderr(event) }
             // Hooks run on a library thread (contract, section 6), also for a request that

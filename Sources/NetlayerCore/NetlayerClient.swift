@@ -131,6 +131,9 @@ public final class NetlayerClient: @unchecked Sendable {
     /// The client's transport.
     public var transport: any NetworkSessionManager { engine.transport }
 
+    /// The adapter of every attempt (a WebSocket's handshake too).
+    package var interceptor: (any RequestInterceptor)? { parts.interceptor }
+
     /// What the layer that described the client keeps with it (`Parts.attachment`).
     package var attachment: (any Sendable)? { parts.attachment }
 

@@ -72,6 +72,8 @@ extension CurlEventLoop {
                     if ThreadInterrupt.arrived(interrupt, within: 0) { return .interrupted }
                 } else if !paused.isEmpty, paused.resume(descriptor: fd) {
                     continue
+                } else if !watched.isEmpty, watched.dispatch(fd, flags: readyFlags[i]) {
+                    continue
                 } else if dropIfUnwanted(fd) {
                     continue
                 } else {
@@ -247,6 +249,7 @@ extension CurlEventLoop {
     }
 
     private func drainAll() {
+        watched.stopAll()
         for transfer in running.removeAll() {
             finish(transfer)
             transfer.deliverCancelled()

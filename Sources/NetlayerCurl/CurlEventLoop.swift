@@ -89,6 +89,8 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     var readyFlags = [Int32](repeating: 0, count: 256)
     /// Transfers paused until a local file is ready.
     let paused: PausedTransfers
+    /// Connections the loop watches beside libcurl's transfers (WebSockets).
+    let watched: WatchedDescriptors
     /// Per descriptor, what the loop knows of its socket (`watch(socket:what:)`): one
     /// epoll_ctl per change.
     var sockets: [SocketState] = []
@@ -112,6 +114,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         self.epoll = epoll
         self.wakeFD = wakeFD
         paused = PausedTransfers(epoll: epoll)
+        watched = WatchedDescriptors(epoll: epoll)
         self.maxConcurrent = max(1, maxConcurrent)
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
@@ -348,6 +351,6 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     /// Whether the multi handle holds anything a driver must go on with.
     var hasWork: Bool {
-        active > 0 || waitingHead < waiting.count || !timers.isEmpty || !paused.isEmpty
+        active > 0 || waitingHead < waiting.count || !timers.isEmpty || !paused.isEmpty || !watched.isEmpty
     }
 }

@@ -15,7 +15,9 @@ import NetlayerJSON
 /// completion.
 public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendable {
 
-    private let share: CurlShare
+    let share: CurlShare
+    /// The WebSocket connections (`openWebSocket`), ended at `shutdown()`.
+    let webSockets = WebSocketRegistry()
     /// The jar's file, when it has one: read now, written at `shutdown()`.
     private let cookieFile: CookieFile?
     /// The event loop, made by the first request: an idle client holds none of its
@@ -78,7 +80,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     /// The event loop, started now if it was not; nil after shutdown. Fails when the
     /// loop cannot start (no descriptor or thread left).
-    private func startedLoop() throws(NetworkError) -> CurlEventLoop? {
+    func startedLoop() throws(NetworkError) -> CurlEventLoop? {
         // Once made, the loop stays until the manager goes (after shutdown it refuses
         // work itself): no lock on the way of every request.
         if let loop = loadedLoop { return loop }
@@ -159,6 +161,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
             defer { state.shutDown = true }
             return (state.loop, !state.shutDown)
         }
+        webSockets.shutdown()  // stops what is opening; the loop ends what is open
         loop?.shutdown()  // cancels what is in flight, a blocking caller's transfer too
         delivery.shutdown()  // after the loop: its last completions deliver here
         if first, let cookieFile {

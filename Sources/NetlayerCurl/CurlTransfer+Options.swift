@@ -6,7 +6,12 @@ extension CurlTransfer {
     /// TLS verification, client certificates and the authentication libcurl answers
     /// (digest; `.netrc` is an Authorization header Netlayer builds): the options that
     /// carry secrets, in one place.
+    /// A WebSocket's connection (`CurlWebSocket`) takes them from here too.
     func configureCredentials(_ easy: UnsafeMutableRawPointer, options: RequestOptions, check: (CURLcode) -> Void) {
+        Self.applyCredentials(easy, options: options, check: check)
+    }
+
+    static func applyCredentials(_ easy: UnsafeMutableRawPointer, options: RequestOptions, check: (CURLcode) -> Void) {
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.tls.verify ? 1 : 0))
         check(nl_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.tls.verify ? 2 : 0))
         if let caFile = options.tls.caFile { check(nl_curl_setopt_str(easy, CURLOPT_CAINFO, caFile)) }
@@ -35,6 +40,15 @@ extension CurlTransfer {
     /// checked when the client was made (`TransportChoices.validate`), so this is a
     /// libcurl that differs from the one the checks follow, or memory running out.
     func configureConnection(_ easy: UnsafeMutableRawPointer, _ choices: TransportChoices) -> NetworkError? {
+        let (error, list) = Self.applyConnection(easy, choices)
+        resolveList = list
+        return error
+    }
+
+    /// `configureConnection` for any handle: the error, and the `CURLOPT_RESOLVE` list
+    /// the caller frees (with `curl_slist_free_all`) after the handle's last transfer.
+    static func applyConnection(_ easy: UnsafeMutableRawPointer,
+                                _ choices: TransportChoices) -> (NetworkError?, UnsafeMutablePointer<curl_slist>?) {
         func refused(_ key: String, _ code: CURLcode) -> NetworkError? {
             guard code != CURLE_OK else { return nil }
             return .invalidRequest("config key '\(key)': libcurl refused it: \(String(cString: curl_easy_strerror(code)))")
@@ -47,28 +61,39 @@ extension CurlTransfer {
         case nil: nil
         }
         if let version, let error = refused("httpVersion", nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, version)) {
-            return error
+            return (error, nil)
         }
         if let path = choices.unixSocket,
            let error = refused("unixSocket", nl_curl_setopt_str(easy, CURLOPT_UNIX_SOCKET_PATH, path)) {
-            return error
+            return (error, nil)
         }
         if let name = choices.interface, let error = refused("interface", nl_curl_setopt_str(easy, CURLOPT_INTERFACE, name)) {
-            return error
+            return (error, nil)
         }
         if !choices.resolve.isEmpty {
             var list: UnsafeMutablePointer<curl_slist>?
             for entry in choices.resolve {
                 guard let longer = curl_slist_append(list, entry) else {
                     if let list { curl_slist_free_all(list) }
-                    return refused("resolve", CURLE_OUT_OF_MEMORY)
+                    return (refused("resolve", CURLE_OUT_OF_MEMORY), nil)
                 }
                 list = longer
             }
-            resolveList = list
-            if let error = refused("resolve", nl_curl_setopt_slist(easy, CURLOPT_RESOLVE, list)) { return error }
+            return (refused("resolve", nl_curl_setopt_slist(easy, CURLOPT_RESOLVE, list)), list)
         }
-        return nil
+        return (nil, nil)
+    }
+
+    /// The proxy, or none: "" is "no proxy" (and no exceptions to it), which spares
+    /// libcurl looking for both in the environment again on every transfer (~3k
+    /// instructions).
+    static func applyProxy(_ easy: UnsafeMutableRawPointer, options: RequestOptions, check: (CURLcode) -> Void) {
+        if let proxy = options.proxy {
+            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, proxy))
+        } else if !CurlGlobal.environmentNamesProxy {
+            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, ""))
+            check(nl_curl_setopt_str(easy, CURLOPT_NOPROXY, ""))
+        }
     }
 
     /// libcurl's phase marks of the finished transfer.

@@ -190,14 +190,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if let userAgent = options.userAgent, Self.proxyMayApply(options) {
             check(nl_curl_setopt_str(easy, CURLOPT_USERAGENT, userAgent))  // else a header (above)
         }
-        if let proxy = options.proxy {
-            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, proxy))
-        } else if !CurlGlobal.environmentNamesProxy {
-            // "" is "no proxy" (and no exceptions to it): spares libcurl looking for
-            // both in the environment again on every transfer (~3k instructions).
-            check(nl_curl_setopt_str(easy, CURLOPT_PROXY, ""))
-            check(nl_curl_setopt_str(easy, CURLOPT_NOPROXY, ""))
-        }
+        Self.applyProxy(easy, options: options, check: check)
         configureCredentials(easy, options: options, check: check)
         if case .digest? = options.auth {
             check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
@@ -354,7 +347,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Whether a proxy may carry the request: one is configured, or the environment
     /// named one at start. Then the user agent goes in `CURLOPT_USERAGENT`, the only way
     /// libcurl puts it in a proxy's CONNECT request; else it is a header line of ours.
-    private static func proxyMayApply(_ options: RequestOptions) -> Bool {
+    static func proxyMayApply(_ options: RequestOptions) -> Bool {
         options.proxy != nil || CurlGlobal.environmentNamesProxy
     }
 

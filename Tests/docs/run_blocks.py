@@ -23,6 +23,8 @@ json: each block must parse, and is then checked for what it shows:
   real ``nl_queue_take`` gives, each ``result`` checked as above;
 * an object with ``netlayerCassette``: a cassette file; a replay client must load it
   and answer each exchange's request with its recorded status or error kind;
+* an object with ``protocols``: a websocket document; ``nl_websocket_open`` must
+  accept it;
 * any other object: an endpoint; ``nl_request`` of it against the test server must
   not fail with ``invalid_request``.
 
@@ -179,6 +181,10 @@ class Library:
         lib.nl_queue_take.restype = vp
         lib.nl_queue_free.argtypes = [vp]
         lib.nl_queue_free.restype = None
+        lib.nl_websocket_open.argtypes = [vp, cp, vp, ctypes.POINTER(vp)]
+        lib.nl_websocket_open.restype = vp
+        lib.nl_websocket_free.argtypes = [vp]
+        lib.nl_websocket_free.restype = None
         self.lib = lib
 
     def _string(self, pointer: Optional[int]) -> Any:
@@ -203,6 +209,16 @@ class Library:
 
     def request(self, client: int, endpoint: str) -> Any:
         return self._string(self.lib.nl_request(client, endpoint.encode("utf-8")))
+
+    def websocket_open(self, client: int, document: str) -> None:
+        """nl_websocket_open of the document (no callbacks), freed at once."""
+        callbacks = (ctypes.c_void_p * 6)(1)  # nl_websocket_callbacks: version 1, the rest NULL
+        error = ctypes.c_void_p()
+        ws = self.lib.nl_websocket_open(client, document.encode("utf-8"), ctypes.cast(callbacks, ctypes.c_void_p),
+                                        ctypes.byref(error))
+        if not ws:
+            raise Failure(f"nl_websocket_open refused the document: {self._string(error.value)}")
+        self.lib.nl_websocket_free(ws)
 
     def queue_take(self, client: int, endpoints: List[str]) -> Any:
         """nl_queue_take after nl_request_async of each endpoint with nl_queue_push."""
@@ -327,6 +343,9 @@ class JsonChecker:
         if "netlayerCassette" in doc:
             self.check_cassette(doc, text)
             return "cassette"
+        if "protocols" in doc:
+            self.library.with_client(self.base_url, lambda c: self.library.websocket_open(c, text))
+            return "websocket"
         if "baseURL" in doc:
             client, error = self.library.client_new(text)
             if not client:

@@ -40,8 +40,9 @@ if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer 
     swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
         -I "$root/Sources/CCurl" -Xcc -fmodule-map-file="$root/Sources/CCurl/module.modulemap" \
         -I "$root/Sources/CYAML" -Xcc -fmodule-map-file="$root/Sources/CYAML/module.modulemap" \
+        -I "$root/Sources/CWslay" -Xcc -fmodule-map-file="$root/Sources/CWslay/module.modulemap" \
         -Xcc -fmodule-map-file="$out/cregex/module.modulemap" \
-        "$out/src/"*.swift "$out/cregex/CRegex.o" -lcurl -lyaml -lre2 -lstdc++ -o "$out/netlayer-fuzz" 2>&1 \
+        "$out/src/"*.swift "$out/cregex/CRegex.o" -lcurl -lyaml -lre2 -lwslay -lcrypto -lz -lstdc++ -o "$out/netlayer-fuzz" 2>&1 \
         | grep -v "warning:" | grep -E "error|rror:" || true
     [ -x "$out/netlayer-fuzz" ] || { echo "fuzz build failed" >&2; exit 1; }
 fi

@@ -1,0 +1,46 @@
+import NetlayerJSON
+
+extension NetlayerClient {
+    /// Opens a WebSocket to what `endpoint` describes, built as every request of the
+    /// client is (base URL, query, default headers, `auth`, the cookie jar) and sent
+    /// over a connection made with the client's settings (TLS, proxy, Unix socket,
+    /// `resolve`, timeouts). The client's adapter and logger see the handshake's
+    /// request as an attempt. Returns at once; `handlers` report the rest.
+    ///
+    /// Throws `invalidRequest` for what cannot open a WebSocket (a method other than
+    /// GET, a body, digest authentication, a transport without WebSockets) and for
+    /// options out of range; later failures go to `handlers.failed`.
+    public func openWebSocket(_ endpoint: some Requestable, options: WebSocketOptions,
+                              handlers: WebSocketHandlers) throws(NetworkError) -> any WebSocketConnection {
+        try options.validate()
+        let request = try makeRequest(for: endpoint)
+        guard request.method == .get else {
+            throw .invalidRequest("a WebSocket opens with GET, not \(request.method.rawValue)")
+        }
+        if request.body != nil || request.transfer.multipart != nil || request.transfer.uploadFrom != nil {
+            throw .invalidRequest("a WebSocket's opening request has no body")
+        }
+        if case .digest? = request.options.auth {
+            throw .invalidRequest("auth digest cannot open a WebSocket (its challenge needs a request of its own); use basic or bearer")
+        }
+        guard let transport = transport as? any WebSocketTransport else {
+            throw .invalidRequest("this client's transport (a stub or cassette) cannot open WebSockets")
+        }
+        let context = RequestContext(id: newID(), attempt: 1, cookies: transport.cookieSourceIfAny)
+        let (adapter, logger) = (interceptor, self.logger)
+        return transport.openWebSocket(request, options: options, prepare: { request throws(NetworkError) in
+            var request = request
+            if let adapter {
+                request = try adapter.adapt(request, context: context)
+                try request.headers.validate()
+            }
+            logger.log(request: request, context: context)
+            return request
+        }, handlers: handlers)
+    }
+}
+
+extension WebSocketTransport {
+    /// The transport's cookie jar, when it is also a `NetworkSessionManager` with one.
+    var cookieSourceIfAny: (any CookieSource)? { (self as? any NetworkSessionManager)?.cookieSource }
+}

@@ -1,0 +1,286 @@
+import CCurl
+import CWslay
+import Glibc
+import NetlayerCore
+import NetlayerJSON
+
+/// Frames: wslay's I/O callbacks over `curl_easy_recv`/`curl_easy_send`, received
+/// messages, the send queue, and how a connection ends. Loop thread.
+extension CurlWebSocket {
+    // MARK: wslay's callbacks
+
+    func readSocket(_ buffer: UnsafeMutablePointer<UInt8>, _ length: Int) -> Int {
+        if earlyOffset < early.count {
+            let count = min(length, early.count - earlyOffset)
+            early.withUnsafeBytes { buffer.update(from: $0.bindMemory(to: UInt8.self).baseAddress! + earlyOffset, count: count) }
+            earlyOffset += count
+            if earlyOffset == early.count {
+                early = []
+                earlyOffset = 0
+            }
+            return count
+        }
+        guard let easy, let context else { return -1 }
+        var count = 0
+        let rc = curl_easy_recv(easy, buffer, length, &count)
+        if rc == CURLE_AGAIN {
+            wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
+            return -1
+        }
+        if rc != CURLE_OK || count == 0 {
+            if rc == CURLE_OK { peerClosedSocket = true } else { socketFailure = brokenConnection(rc) }
+            wslay_event_set_error(context, Int32(nl_wslay_err_callback_failure))
+            return -1
+        }
+        lastHeard = MonotonicClock.now()
+        return count
+    }
+
+    func writeSocket(_ data: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        guard let easy, let context else { return -1 }
+        var count = 0
+        let rc = curl_easy_send(easy, data, length, &count)
+        if rc == CURLE_AGAIN {
+            wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
+            return -1
+        }
+        guard rc == CURLE_OK else {
+            socketFailure = brokenConnection(rc)
+            wslay_event_set_error(context, Int32(nl_wslay_err_callback_failure))
+            return -1
+        }
+        return count
+    }
+
+    private func brokenConnection(_ rc: CURLcode) -> WebSocketFailure {
+        let detail = String(cString: errorBuffer)
+        return WebSocketFailure(.notConnected("the WebSocket connection broke: "
+                                              + (detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)))
+    }
+
+    func received(_ message: wslay_event_on_msg_recv_arg) {
+        let bytes = UnsafeRawBufferPointer(start: message.msg, count: message.msg_length)
+        let opcode = UInt32(message.opcode)
+        if message.rsv & nl_wslay_rsv1 != 0, let compression,
+           opcode == WSLAY_TEXT_FRAME.rawValue || opcode == WSLAY_BINARY_FRAME.rawValue {
+            return receivedCompressed(bytes, text: opcode == WSLAY_TEXT_FRAME.rawValue, compression)
+        }
+        switch opcode {
+        case WSLAY_TEXT_FRAME.rawValue:
+            deliver { $0.message(.text, bytes) }
+        case WSLAY_BINARY_FRAME.rawValue:
+            deliver { $0.message(.binary, bytes) }
+        case WSLAY_CONNECTION_CLOSE.rawValue:
+            closeCode = message.status_code == 0 ? 1005 : Int(message.status_code)
+            closeReason = bytes.count > 2 ? String(decoding: bytes[2...], as: UTF8.self) : ""
+        default:
+            break  // ping (wslay answers it) and pong
+        }
+    }
+
+    /// A deflated message: inflated within `maxMessageBytes` (a small frame can
+    /// inflate to gigabytes), and text checked as UTF-8 (wslay cannot before inflating).
+    private func receivedCompressed(_ bytes: UnsafeRawBufferPointer, text: Bool, _ compression: WebSocketCompression) {
+        func refuse(_ code: UInt16, _ error: NetworkError) {
+            if failure == nil { failure = WebSocketFailure(error) }
+            if let context {
+                _ = wslay_event_queue_close(context, code, nil, 0)
+                wslay_event_shutdown_read(context)
+            }
+        }
+        switch compression.inflate(bytes, limit: options.maxMessageBytes) {
+        case .tooLarge:
+            refuse(1009, .tooLarge("the server sent a message that inflates to more than maxMessageBytes"
+                                   + " (\(options.maxMessageBytes)) bytes (closed with 1009)"))
+        case .corrupt:
+            refuse(1007, .protocolViolation("the server sent a compressed message that does not inflate (closed with 1007)",
+                                            curlCode: 0))
+        case .message(let data, let count):
+            defer { free(data) }
+            let inflated = UnsafeRawBufferPointer(start: data, count: count)
+            if text {
+                guard String(validating: inflated.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
+                    return refuse(1007, .protocolViolation("the server sent a text message that is not UTF-8 (closed with 1007)",
+                                                           curlCode: 0))
+                }
+                deliver { $0.message(.text, inflated) }
+            } else {
+                deliver { $0.message(.binary, inflated) }
+            }
+        }
+    }
+
+    // MARK: Receiving
+
+    /// Reads what the socket has, through wslay, and acts on how the connection stands.
+    func receive() {
+        guard let context else { return }
+        let rc = wslay_event_recv(context)
+        if rc != 0 {
+            if let socketFailure { return fail(socketFailure) }
+            if peerClosedSocket {
+                // The server hung up: after our close, that ends the closing handshake.
+                if wslay_event_get_close_sent(context) != 0 { return end(sendingClose: nil) }
+                return fail(WebSocketFailure(.protocolViolation(
+                    "the server closed the connection without a close frame (1006)", curlCode: 0)))
+            }
+            return fail(WebSocketFailure(.protocolViolation("the server sent a malformed WebSocket frame header", curlCode: 0)))
+        }
+        if wslay_event_get_read_enabled(context) == 0, wslay_event_get_close_received(context) == 0 {
+            // wslay failed the connection and queued a close frame saying why, whose
+            // code it tells once the frame is written.
+            if wslay_event_get_write_enabled(context) != 0 { _ = wslay_event_send(context) }
+            let sent = Int(wslay_event_get_status_code_sent(context))
+            let error: NetworkError = switch sent {
+            case 1007: .protocolViolation("the server sent a text message that is not UTF-8 (closed with 1007)", curlCode: 0)
+            case 1009: .tooLarge("the server sent a message of more than maxMessageBytes (\(options.maxMessageBytes)) bytes"
+                                 + " (closed with 1009)")
+            case 1002: .protocolViolation("the server broke the WebSocket protocol: a masked frame, reserved bits, an"
+                                          + " unknown opcode or a bad control frame (closed with 1002)", curlCode: 0)
+            default: .protocolViolation("the server broke the WebSocket protocol (a text message that is not UTF-8, a"
+                                        + " message over maxMessageBytes, a masked frame or a bad control frame)",
+                                        curlCode: 0)
+            }
+            return fail(WebSocketFailure(error))
+        }
+    }
+
+    // MARK: Sending
+
+    /// Moves queued messages (and then a requested close) into wslay one at a time and
+    /// writes what the socket takes; ends the connection when both closes are done.
+    func pump() {
+        guard phase == .open, let context else { return }
+        while true {
+            if wslay_event_want_write(context) == 0 {
+                if inFlightBytes > 0 {
+                    let done = inFlightBytes
+                    inFlightBytes = 0
+                    fragmenting = nil
+                    try! withOutbox { $0.bytes -= done }
+                }
+                guard wslay_event_get_write_enabled(context) != 0, queueNext(into: context) else { break }
+            }
+            if wslay_event_send(context) != 0 {
+                return fail(socketFailure ?? WebSocketFailure(.notConnected("the WebSocket connection broke while sending")))
+            }
+            if wslay_event_want_write(context) != 0 { break }  // the socket is full: wait for it
+        }
+        if wslay_event_get_close_received(context) != 0, wslay_event_get_close_sent(context) != 0 {
+            return end(sendingClose: nil)
+        }
+        updateEvents()
+    }
+
+    /// Hands wslay the next message, or the close once no message is left; false when
+    /// there is nothing to hand.
+    private func queueNext(into context: OpaquePointer) -> Bool {
+        let next = try! withOutbox { box -> (WebSocketMessageKind, [UInt8])? in
+            guard box.head < box.messages.count else { return nil }
+            let message = box.messages[box.head]
+            box.messages[box.head].bytes = []
+            box.head += 1
+            if box.head == box.messages.count {
+                box.messages.removeAll(keepingCapacity: box.messages.count < 64)
+                box.head = 0
+            }
+            return message
+        }
+        if let (kind, original) = next {
+            let opcode = UInt8(kind == .text ? WSLAY_TEXT_FRAME.rawValue : WSLAY_BINARY_FRAME.rawValue)
+            inFlightBytes = max(1, original.count)
+            var bytes = original
+            var rsv: UInt8 = 0
+            if let compression, original.count >= WebSocketCompression.minimumBytes, let deflated = compression.deflate(original) {
+                bytes = deflated
+                rsv = nl_wslay_rsv1
+            }
+            var rc: Int32
+            if let limit = options.fragmentBytes, bytes.count > limit {
+                fragmenting = (bytes, 0)
+                var message = wslay_event_fragmented_msg()
+                message.opcode = opcode
+                message.read_callback = { _, buffer, length, _, eof, user in
+                    Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().nextFragment(buffer!, length, eof!)
+                }
+                rc = wslay_event_queue_fragmented_msg_ex(context, &message, rsv)
+            } else {
+                rc = bytes.withUnsafeBufferPointer { buffer in
+                    var message = wslay_event_msg(opcode: opcode, msg: buffer.baseAddress, msg_length: buffer.count)
+                    return wslay_event_queue_msg_ex(context, &message, rsv)
+                }
+            }
+            if original.isEmpty { try! withOutbox { $0.bytes += 1 } }  // counted as 1 until written
+            return rc == 0
+        }
+        let close = try! withOutbox { box -> (Int, [UInt8])? in box.closeRequest.map { ($0.code, $0.reason) } }
+        guard let (code, reason) = close, wslay_event_get_close_sent(context) == 0, !closeQueued else { return false }
+        closeQueued = true
+        _ = reason.withUnsafeBufferPointer { wslay_event_queue_close(context, UInt16(code), $0.baseAddress, $0.count) }
+        let limit = options.closeTimeout
+        after(limit) { socket in
+            socket.fail(WebSocketFailure(.timedOut("the server did not answer the close within \(limit) s (closeTimeout)")))
+        }
+        return true
+    }
+
+    /// wslay's reader of a fragmented message: the next piece of `fragmenting`.
+    func nextFragment(_ buffer: UnsafeMutablePointer<UInt8>, _ length: Int, _ eof: UnsafeMutablePointer<Int32>) -> Int {
+        guard let (bytes, offset) = fragmenting else {
+            eof.pointee = 1
+            return 0
+        }
+        let count = min(length, options.fragmentBytes ?? length, bytes.count - offset)
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + offset, count: count) }
+        fragmenting = (bytes, offset + count)
+        if offset + count == bytes.count { eof.pointee = 1 }
+        return count
+    }
+
+    // MARK: Ending
+
+    /// Ends the connection with `failure` (the first one counts); `closing`, when the
+    /// connection is open and has sent no close, is the close code it sends first.
+    func fail(_ failure: WebSocketFailure, closing: UInt16? = nil) {
+        if self.failure == nil { self.failure = failure }
+        end(sendingClose: closing)
+    }
+
+    /// Closes the socket and reports the end: `failed` (if the connection failed),
+    /// then `closed`. A close frame wslay queued (its answer to a server's close, or a
+    /// failure it found) is written first if the socket takes it; `sendingClose` adds
+    /// one when none was sent.
+    func end(sendingClose code: UInt16?) {
+        guard phase != .ended else { return }
+        if phase == .open, let context {
+            if let code, wslay_event_get_close_sent(context) == 0 {
+                _ = wslay_event_queue_close(context, code, nil, 0)
+            }
+            if wslay_event_get_write_enabled(context) != 0 { _ = wslay_event_send(context) }
+        }
+        phase = .ended
+        if socket >= 0, watchedEvents != 0 { loop?.watched.remove(socket) }
+        watchedEvents = 0
+        if let context { wslay_event_context_free(context) }
+        context = nil
+        if !queuedForOpener || openerDone {
+            if let easy { curl_easy_cleanup(easy) }  // closes the socket
+            easy = nil
+        }
+        socket = -1
+        early = []
+        fragmenting = nil
+        try! withOutbox { box in
+            box.ended = true
+            box.messages = []
+            box.head = 0
+            box.bytes = 0
+        }
+        registry.remove(self)
+        let failure = self.failure
+        if let failure { deliver { $0.failed(failure.error, failure.response) } }
+        let code = closeCode ?? 1006
+        let reason = closeCode == nil ? "" : closeReason
+        deliver { $0.closed(code, reason) }
+    }
+}

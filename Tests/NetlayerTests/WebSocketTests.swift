@@ -1,0 +1,134 @@
+import Foundation
+import Netlayer
+import Testing
+
+/// The WebSocket servers of Tests/server/ws_servers.py (the `websockets` package's
+/// echo server, and a raw server that breaks the protocol), started once per process.
+final class WebSocketServers: Sendable {
+    static let shared = WebSocketServers()
+
+    let echoURL: String
+    let hostileURL: String
+    private let processes: [(Process, Pipe)]
+
+    private init() {
+        var processes: [(Process, Pipe)] = []
+        func start(_ kind: String) -> String {
+            let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            let portFile = FileManager.default.temporaryDirectory
+                .appendingPathComponent("netlayer-swift-ws-\(kind)-\(getpid()).port")
+            try? FileManager.default.removeItem(at: portFile)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", repo.appendingPathComponent("Tests/server/ws_servers.py").path, kind,
+                                 "--port", "0", "--port-file", portFile.path, "--exit-on-stdin-eof"]
+            let stdin = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = FileHandle.nullDevice
+            try! process.run()
+            processes.append((process, stdin))
+            var port = ""
+            for _ in 0..<200 where port.isEmpty {
+                port = (try? String(contentsOf: portFile, encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                if port.isEmpty { usleep(50_000) }
+            }
+            precondition(!port.isEmpty, "ws_servers.py \(kind) did not start")
+            return "http://127.0.0.1:\(port)/"
+        }
+        echoURL = start("echo")
+        hostileURL = start("hostile")
+        self.processes = processes
+    }
+}
+
+@Suite(.serialized) struct WebSocketTests {
+    private func client(_ baseURL: String) throws -> NetlayerClient {
+        try NetlayerClient(baseURL: baseURL)
+    }
+
+    @Test func messagesEchoAsAnAsyncSequenceAndTheCloseIsReported() async throws {
+        let client = try client(WebSocketServers.shared.echoURL)
+        let socket = try await client.webSocket(.get("protocol"), options: WebSocketOptions(protocols: ["chat"]))
+        #expect(socket.subprotocol == "chat")
+        #expect(socket.response.statusCode == 101)
+        try await socket.send("hello")
+        try await socket.send([0, 1, 255])
+        var received: [WebSocket.Message] = []
+        for try await message in socket {
+            received.append(message)
+            if received.count == 3 { try await socket.close(code: 1000, reason: "bye") }
+        }
+        #expect(received == [.text("chat"), .text("hello"), .binary([0, 1, 255])])
+        #expect(socket.closeCode == 1000)
+        #expect(socket.closeReason == "bye")
+        _ = client.shutdown()
+    }
+
+    @Test func aServerCloseEndsTheSequenceWithItsCode() async throws {
+        let client = try client(WebSocketServers.shared.echoURL)
+        var endpoint = Endpoint<JSON>.get("close")
+        endpoint.queryParameters = ["code": 4002, "reason": "later"]
+        let socket = try await client.webSocket(endpoint)
+        for try await _ in socket { Issue.record("no message expected") }
+        #expect(socket.closeCode == 4002)
+        #expect(socket.closeReason == "later")
+        _ = client.shutdown()
+    }
+
+    @Test func aBadHandshakeThrowsFromOpening() async throws {
+        let client = try client(WebSocketServers.shared.hostileURL)
+        do {
+            _ = try await client.webSocket(.get("bad-accept"))
+            Issue.record("the handshake should have failed")
+        } catch {
+            #expect(DataTransferError.networkFailure(error).kind == .protocol)
+        }
+        do {
+            _ = try await client.webSocket(.get("status-403"))
+            Issue.record("the handshake should have failed")
+        } catch {
+            #expect(error.response?.statusCode == 403)
+        }
+        _ = client.shutdown()
+    }
+
+    @Test func invalidUTF8FromTheServerEndsTheSequenceWithAProtocolError() async throws {
+        let client = try client(WebSocketServers.shared.hostileURL)
+        let socket = try await client.webSocket(.get("bad-utf8"))
+        do {
+            for try await _ in socket {}
+            Issue.record("the sequence should have thrown")
+        } catch let error as NetworkError {
+            #expect(DataTransferError.networkFailure(error).kind == .protocol)
+        }
+        #expect(socket.closeCode == 1006)
+        _ = client.shutdown()
+    }
+
+    @Test func aReaderFarBehindFailsTheConnectionInsteadOfGrowingMemory() async throws {
+        let client = try client(WebSocketServers.shared.echoURL)
+        let socket = try await client.webSocket(.get("echo"), bufferLimit: 2)
+        for i in 0..<10 { try? await socket.send("message \(i)") }
+        try await Task.sleep(for: .milliseconds(300))
+        var read = 0
+        do {
+            for try await _ in socket { read += 1 }
+            Issue.record("the sequence should have thrown")
+        } catch let error as NetworkError {
+            #expect(DataTransferError.networkFailure(error).kind == .tooLarge)
+        }
+        #expect(read == 2)
+        await #expect(throws: NetworkError.self) { try await socket.send("after the end") }
+        _ = client.shutdown()
+    }
+
+    @Test func aTransportWithoutWebSocketsRefusesToOpen() async throws {
+        let client = try NetlayerClient(.init(config: NetworkConfig(baseURL: "http://127.0.0.1:1/"),
+                                              makeTransport: { _ throws(NetworkError) in
+            StubSessionManager(rules: [], loop: try CurlSessionManager())
+        }))
+        await #expect(throws: NetworkError.self) { _ = try await client.webSocket(Endpoint<JSON>.get("x")) }
+    }
+}

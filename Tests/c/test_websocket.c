@@ -1,0 +1,1093 @@
+/*
+ * WebSockets through the C ABI (nl_websocket_*): against the `websockets` package's
+ * server, nginx as a wss reverse proxy in front of it, tinyproxy's CONNECT tunnel, and
+ * a raw-socket server that breaks the protocol on purpose (Tests/server/ws_servers.py).
+ */
+#include "harness.h"
+#include "fault_helpers.h"
+
+#include <sys/resource.h>
+
+/* ---- what one connection reported -------------------------------------------------------- */
+
+typedef struct message {
+    int kind;
+    char *data;
+    size_t length;
+} message;
+
+typedef struct probe {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int opens;
+    char *open_json;
+    message messages[64];
+    int count;
+    int errors;
+    char *error_json;
+    int closes;
+    int code;
+    char reason[256];
+    int events_after_close;
+    nl_websocket *free_on_message; /* freed from inside on_message when set */
+} probe;
+
+static void probe_init(probe *p)
+{
+    memset(p, 0, sizeof(*p));
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->changed, NULL);
+}
+
+static void probe_done(probe *p)
+{
+    int i;
+    for (i = 0; i < p->count; i++)
+        free(p->messages[i].data);
+    free(p->open_json);
+    free(p->error_json);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->changed);
+}
+
+static void on_open(nl_websocket *ws, const char *open_json, void *user_data)
+{
+    probe *p = user_data;
+    (void)ws;
+    pthread_mutex_lock(&p->lock);
+    p->opens++;
+    p->events_after_close += p->closes;
+    free(p->open_json);
+    p->open_json = strdup(open_json);
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void on_message(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data)
+{
+    probe *p = user_data;
+    pthread_mutex_lock(&p->lock);
+    p->events_after_close += p->closes;
+    if (p->count < 64) {
+        message *m = &p->messages[p->count++];
+        m->kind = kind;
+        m->length = length;
+        m->data = malloc(length + 1);
+        if (length > 0)
+            memcpy(m->data, data, length);
+        m->data[length] = '\0';
+    }
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+    if (p->free_on_message == ws)
+        nl_websocket_free(ws);
+}
+
+static void on_error(nl_websocket *ws, const char *error_json, void *user_data)
+{
+    probe *p = user_data;
+    (void)ws;
+    pthread_mutex_lock(&p->lock);
+    p->errors++;
+    p->events_after_close += p->closes;
+    free(p->error_json);
+    p->error_json = strdup(error_json);
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void on_close(nl_websocket *ws, int code, const char *reason, void *user_data)
+{
+    probe *p = user_data;
+    (void)ws;
+    pthread_mutex_lock(&p->lock);
+    p->events_after_close += p->closes;
+    p->closes++;
+    p->code = code;
+    snprintf(p->reason, sizeof(p->reason), "%s", reason);
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Waits until `holds` (called under the lock) or `seconds` pass; whether it held. */
+static int wait_until(probe *p, double seconds, int (*holds)(probe *))
+{
+    double deadline = now_ms() + seconds * 1000.0 * (fh_slow_mode() ? 4 : 1);
+    int ok;
+    pthread_mutex_lock(&p->lock);
+    while (!(ok = holds(p)) && now_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
+static int is_open(probe *p) { return p->opens > 0 || p->closes > 0; }
+static int is_closed(probe *p) { return p->closes > 0; }
+static int has_one(probe *p) { return p->count >= 1 || p->closes > 0; }
+static int has_two(probe *p) { return p->count >= 2 || p->closes > 0; }
+
+/* ---- servers ------------------------------------------------------------------------------- */
+
+static fh_server g_echo, g_hostile, g_nginx, g_proxy;
+static char g_cert_dir[64];
+
+static int start_ws_server(fh_server *s, const char *kind, const char *const *more)
+{
+    const char *extra[12];
+    int n = 0, i;
+    if (s->port > 0)
+        return 1;
+    /* ws_servers.py takes its kind first: the helper puts its own options before it. */
+    extra[n++] = kind;
+    for (i = 0; more != NULL && more[i] != NULL && n < 11; i++)
+        extra[n++] = more[i];
+    extra[n] = NULL;
+    return fh_server_start(s, "ws_servers.py", extra);
+}
+
+static int echo_port(void)
+{
+    REQUIRE_MSG(start_ws_server(&g_echo, "echo", NULL), "cannot start the websockets echo server");
+    return g_echo.port;
+}
+
+static int hostile_port(void)
+{
+    REQUIRE_MSG(start_ws_server(&g_hostile, "hostile", NULL), "cannot start the hostile server");
+    return g_hostile.port;
+}
+
+static const char *cert_dir(void)
+{
+    if (g_cert_dir[0] == '\0') {
+        snprintf(g_cert_dir, sizeof(g_cert_dir), "/tmp/netlayer-wscerts-XXXXXX");
+        REQUIRE(mkdtemp(g_cert_dir) != NULL);
+        REQUIRE_MSG(fh_make_certs(g_cert_dir), "openssl could not make certificates");
+    }
+    return g_cert_dir;
+}
+
+static int nginx_port(void)
+{
+    if (g_nginx.port <= 0) {
+        char *upstream = nlt_format("%d", echo_port());
+        char *cert = nlt_format("%s/server.pem", cert_dir());
+        char *key = nlt_format("%s/server.key", cert_dir());
+        const char *more[] = { "--upstream", upstream, "--cert", cert, "--key", key, NULL };
+        int ok = start_ws_server(&g_nginx, "nginx", more);
+        free(upstream);
+        free(cert);
+        free(key);
+        REQUIRE_MSG(ok, "cannot start nginx");
+    }
+    return g_nginx.port;
+}
+
+static int proxy_port(void)
+{
+    REQUIRE_MSG(start_ws_server(&g_proxy, "tinyproxy", NULL), "cannot start tinyproxy");
+    return g_proxy.port;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static nl_websocket *open_ws(nl_client *c, const char *doc, probe *p)
+{
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    char *err = NULL;
+    nl_websocket *ws;
+    cb.on_open = on_open;
+    cb.on_message = on_message;
+    cb.on_error = on_error;
+    cb.on_close = on_close;
+    cb.user_data = p;
+    ws = nl_websocket_open(c, doc, &cb, &err);
+    CHECK_MSG(ws != NULL, "nl_websocket_open(%s) -> %s", doc, err ? err : "(no error)");
+    nl_free(err);
+    return ws;
+}
+
+static nl_client *echo_client(const char *extra)
+{
+    return client_with_config(nlt_format("{\"baseURL\": \"http://127.0.0.1:%d/\"%s%s}", echo_port(),
+                                         extra ? ", " : "", extra ? extra : ""));
+}
+
+static nl_client *hostile_client(const char *extra)
+{
+    return client_with_config(nlt_format("{\"baseURL\": \"http://127.0.0.1:%d/\"%s%s}", hostile_port(),
+                                         extra ? ", " : "", extra ? extra : ""));
+}
+
+/* The error kind of the probe's error document ("" when none). */
+static const char *probe_error_kind(probe *p, json_t **owned)
+{
+    *owned = p->error_json ? json_loads(p->error_json, 0, NULL) : NULL;
+    return *owned ? (jpath_str(*owned, "error.kind") ? jpath_str(*owned, "error.kind") : "") : "";
+}
+
+/* Opens `doc`, expects a failure of `kind` whose message holds `words`, on_close 1006,
+ * no on_open unless `opens`, and exactly one on_error and on_close. */
+static void expect_failure(nl_client *c, const char *doc, int opens, const char *kind, const char *words)
+{
+    probe p;
+    json_t *error;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    CHECK_MSG(wait_until(&p, 15, is_closed), "%s: no on_close", doc);
+    CHECK_INT_EQ(p.errors, 1);
+    CHECK_INT_EQ(p.closes, 1);
+    CHECK_INT_EQ(p.code, 1006);
+    CHECK_INT_EQ(p.opens, opens);
+    CHECK_STR_EQ(probe_error_kind(&p, &error), kind);
+    CHECK_MSG(error && jpath_str(error, "error.message") && nlt_stristr(jpath_str(error, "error.message"), words),
+              "%s: message %s lacks '%s'", doc, p.error_json ? p.error_json : "(none)", words);
+    CHECK_INT_EQ(p.events_after_close, 0);
+    json_decref(error);
+    nl_websocket_free(ws);
+    probe_done(&p);
+}
+
+static void close_and_wait(nl_websocket *ws, probe *p)
+{
+    char *err = NULL;
+    CHECK_INT_EQ(nl_websocket_close(ws, 1000, "done", &err), 0);
+    nl_free(err);
+    CHECK(wait_until(p, 10, is_closed));
+}
+
+/* ---- the websockets package's server ------------------------------------------------------- */
+
+static void test_echo_text_and_binary(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    const unsigned char bytes[] = { 0, 1, 2, 255, 0 };
+    json_t *opened;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    /* Queued before the handshake completes: sent after it, in order. */
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "héllo", strlen("héllo"), NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, bytes, sizeof bytes, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE_MSG(p.count == 2, "error: %s", p.error_json ? p.error_json : "(none)");
+    CHECK_INT_EQ(p.opens, 1);
+    opened = nlt_parse(p.open_json, "open_json");
+    CHECK_INT_EQ((long long)jpath_num(opened, "status", 0), 101);
+    CHECK(json_is_null(jpath(opened, "protocol")));
+    CHECK_STR_EQ(jpath_str(opened, "headers.upgrade"), "websocket");
+    json_decref(opened);
+    CHECK_INT_EQ(p.messages[0].kind, NL_WS_TEXT);
+    CHECK_STR_EQ(p.messages[0].data, "héllo");
+    CHECK_INT_EQ(p.messages[1].kind, NL_WS_BINARY);
+    CHECK(p.messages[1].length == sizeof bytes && memcmp(p.messages[1].data, bytes, sizeof bytes) == 0);
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    CHECK_STR_EQ(p.reason, "done");
+    CHECK_INT_EQ(p.errors, 0);
+    CHECK_INT_EQ(p.events_after_close, 0);
+    /* Closed: a send fails, and says so. */
+    {
+        char *err = NULL;
+        json_t *doc;
+        CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "late", 4, &err), -1);
+        doc = nlt_parse(err, "send error");
+        CHECK_STR_EQ(error_kind(doc), "not_connected");
+        json_decref(doc);
+        nl_free(err);
+    }
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_subprotocol_offered_and_chosen_one_reported(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *opened;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"protocol\", \"protocols\": [\"nope\", \"superchat\"]}", &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    opened = nlt_parse(p.open_json, "open_json");
+    CHECK_STR_EQ(jpath_str(opened, "protocol"), "superchat");
+    json_decref(opened);
+    CHECK_STR_EQ(p.messages[0].data, "superchat");  /* what the server says it chose */
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_server_close_code_and_reason_reported(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"close\", \"query\": {\"code\": 4001, \"reason\": \"see you\"}}", &p);
+    REQUIRE(wait_until(&p, 10, is_closed));
+    CHECK_INT_EQ(p.code, 4001);
+    CHECK_STR_EQ(p.reason, "see you");
+    CHECK_INT_EQ(p.errors, 0);
+    CHECK_INT_EQ(p.opens, 1);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_large_and_fragmented_messages_from_the_server(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    size_t i, bad = 0, n = 3000000;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"large\", \"query\": {\"bytes\": 3000000}}", &p);
+    REQUIRE(wait_until(&p, 20, has_one));
+    REQUIRE(p.count == 1);
+    CHECK_INT_EQ(p.messages[0].kind, NL_WS_BINARY);
+    CHECK(p.messages[0].length == n);
+    for (i = 0; i < n && i < p.messages[0].length; i++)
+        bad += (unsigned char)p.messages[0].data[i] != i % 251;
+    CHECK(bad == 0);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"fragments\"}", &p);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE(p.count == 2);
+    CHECK_INT_EQ(p.messages[0].kind, NL_WS_TEXT);
+    CHECK_STR_EQ(p.messages[0].data, "hello world");
+    CHECK_INT_EQ(p.messages[1].kind, NL_WS_BINARY);
+    CHECK(p.messages[1].length == 5 && memcmp(p.messages[1].data, "\0\1\2\3\4", 5) == 0);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_large_message_sent_in_fragments_comes_back_whole(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    size_t n = 100000, i;
+    char *text = malloc(n + 1);
+    for (i = 0; i < n; i++)
+        text[i] = (char)('a' + i % 26);
+    text[n] = '\0';
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\", \"fragmentBytes\": 1000}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, n, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_one));
+    REQUIRE(p.count == 1);
+    CHECK(p.messages[0].length == n && memcmp(p.messages[0].data, text, n) == 0);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    free(text);
+}
+
+static void test_frames_on_the_wire_are_masked_and_fragmented(void)
+{
+    /* The raw server reports each message's frames as [fin, opcode, masked, length]. */
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    char text[2500];
+    memset(text, 'x', sizeof text);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"frames\", \"fragmentBytes\": 1000}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, sizeof text, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, "ab", 2, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE(p.count == 2);
+    CHECK_STR_EQ(p.messages[0].data, "[[0, 1, 1, 1000], [0, 0, 1, 1000], [1, 0, 1, 500]]");
+    CHECK_STR_EQ(p.messages[1].data, "[[1, 2, 1, 2]]");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_server_ping_is_answered_with_pong(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"ping\"}", &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    CHECK_STR_EQ(p.count ? p.messages[0].data : "(none)", "pong");
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_handshake_carries_the_clients_headers_auth_and_cookies(void)
+{
+    /* A cookie set by a response of the test server (127.0.0.1, another port) is sent
+     * with the handshake, as libcurl would send it with a request to this host. */
+    nl_client *c = client_for("\"headers\": {\"X-Default\": \"d\"}, \"auth\": {\"bearer\": \"tok-1\"}");
+    json_t *r = request_json(c, "{\"path\": \"set-cookie\", \"query\": {\"c\": \"flavour=oat; Path=/\"}}");
+    char *doc;
+    probe p;
+    nl_websocket *ws;
+    json_t *seen;
+    CHECK(result_ok(r));
+    json_decref(r);
+    doc = nlt_format("{\"path\": \"http://127.0.0.1:%d/headers\", \"isFullPath\": true,"
+                     " \"headers\": {\"X-Trace\": \"t-7\"}, \"query\": {\"q\": \"1\"}}", echo_port());
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    seen = nlt_parse(p.messages[0].data, "headers");
+    CHECK_STR_EQ(jpath_str(seen, "authorization"), "Bearer tok-1");
+    CHECK_STR_EQ(jpath_str(seen, "x-default"), "d");
+    CHECK_STR_EQ(jpath_str(seen, "x-trace"), "t-7");
+    CHECK_STR_EQ(jpath_str(seen, "cookie"), "flavour=oat");
+    CHECK(jpath_str(seen, "user-agent") && strstr(jpath_str(seen, "user-agent"), "netlayer"));
+    json_decref(seen);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    free(doc);
+    nl_client_free(c);
+}
+
+static int g_logged_requests;
+
+static void sign_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    (void)user_data;
+    nl_reply_set(reply, "{\"headers\": {\"X-Signed\": \"yes\"}}");
+}
+
+static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)reply;
+    (void)user_data;
+    if (strstr(event_json, "\"event\":\"request\"") && strstr(event_json, "/headers"))
+        __atomic_add_fetch(&g_logged_requests, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_adapt_and_log_hooks_see_the_handshake(void)
+{
+    nl_client *c = echo_client("\"log\": {\"level\": \"info\"}");
+    probe p;
+    nl_websocket *ws;
+    json_t *seen;
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, sign_hook, NULL) == 0);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, NULL) == 0);
+    g_logged_requests = 0;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"headers\"}", &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    seen = nlt_parse(p.messages[0].data, "headers");
+    CHECK_STR_EQ(jpath_str(seen, "x-signed"), "yes");
+    json_decref(seen);
+    CHECK_INT_EQ(__atomic_load_n(&g_logged_requests, __ATOMIC_SEQ_CST), 1);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_permessage_deflate_is_agreed_and_used_both_ways(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *doc;
+    size_t n = 200000, i;
+    char *text = malloc(n + 1);
+    for (i = 0; i < n; i++)
+        text[i] = (char)('a' + (i / 7) % 26);
+    text[n] = '\0';
+    /* The websockets server agrees; a large message both ways comes back whole. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\", \"fragmentBytes\": 4096}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, n, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, "tiny", 4, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE_MSG(p.count == 2, "error: %s", p.error_json ? p.error_json : "(none)");
+    doc = nlt_parse(p.open_json, "open_json");
+    CHECK(jpath_str(doc, "headers.sec-websocket-extensions")
+          && strncmp(jpath_str(doc, "headers.sec-websocket-extensions"), "permessage-deflate", 18) == 0);
+    json_decref(doc);
+    CHECK(p.messages[0].length == n && memcmp(p.messages[0].data, text, n) == 0);
+    CHECK(p.messages[1].length == 4 && memcmp(p.messages[1].data, "tiny", 4) == 0);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+
+    /* "compression": false offers nothing. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\", \"compression\": false}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    doc = nlt_parse(p.open_json, "open_json");
+    CHECK(jpath(doc, "headers.sec-websocket-extensions") == NULL);
+    json_decref(doc);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+
+    /* On the wire: a long message goes deflated (RSV1), a short one as it is. */
+    c = hostile_client(NULL);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"deflate-report\"}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, 1000, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "short", 5, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    REQUIRE(p.count == 2);
+    doc = nlt_parse(p.messages[0].data, "report");
+    CHECK(json_is_true(jpath(doc, "rsv1")));
+    CHECK(jpath_str(doc, "text") && strlen(jpath_str(doc, "text")) == 1000 && memcmp(jpath_str(doc, "text"), text, 1000) == 0);
+    json_decref(doc);
+    doc = nlt_parse(p.messages[1].data, "report");
+    CHECK(json_is_false(jpath(doc, "rsv1")));
+    CHECK_STR_EQ(jpath_str(doc, "text"), "short");
+    json_decref(doc);
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    free(text);
+}
+
+static void test_deflate_bomb_and_bad_inflated_text_fail_the_connection(void)
+{
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"deflate-bomb\"}", 1, "too_large", "inflates to more than maxMessageBytes");
+    expect_failure(c, "{\"path\": \"deflate-bad-utf8\"}", 1, "protocol", "UTF-8");
+    nl_client_free(c);
+}
+
+/* ---- TLS (nginx) and proxies (tinyproxy) --------------------------------------------------- */
+
+static void test_wss_through_nginx_with_the_clients_ca(void)
+{
+    char *config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\"}}", cert_dir());
+    nl_client *c = client_with_config(config);
+    char *doc = nlt_format("{\"path\": \"wss://localhost:%d/protocol\", \"isFullPath\": true,"
+                           " \"protocols\": [\"chat\"]}", nginx_port());
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    REQUIRE(wait_until(&p, 15, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    CHECK_STR_EQ(p.messages[0].data, "chat");
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "over tls", 8, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    CHECK_STR_EQ(p.count > 1 ? p.messages[1].data : "", "over tls");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    free(doc);
+    nl_client_free(c);
+
+    /* Without the CA, the certificate is refused: kind tls. */
+    c = client_with_config(strdup("{}"));
+    doc = nlt_format("{\"path\": \"wss://localhost:%d/echo\", \"isFullPath\": true}", nginx_port());
+    expect_failure(c, doc, 0, "tls", "");
+    free(doc);
+    nl_client_free(c);
+}
+
+static void test_wss_and_ws_through_tinyproxy_connect(void)
+{
+    char *config = nlt_format("{\"proxy\": \"http://127.0.0.1:%d\", \"tls\": {\"caFile\": \"%s/ca.pem\"}}",
+                              proxy_port(), cert_dir());
+    nl_client *c = client_with_config(config);
+    const char *targets[2];
+    char *docs[2];
+    int i;
+    docs[0] = nlt_format("{\"path\": \"wss://localhost:%d/echo\", \"isFullPath\": true}", nginx_port());
+    docs[1] = nlt_format("{\"path\": \"ws://127.0.0.1:%d/echo\", \"isFullPath\": true}", echo_port());
+    targets[0] = "wss";
+    targets[1] = "ws";
+    for (i = 0; i < 2; i++) {
+        probe p;
+        nl_websocket *ws;
+        probe_init(&p);
+        ws = open_ws(c, docs[i], &p);
+        CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, targets[i], strlen(targets[i]), NULL), 0);
+        REQUIRE(wait_until(&p, 15, has_one));
+        CHECK_MSG(p.count == 1 && strcmp(p.messages[0].data, targets[i]) == 0, "%s: %s", targets[i],
+                  p.error_json ? p.error_json : "(no error)");
+        close_and_wait(ws, &p);
+        nl_websocket_free(ws);
+        probe_done(&p);
+        free(docs[i]);
+    }
+    nl_client_free(c);
+}
+
+static void test_ws_over_the_clients_unix_socket(void)
+{
+    fh_server unix_echo;
+    char dir[64], *path, *config;
+    const char *more[3];
+    nl_client *c;
+    probe p;
+    nl_websocket *ws;
+    snprintf(dir, sizeof dir, "/tmp/netlayer-wsunix-XXXXXX");
+    REQUIRE(mkdtemp(dir) != NULL);
+    path = nlt_format("%s/echo.sock", dir);
+    more[0] = "--unix";
+    more[1] = path;
+    more[2] = NULL;
+    memset(&unix_echo, 0, sizeof unix_echo);
+    REQUIRE_MSG(start_ws_server(&unix_echo, "echo", more), "cannot start the echo server on a Unix socket");
+    config = nlt_format("{\"baseURL\": \"http://localhost/\", \"unixSocket\": \"%s\"}", path);
+    c = client_with_config(config);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "via unix", 8, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_one));
+    CHECK_STR_EQ(p.count ? p.messages[0].data : p.error_json, "via unix");
+    close_and_wait(ws, &p);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    fh_server_stop(&unix_echo);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+}
+
+/* ---- hostile servers ----------------------------------------------------------------------- */
+
+static void test_bad_handshakes_fail_with_the_reason(void)
+{
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"bad-accept\"}", 0, "protocol", "Sec-WebSocket-Accept");
+    expect_failure(c, "{\"path\": \"unoffered-protocol\", \"protocols\": [\"chat\"]}", 0, "protocol", "not offered");
+    expect_failure(c, "{\"path\": \"status-403\"}", 0, "status", "403");
+    expect_failure(c, "{\"path\": \"no-answer\", \"timeout\": 0.5}", 0, "timeout", "handshake");
+    nl_client_free(c);
+    c = client_with_config(nlt_format("{\"baseURL\": \"http://127.0.0.1:%d/\"}", fh_closed_port()));
+    expect_failure(c, "{\"path\": \"echo\"}", 0, "not_connected", "");
+    nl_client_free(c);
+}
+
+static void test_broken_frames_fail_the_connection(void)
+{
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"masked\"}", 1, "protocol", "1002");
+    expect_failure(c, "{\"path\": \"huge-length\"}", 1, "protocol", "frame");
+    expect_failure(c, "{\"path\": \"over-max\"}", 1, "too_large", "1009");
+    expect_failure(c, "{\"path\": \"bad-utf8\"}", 1, "protocol", "1007");
+    expect_failure(c, "{\"path\": \"eof\"}", 1, "protocol", "without a close frame");
+    nl_client_free(c);
+}
+
+static void test_message_over_max_message_bytes_closes_with_1009(void)
+{
+    nl_client *c = echo_client(NULL);
+    expect_failure(c, "{\"path\": \"large\", \"query\": {\"bytes\": 5000}, \"maxMessageBytes\": 4096}", 1, "too_large",
+                   "maxMessageBytes");
+    nl_client_free(c);
+}
+
+static void test_close_without_reply_times_out(void)
+{
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *error;
+    double started;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"no-close-reply\", \"closeTimeout\": 0.5}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    started = now_ms();
+    CHECK_INT_EQ(nl_websocket_close(ws, 1000, NULL, NULL), 0);
+    REQUIRE(wait_until(&p, 10, is_closed));
+    CHECK(now_ms() - started >= 400);
+    CHECK_INT_EQ(p.code, 1006);
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "timeout");
+    json_decref(error);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_idle_timeout_fails_a_silent_connection(void)
+{
+    nl_client *c = echo_client(NULL);
+    expect_failure(c, "{\"path\": \"silent\", \"idleTimeout\": 0.3}", 1, "timeout", "idleTimeout");
+    nl_client_free(c);
+}
+
+static void test_server_that_stops_reading_bounds_the_send_queue(void)
+{
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    static char chunk[65536];
+    char *err = NULL;
+    int i, rc = 0;
+    json_t *doc;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"no-read\", \"maxQueuedBytes\": 1048576}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    /* 64 MB offered: the queue takes 1 MB (and the kernel's buffers what they hold). */
+    for (i = 0; i < 1024 && rc == 0; i++) {
+        rc = nl_websocket_send(ws, NL_WS_BINARY, chunk, sizeof chunk, &err);
+        if (rc == 0)
+            sleep_ms(i % 16 == 0 ? 5 : 0);  /* let the loop write what the socket takes */
+    }
+    CHECK_MSG(rc == -1, "all %d sends were queued", i);
+    CHECK_MSG(i < 200, "%d sends of 64 KB were queued before the bound", i);
+    doc = err ? nlt_parse(err, "send error") : NULL;
+    CHECK_STR_EQ(doc ? error_kind(doc) : "", "too_large");
+    CHECK(doc && strstr(error_message(doc), "maxQueuedBytes"));
+    json_decref(doc);
+    nl_free(err);
+    nl_websocket_free(ws);  /* ends at once: the server will never read the close */
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+/* Messages "t<thread>-<n>" back from the echo server: each thread's in its order. */
+typedef struct ordered {
+    pthread_mutex_t lock;
+    int next[4];
+    int received, out_of_order;
+} ordered;
+
+static void on_ordered_message(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data)
+{
+    ordered *o = user_data;
+    int t = -1, n = -1;
+    char text[32];
+    (void)ws;
+    (void)kind;
+    snprintf(text, sizeof text, "%.*s", (int)(length < 31 ? length : 31), data);
+    pthread_mutex_lock(&o->lock);
+    if (sscanf(text, "t%d-%d", &t, &n) == 2 && t >= 0 && t < 4 && n == o->next[t])
+        o->next[t]++;
+    else
+        o->out_of_order++;
+    o->received++;
+    pthread_mutex_unlock(&o->lock);
+}
+
+typedef struct sender {
+    nl_websocket *ws;
+    int thread, failed;
+} sender;
+
+static void *send_200(void *arg)
+{
+    sender *s = arg;
+    int n;
+    for (n = 0; n < 200; n++) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "t%d-%d", s->thread, n);
+        s->failed += nl_websocket_send(s->ws, NL_WS_TEXT, text, (size_t)len, NULL) != 0;
+    }
+    return NULL;
+}
+
+static void test_sends_from_many_threads_keep_each_threads_order(void)
+{
+    nl_client *c = echo_client(NULL);
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    ordered o;
+    sender senders[4];
+    pthread_t threads[4];
+    nl_websocket *ws;
+    int i;
+    double deadline;
+    memset(&o, 0, sizeof o);
+    pthread_mutex_init(&o.lock, NULL);
+    cb.on_message = on_ordered_message;
+    cb.user_data = &o;
+    ws = nl_websocket_open(c, "{\"path\": \"echo\"}", &cb, NULL);
+    REQUIRE(ws != NULL);
+    for (i = 0; i < 4; i++) {
+        senders[i].ws = ws;
+        senders[i].thread = i;
+        senders[i].failed = 0;
+        pthread_create(&threads[i], NULL, send_200, &senders[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK_INT_EQ(senders[i].failed, 0);
+    }
+    deadline = now_ms() + 20000;
+    for (;;) {
+        pthread_mutex_lock(&o.lock);
+        i = o.received;
+        pthread_mutex_unlock(&o.lock);
+        if (i >= 800 || now_ms() > deadline)
+            break;
+        sleep_ms(10);
+    }
+    CHECK_INT_EQ(o.received, 800);
+    CHECK_INT_EQ(o.out_of_order, 0);
+    nl_websocket_free(ws);
+    nl_client_free(c);
+    pthread_mutex_destroy(&o.lock);
+}
+
+/* ---- the ABI's own rules ------------------------------------------------------------------- */
+
+static void test_bad_documents_and_arguments_name_the_problem(void)
+{
+    nl_client *c = echo_client(NULL);
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    static const struct { const char *doc, *words; } bad[] = {
+        { "{\"path\": \"echo\", \"protocls\": [\"chat\"]}", "protocls" },
+        { "{\"path\": \"echo\", \"method\": \"POST\"}", "method" },
+        { "{\"path\": \"echo\", \"protocols\": [\"a b\"]}", "protocols" },
+        { "{\"path\": \"echo\", \"protocols\": \"chat\"}", "protocols" },
+        { "{\"path\": \"echo\", \"fragmentBytes\": 5000}", "fragmentBytes" },
+        { "{\"path\": \"echo\", \"maxMessageBytes\": 0}", "maxMessageBytes" },
+        { "{\"path\": \"echo\", \"headers\": {\"Sec-WebSocket-Protocol\": \"x\"}}", "protocols" },
+        { "{\"path\": \"echo\", \"auth\": {\"digest\": {\"user\": \"u\", \"password\": \"p\"}}}", "digest" },
+        { "[1]", "object" },
+        { "{", "JSON" },
+    };
+    size_t i;
+    for (i = 0; i < NLT_COUNT(bad); i++) {
+        char *err = NULL;
+        json_t *doc;
+        nl_websocket *ws = nl_websocket_open(c, bad[i].doc, &cb, &err);
+        if (ws == NULL) {
+            doc = nlt_parse(err, "open error");
+            CHECK_STR_EQ(error_kind(doc), "invalid_request");
+            CHECK_MSG(strstr(error_message(doc), bad[i].words), "%s -> %s", bad[i].doc, err);
+            json_decref(doc);
+        } else {
+            /* Found when the handshake is written: reported through the callbacks. */
+            probe p;
+            probe_init(&p);
+            nl_websocket_free(ws);
+            probe_done(&p);
+            CHECK_MSG(strstr(bad[i].doc, "Sec-WebSocket") != NULL, "%s was accepted", bad[i].doc);
+        }
+        nl_free(err);
+    }
+    CHECK(nl_websocket_open(NULL, "{}", &cb, NULL) == NULL);
+    CHECK(nl_websocket_open(c, NULL, &cb, NULL) == NULL);
+    CHECK(nl_websocket_open(c, "{}", NULL, NULL) == NULL);
+    cb.version = 99;
+    CHECK(nl_websocket_open(c, "{}", &cb, NULL) == NULL);
+    CHECK_INT_EQ(nl_websocket_send(NULL, NL_WS_TEXT, "x", 1, NULL), -1);
+    CHECK_INT_EQ(nl_websocket_close(NULL, 1000, NULL, NULL), -1);
+    nl_websocket_free(NULL);
+
+    {
+        probe p;
+        nl_websocket *ws;
+        char *err = NULL;
+        json_t *doc;
+        probe_init(&p);
+        ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+        CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "\xff\xfe", 2, &err), -1);
+        doc = nlt_parse(err, "send error");
+        CHECK_STR_EQ(error_kind(doc), "invalid_request");
+        json_decref(doc);
+        nl_free(err);
+        err = NULL;
+        CHECK_INT_EQ(nl_websocket_send(ws, 7, "x", 1, NULL), -1);
+        CHECK_INT_EQ(nl_websocket_close(ws, 1005, NULL, &err), -1);
+        doc = nlt_parse(err, "close error");
+        CHECK(strstr(error_message(doc), "1005") != NULL);
+        json_decref(doc);
+        nl_free(err);
+        /* The connection is still good after refused calls. */
+        CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "still here", 10, NULL), 0);
+        REQUIRE(wait_until(&p, 10, has_one));
+        CHECK_STR_EQ(p.count ? p.messages[0].data : "", "still here");
+        close_and_wait(ws, &p);
+        nl_websocket_free(ws);
+        probe_done(&p);
+    }
+    nl_client_free(c);
+}
+
+static void test_client_free_ends_open_connections_first(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *error;
+    char *err = NULL;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    nl_client_free(c);
+    /* Delivered before nl_client_free returned. */
+    CHECK_INT_EQ(p.closes, 1);
+    CHECK_INT_EQ(p.code, 1006);
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "cancelled");
+    json_decref(error);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "x", 1, &err), -1);
+    nl_free(err);
+    nl_websocket_free(ws);
+    probe_done(&p);
+}
+
+static void test_free_stops_callbacks_even_from_inside_one(void)
+{
+    nl_client *c = echo_client(NULL);
+    probe p, q2;
+    nl_websocket *ws;
+    int i;
+    /* Freed while messages keep coming: no callback after nl_websocket_free returns. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    for (i = 0; i < 20; i++)
+        nl_websocket_send(ws, NL_WS_TEXT, "m", 1, NULL);
+    REQUIRE(wait_until(&p, 10, has_one));
+    nl_websocket_free(ws);
+    pthread_mutex_lock(&p.lock);
+    i = p.count + p.closes;
+    pthread_mutex_unlock(&p.lock);
+    sleep_ms(200);
+    CHECK_INT_EQ(p.count + p.closes, i);
+    probe_done(&p);
+
+    /* Freed from inside its own on_message. */
+    probe_init(&q2);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &q2);
+    q2.free_on_message = ws;
+    nl_websocket_send(ws, NL_WS_TEXT, "one", 3, NULL);
+    nl_websocket_send(ws, NL_WS_TEXT, "two", 3, NULL);
+    REQUIRE(wait_until(&q2, 10, has_one));
+    sleep_ms(200);
+    CHECK_INT_EQ(q2.count, 1);
+    CHECK_INT_EQ(q2.closes, 0);
+    probe_done(&q2);
+    nl_client_free(c);
+
+    /* Freed at once, while libcurl still connects (TLS through nginx): nothing is used
+     * after it is gone (valgrind, ASan), and the client still works. */
+    {
+        char *config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\"}}", cert_dir());
+        char *doc = nlt_format("{\"path\": \"wss://localhost:%d/echo\", \"isFullPath\": true}", nginx_port());
+        probe r;
+        c = client_with_config(config);
+        probe_init(&r);
+        for (i = 0; i < 10; i++) {
+            ws = open_ws(c, doc, &r);
+            if (i % 2)
+                sleep_ms(i);
+            nl_websocket_free(ws);
+        }
+        sleep_ms(100);
+        pthread_mutex_lock(&r.lock);
+        r.opens = r.closes = 0;
+        pthread_mutex_unlock(&r.lock);
+        ws = open_ws(c, doc, &r);
+        CHECK(wait_until(&r, 15, is_open) && r.opens == 1);
+        close_and_wait(ws, &r);
+        nl_websocket_free(ws);
+        probe_done(&r);
+        free(doc);
+        nl_client_free(c);
+    }
+}
+
+static void test_many_idle_connections_share_the_event_loop(void)
+{
+    /* 50 connections open at once cost no thread each: the process's thread count
+     * stays near what one request needs. */
+    nl_client *c = echo_client(NULL);
+    enum { N = 50 };
+    static probe p[N];
+    nl_websocket *ws[N];
+    int i, opened = 0, threads = 0;
+    FILE *f;
+    char line[256];
+    for (i = 0; i < N; i++) {
+        probe_init(&p[i]);
+        ws[i] = open_ws(c, "{\"path\": \"echo\"}", &p[i]);
+    }
+    for (i = 0; i < N; i++)
+        opened += wait_until(&p[i], 20, is_open) && p[i].opens == 1;
+    CHECK_INT_EQ(opened, N);
+    sleep_ms(100);  /* the opener threads leave when no connection waits */
+    f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            threads = atoi(line + 8);
+    if (f)
+        fclose(f);
+    CHECK_MSG(threads > 0 && threads < 10, "%d threads for %d connections", threads, N);
+    for (i = 0; i < N; i++) {
+        nl_websocket_send(ws[i], NL_WS_TEXT, "ping", 4, NULL);
+    }
+    for (i = 0; i < N; i++) {
+        CHECK(wait_until(&p[i], 10, has_one) && p[i].count == 1);
+        close_and_wait(ws[i], &p[i]);
+        nl_websocket_free(ws[i]);
+        probe_done(&p[i]);
+    }
+    nl_client_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_echo_text_and_binary),
+        NLT_TEST(test_subprotocol_offered_and_chosen_one_reported),
+        NLT_TEST(test_server_close_code_and_reason_reported),
+        NLT_TEST(test_large_and_fragmented_messages_from_the_server),
+        NLT_TEST(test_large_message_sent_in_fragments_comes_back_whole),
+        NLT_TEST(test_frames_on_the_wire_are_masked_and_fragmented),
+        NLT_TEST(test_server_ping_is_answered_with_pong),
+        NLT_TEST(test_handshake_carries_the_clients_headers_auth_and_cookies),
+        NLT_TEST(test_adapt_and_log_hooks_see_the_handshake),
+        NLT_TEST(test_permessage_deflate_is_agreed_and_used_both_ways),
+        NLT_TEST(test_deflate_bomb_and_bad_inflated_text_fail_the_connection),
+        NLT_TEST(test_wss_through_nginx_with_the_clients_ca),
+        NLT_TEST(test_wss_and_ws_through_tinyproxy_connect),
+        NLT_TEST(test_ws_over_the_clients_unix_socket),
+        NLT_TEST(test_bad_handshakes_fail_with_the_reason),
+        NLT_TEST(test_broken_frames_fail_the_connection),
+        NLT_TEST(test_message_over_max_message_bytes_closes_with_1009),
+        NLT_TEST(test_close_without_reply_times_out),
+        NLT_TEST(test_idle_timeout_fails_a_silent_connection),
+        NLT_TEST(test_server_that_stops_reading_bounds_the_send_queue),
+        NLT_TEST(test_sends_from_many_threads_keep_each_threads_order),
+        NLT_TEST(test_bad_documents_and_arguments_name_the_problem),
+        NLT_TEST(test_client_free_ends_open_connections_first),
+        NLT_TEST(test_free_stops_callbacks_even_from_inside_one),
+        NLT_TEST(test_many_idle_connections_share_the_event_loop),
+    };
+    int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
+    fh_server_stop(&g_proxy);
+    fh_server_stop(&g_nginx);
+    fh_server_stop(&g_hostile);
+    fh_server_stop(&g_echo);
+    if (g_cert_dir[0] != '\0')
+        fh_sh("rm -rf '%s'", g_cert_dir);
+    return rc;
+}
