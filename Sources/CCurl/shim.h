@@ -146,6 +146,22 @@ static inline int nl_epoll_wait(int epfd, int *fds, int *flags, int max, int tim
 int mkostemp(char *template_, int flags);
 static inline int nl_mkstemp_cloexec(char *template_) { return mkostemp(template_, O_CLOEXEC); }
 
+/* A cancel cell (0 pending, 2 cancel requested) shared by a thread that cancels and
+ * one blocked in curl_easy_perform (a WebSocket's connection being opened): libcurl's
+ * progress callback reads it here, and a cancel stops the transfer. */
+static inline int nl_state_load(const int *cell) { return __atomic_load_n(cell, __ATOMIC_ACQUIRE); }
+static inline int nl_state_exchange_if(int *cell, int expected, int desired) {
+    return __atomic_compare_exchange_n(cell, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static int nl_progress_stop_on_cancel(void *cell, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                                      curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    return __atomic_load_n((const int *)cell, __ATOMIC_ACQUIRE) == 2;
+}
+static inline CURLcode nl_curl_setopt_progress_stop_on_cancel(CURL *h) {
+    return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, nl_progress_stop_on_cancel);
+}
+
 static inline int nl_eventfd_create(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 static inline void nl_eventfd_signal(int fd) { uint64_t one = 1; ssize_t r = write(fd, &one, sizeof one); (void)r; }
 static inline void nl_eventfd_drain(int fd) { uint64_t v; ssize_t r = read(fd, &v, sizeof v); (void)r; }

@@ -132,7 +132,7 @@ public final class NetlayerClient: @unchecked Sendable {
     public var transport: any NetworkSessionManager { engine.transport }
 
     /// The adapter of every attempt (a WebSocket's handshake too).
-    package var interceptor: (any RequestInterceptor)? { parts.interceptor }
+    package var interceptor: (any RequestInterceptor)? { engine.environment.interceptor }
 
     /// What the layer that described the client keeps with it (`Parts.attachment`).
     package var attachment: (any Sendable)? { parts.attachment }

@@ -52,6 +52,10 @@ extension CurlEventLoop {
                 // loop's thread with nothing left gives the multi handle up instead.
                 lock()
                 if !inbox.isEmpty || inbox.stopping || inbox.handOver {
+                    // Look at the inbox next turn: a stop or a hand-over stays pending
+                    // until a driver acts on it, and another driver may have taken the
+                    // signal of it (a blocking caller that drove before this thread).
+                    inboxPending.store(true, ordering: .relaxed)
                     timeout = 0
                 } else if isThread, !hasWork {
                     inbox.owner = .none
@@ -94,6 +98,8 @@ extension CurlEventLoop {
 
     /// How long epoll may sleep: until libcurl's timer, at most a second.
     private func waitMilliseconds() -> Int32 {
+        // Transfers queued by this thread itself (a redirect, a retry) start at once.
+        if waitingHead < waiting.count, active < maxConcurrent { return 0 }
         var deadline = timerDeadline ?? .max
         if let first = timers.first?.deadline, first < deadline { deadline = first }
         if let next = paused.nextDeadline, next < deadline { deadline = next }

@@ -288,6 +288,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             inbox.threadParked = false
             inbox.owner = .thread
             inbox.workLeft = false
+            inboxPending.store(true, ordering: .relaxed)  // whatever woke it is in the inbox
             unlock()
             // Back from driving, the multi handle was given up under the lock.
             if drive(until: { false }, interrupt: nil) == .done { return }  // stopped
