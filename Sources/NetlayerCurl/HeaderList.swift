@@ -14,6 +14,10 @@ package struct HeaderList: Equatable {
     let userAgent: String?
     /// The Accept-Encoding libcurl would send for compression, as a header.
     let acceptsEncodings: Bool
+    /// "Content-Type:" (none), for a POST that names no type: libcurl would send
+    /// `application/x-www-form-urlencoded` for it, body or not. Every body Netlayer
+    /// builds has a type; a POST without one, as requests and httpie send it, has none.
+    let removesContentType: Bool
 
     init(_ request: HTTPRequest, userAgentAsOption: Bool) {
         let options = request.options
@@ -27,6 +31,9 @@ package struct HeaderList: Equatable {
             && request.headers["Expect"] == nil
         userAgent = userAgentAsOption || request.headers["User-Agent"] != nil ? nil : options.userAgent
         acceptsEncodings = options.compression && request.headers["Accept-Encoding"] == nil
+        // (A multipart body's type is libcurl's, with its boundary.)
+        removesContentType = request.method == .post && request.transfer.multipart == nil
+            && request.headers["Content-Type"] == nil
     }
 
     /// A new libcurl list of these headers; the caller frees it with `curl_slist_free_all`.
@@ -51,6 +58,9 @@ package struct HeaderList: Equatable {
         }
         if suppressesExpect {
             list = curl_slist_append(list, "Expect:")
+        }
+        if removesContentType {
+            list = curl_slist_append(list, "Content-Type:")
         }
         if let userAgent {
             // As a header, libcurl skips formatting it (see CurlGlobal.defaultUserAgentHeader).

@@ -235,6 +235,16 @@ def _():
     assert code == 0 and out.startswith("HTTP/1.1 200\n") and "content-type: application/json" in out, out
 
 
+@test("a post without a body sends no Content-Type, as httpie and requests do")
+def _():
+    for args in (("post", BASE + "echo", "a==1"), ("post", BASE + "echo", "--ignore-stdin")):
+        doc = echo(*args)
+        types = [value for name, value in doc["headerLines"] if name.lower() == "content-type"]
+        assert doc["method"] == "POST" and doc["bodyLength"] == 0 and types == [], (args, doc["headerLines"])
+    doc = echo("post", BASE + "echo", "a==1", "Content-Type:text/plain")
+    assert doc["headers"]["content-type"] == "text/plain", doc["headers"]
+
+
 @test("field=@file and field:=@file read values from files; --form sends a form")
 def _():
     bio, cfg = write("bio.txt", "line one\nline two"), write("cfg.json", '{"depth": 2.50}')
