@@ -53,6 +53,13 @@ class Response:
         return self.status
 
     @property
+    def ok(self) -> bool:
+        """False for a 4xx or 5xx status, as requests' ``Response.ok``: a status that
+        ``acceptableStatus`` let through is a Response, and may still be an error to
+        HTTP. (Every Response is a success document; a failure is an ``Error``.)"""
+        return self.status < 400
+
+    @property
     def text(self) -> str:
         """The body as text: the text a ``text`` decoder returned; the bytes of a
         ``base64`` one as UTF-8 (undecodable bytes replaced); a JSON value encoded again

@@ -36,3 +36,15 @@ def test_post_without_a_body_sends_no_content_type_as_requests_does(client: netl
     typed = client.post("echo", headers={"Content-Type": "text/plain"}).value
     assert header_lines(typed, "content-type") == ["text/plain"]
     assert header_lines(client.post("echo", json={"a": 1}).value, "content-type") == ["application/json"]
+
+
+# -- Response.ok ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["json", "status/201", "redirect/0", "status/404", "status/418", "status/500"])
+def test_ok_is_requests_ok(base_url: str, path: str) -> None:
+    with netlayer.Client(base_url, timeout=10, follow_redirects=False, acceptable_status=[[200, 599]]) as client:
+        ours = client.get(path)
+    theirs = requests.get(base_url + path, timeout=10, allow_redirects=False)
+    assert ours.status == theirs.status_code
+    assert ours.ok is theirs.ok is (ours.status < 400)
