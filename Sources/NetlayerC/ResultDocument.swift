@@ -3,14 +3,18 @@ import Netlayer
 /// Writes result documents (contract section 5).
 enum ResultDocument {
     /// - Parameter decoder: what the auto decoder chose, written as `decoder`.
+    /// - Parameter redactedQuery: the config's own secret query names, whose values
+    ///   are kept out of `url` and `redirects` as the well-known ones are.
     static func success<Value: ResultValue>(_ response: DataResponse<Value>,
-                                            decoder: AutoResponseDecoder.Choice? = nil) -> [UInt8] {
+                                            decoder: AutoResponseDecoder.Choice? = nil,
+                                            redactedQuery: Set<String> = []) -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
         writeHTTPVersion(response.httpVersion, into: &w)
+        writeURLs(response.url, response.redirects, redactedQuery: redactedQuery, into: &w)
         w.raw(",\"value\":")
         response.value.write(into: &w)
         if w.wroteBigInteger { w.raw(",\"bigIntegers\":true") }
@@ -116,6 +120,26 @@ enum ResultDocument {
         w.raw(",\"redirectMs\":")
         w.write(thousandths: timing.redirectMs)
         w.raw("}")
+    }
+
+    /// `,"url":...` (when known) and `,"redirects":[{"status":302,"url":...},...]` (when
+    /// there were any), their secrets redacted as in logs (`Redaction.url`).
+    private static func writeURLs(_ url: String, _ redirects: [RedirectHop], redactedQuery: Set<String>,
+                                  into w: inout JSONWriter) {
+        if !url.isEmpty {
+            w.raw(",\"url\":")
+            w.write(string: Redaction.url(in: url, queryNames: redactedQuery))
+        }
+        guard !redirects.isEmpty else { return }
+        w.raw(",\"redirects\":[")
+        for (index, hop) in redirects.enumerated() {
+            w.raw(index == 0 ? "{\"status\":" : ",{\"status\":")
+            w.write(int: Int64(hop.status))
+            w.raw(",\"url\":")
+            w.write(string: Redaction.url(in: hop.url, queryNames: redactedQuery))
+            w.raw("}")
+        }
+        w.raw("]")
     }
 
     private static func writeHTTPVersion(_ version: String?, into w: inout JSONWriter) {

@@ -35,7 +35,8 @@ public enum Redaction {
     /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a
     /// quote or the end of a line.
     static func query(in text: String, names: Set<String>, replacement: String = marker) -> String {
-        guard text.contains("=") else { return text }
+        // Bytes, not Characters: every result document's URL comes through here.
+        guard text.utf8.contains(UInt8(ascii: "=")) else { return text }
         var out: [UInt8] = []
         let bytes = Array(text.utf8)
         out.reserveCapacity(bytes.count)
@@ -72,7 +73,7 @@ public enum Redaction {
     /// Every `scheme://user:password@` in `text` becomes `scheme://<redacted>@` (or
     /// `replacement` in place of the marker).
     public static func userInfo(in text: String, replacement: String = marker) -> String {
-        guard text.contains("@"), text.contains("://") else { return text }
+        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
         var out = ""
         var rest = Substring(text)
         while let range = rest.firstRange(of: "://") {

@@ -21,6 +21,8 @@ public enum ResponseDecoding {
                 decoded.httpVersion = response.httpVersion
                 decoded.timing = response.timing
                 decoded.fromCache = response.fromCache
+                decoded.url = response.effectiveURL
+                decoded.redirects = response.redirects
                 return .success(decoded)
             } catch {
                 return .failure(logged(error, logger))

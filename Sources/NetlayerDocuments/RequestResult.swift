@@ -59,6 +59,8 @@ extension DataResponse {
         response.streamEvents = streamEvents
         response.httpVersion = httpVersion
         response.timing = timing
+        response.url = url
+        response.redirects = redirects
         return response
     }
 }

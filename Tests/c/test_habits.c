@@ -58,10 +58,53 @@ static void test_a_post_without_a_body_sends_no_content_type(void)
     nl_client_free(c);
 }
 
+static void test_a_result_names_its_final_url_and_the_redirects_before_it(void)
+{
+    nl_client *c = client_for("\"timeout\": 10, \"log\": {\"redactQuery\": [\"sig_v2\"]}");
+    json_t *r = request_json(c, "{\"path\": \"redirect/2\"}"), *hops;
+    char *expected;
+    CHECK_OK(r);
+    expected = nlt_format("%sjson", base_url());
+    CHECK_STR_EQ(jpath_str(r, "url"), expected);
+    free(expected);
+    hops = json_object_get(r, "redirects");
+    REQUIRE(json_is_array(hops) && json_array_size(hops) == 3);
+    CHECK_INT_EQ((long long)jpath_num(r, "redirects.0.status", 0), 302);
+    expected = nlt_format("%sredirect/2", base_url());
+    CHECK_STR_EQ(jpath_str(r, "redirects.0.url"), expected);
+    free(expected);
+    expected = nlt_format("%sredirect/0", base_url());
+    CHECK_STR_EQ(jpath_str(r, "redirects.2.url"), expected);
+    free(expected);
+    json_decref(r);
+
+    /* without redirects: the URL, no list */
+    r = request_json(c, "{\"path\": \"json\", \"query\": {\"page\": 1}}");
+    expected = nlt_format("%sjson?page=1", base_url());
+    CHECK_STR_EQ(jpath_str(r, "url"), expected);
+    free(expected);
+    CHECK(json_object_get(r, "redirects") == NULL);
+    json_decref(r);
+
+    /* secrets as logs show them: the well-known names and the config's own */
+    r = request_json(c, "{\"path\": \"redirect-to\", \"query\": {\"url\": \"/echo?token=t0p&page=1&sig_v2=abc\","
+                        " \"status\": 301, \"api_key\": \"k3y\"}}");
+    CHECK_OK(r);
+    expected = nlt_format("%secho?token=<redacted>&page=1&sig_v2=<redacted>", base_url());
+    CHECK_STR_EQ(jpath_str(r, "url"), expected);
+    free(expected);
+    CHECK_INT_EQ((long long)jpath_num(r, "redirects.0.status", 0), 301);
+    CHECK_MSG(jpath_str(r, "redirects.0.url") && strstr(jpath_str(r, "redirects.0.url"), "api_key=<redacted>")
+              && !strstr(jpath_str(r, "redirects.0.url"), "k3y"), "hop: %s", jpath_str(r, "redirects.0.url"));
+    json_decref(r);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_a_post_without_a_body_sends_no_content_type),
+        NLT_TEST(test_a_result_names_its_final_url_and_the_redirects_before_it),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

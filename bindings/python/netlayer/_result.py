@@ -13,10 +13,24 @@ from . import _json
 from ._errors import Error, Headers, StatusError, error_from_result
 from ._hooks import attach_cause
 
-__all__ = ["Response", "Headers", "outcome", "response_or_raise", "document_or_raise"]
+__all__ = ["Response", "Redirect", "Headers", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
 _loads_result = _json.loads_result
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirect a request followed (an item of ``Response.history``): its status
+    and the URL that answered with it, secrets redacted as in logs."""
+
+    status: int
+    url: str
+
+    @property
+    def status_code(self) -> int:
+        """``status``, under the name requests and httpx use."""
+        return self.status
 
 
 @dataclass(frozen=True)
@@ -29,7 +43,10 @@ class Response:
     ``text``, ``base64`` or ``none``), None when the endpoint named one; ``headers`` has
     lower-case names and is read in any case (``r.headers["Content-Type"]``);
     ``timing`` holds ``totalMs`` and friends; ``events`` is the number of body events of
-    a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...
+    a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...;
+    ``url`` is the URL that answered, after redirects, and ``history`` the redirects
+    followed to it (``Redirect``: status and URL), both with the values of secret query
+    parameters and URL user-info replaced by ``<redacted>``, as in logs.
 
     For requests and httpx habits: ``status_code``, ``text``, ``content`` (bytes),
     ``json()`` and ``raise_for_status()``.
@@ -46,6 +63,8 @@ class Response:
     decoder: Optional[str] = None
     set_cookies: Tuple[str, ...] = ()
     http_version: Optional[str] = None
+    url: str = ""
+    history: Tuple[Redirect, ...] = ()
 
     @property
     def status_code(self) -> int:
@@ -137,6 +156,8 @@ class Response:
             decoder=doc.get("decoder"),
             set_cookies=tuple(doc.get("setCookies") or ()),
             http_version=doc.get("httpVersion"),
+            url=doc.get("url") or "",
+            history=_history(doc.get("redirects") or ()),
         )
 
 
@@ -177,6 +198,10 @@ class _FromDocument:
         return value
 
 
+def _history(hops: Any) -> Tuple[Redirect, ...]:
+    return tuple(Redirect(int(hop["status"]), str(hop["url"])) for hop in hops)
+
+
 def _headers(fields: Mapping[str, str]) -> Headers:
     headers = Headers.__new__(Headers)  # names are lower case already: no need to lower them again
     dict.update(headers, fields)
@@ -188,6 +213,7 @@ Response.from_cache = _FromDocument("fromCache", lambda raw: raw is True, False)
 Response.http_version = _FromDocument("httpVersion", str, None)  # type: ignore[assignment]
 Response.latin1_headers = _FromDocument("latin1Headers", tuple, ())  # type: ignore[assignment]
 Response.set_cookies = _FromDocument("setCookies", tuple, ())  # type: ignore[assignment]
+Response.history = _FromDocument("redirects", _history, ())  # type: ignore[assignment]
 
 
 def _response(doc: Dict[str, Any]) -> Response:

@@ -48,3 +48,39 @@ def test_ok_is_requests_ok(base_url: str, path: str) -> None:
     theirs = requests.get(base_url + path, timeout=10, allow_redirects=False)
     assert ours.status == theirs.status_code
     assert ours.ok is theirs.ok is (ours.status < 400)
+
+
+# -- url and history ------------------------------------------------------------------
+
+
+def test_url_and_history_after_redirects_as_requests_has_them(client: netlayer.Client, base_url: str) -> None:
+    theirs = requests.get(base_url + "redirect/2", timeout=10)
+    ours = client.get("redirect/2")
+    assert ours.url == theirs.url == base_url + "json"
+    assert [(hop.status_code, hop.url) for hop in ours.history] == \
+        [(hop.status_code, hop.url) for hop in theirs.history] == \
+        [(302, base_url + "redirect/2"), (302, base_url + "redirect/1"), (302, base_url + "redirect/0")]
+    plain = client.get("json", params={"page": 2})
+    assert plain.url == base_url + "json?page=2" and plain.history == ()
+
+
+def test_url_and_history_keep_secrets_out_as_logs_do(base_url: str) -> None:
+    with netlayer.Client(base_url, timeout=10, log={"redact_query": ["sig_v2"]}) as client:
+        r = client.get("redirect-to", params={"url": "/echo?token=t0p&page=1&sig_v2=abc", "status": 301,
+                                              "api_key": "k3y"})
+        assert r.status == 200 and r.value["args"]["token"] == ["t0p"]
+        assert r.url == base_url + "echo?token=<redacted>&page=1&sig_v2=<redacted>"
+        assert [hop.status for hop in r.history] == [301]
+        assert r.history[0].url.startswith(base_url + "redirect-to?url=")
+        assert r.history[0].url.endswith("&status=301&api_key=<redacted>")
+        assert "k3y" not in repr(r.history) and "t0p" not in r.url
+
+
+def test_a_cached_answer_keeps_its_url_and_history(base_url: str) -> None:
+    with netlayer.Client(base_url, timeout=10, cache={"enabled": True}) as client:
+        target = "/echo?_max_age=60&parity=history"
+        first = client.get("redirect-to", params={"url": target}, use_cache=True)
+        again = client.get("redirect-to", params={"url": target}, use_cache=True)
+        assert again.from_cache and not first.from_cache
+        assert again.url == first.url == base_url + target[1:]
+        assert again.history == first.history and [hop.status for hop in again.history] == [302]
