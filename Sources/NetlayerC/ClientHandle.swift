@@ -157,7 +157,8 @@ final class ClientHandle: Sendable {
     static func document(_ result: RequestResult, redactedQuery: Set<String>) -> [UInt8] {
         switch result.decoded {
         case .success(let response):
-            return ResultDocument.success(response, decoder: result.decoderChoice, redactedQuery: redactedQuery)
+            return ResultDocument.success(response, decoder: result.decoderChoice, charset: result.charset,
+                                          redactedQuery: redactedQuery)
         case .failure(let error):
             return ResultDocument.failure(error, response: result.response, attempts: result.attempts,
                                           redactedQuery: redactedQuery)

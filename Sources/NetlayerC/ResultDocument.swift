@@ -5,8 +5,9 @@ enum ResultDocument {
     /// - Parameter decoder: what the auto decoder chose, written as `decoder`.
     /// - Parameter redactedQuery: the config's own secret query names, whose values
     ///   are kept out of `url` and `redirects` as the well-known ones are.
+    /// - Parameter charset: the encoding the auto decoder read a textual body in, written as `charset`.
     static func success<Value: ResultValue>(_ response: DataResponse<Value>,
-                                            decoder: AutoResponseDecoder.Choice? = nil,
+                                            decoder: AutoResponseDecoder.Choice? = nil, charset: TextEncoding? = nil,
                                             redactedQuery: Set<String> = []) -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.raw("{\"ok\":true,\"status\":")
@@ -21,6 +22,10 @@ enum ResultDocument {
         if let decoder {
             w.raw(",\"decoder\":")
             w.write(string: decoder.rawValue)
+            if let charset, decoder == .text || decoder == .base64 {
+                w.raw(",\"charset\":")
+                w.write(string: charset.name)
+            }
         }
         w.raw(",\"fromCache\":")
         w.raw(response.fromCache ? "true" : "false")

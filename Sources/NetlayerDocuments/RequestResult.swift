@@ -12,6 +12,9 @@ public struct RequestResult: Sendable {
     public var attempts: Int
     /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
     public var decoderChoice: AutoResponseDecoder.Choice?
+    /// For a textual body an `AutoResponseDecoder` read: the encoding its
+    /// `Content-Type` names, when the Encoding Standard knows it.
+    public var charset: TextEncoding?
 
     /// Decodes `outcome` with `decoder` as `client` decodes (resolver, empty-body
     /// rules, logging). A JSON body held in memory is checked and kept as text
@@ -21,9 +24,10 @@ public struct RequestResult: Sendable {
         attempts = outcome.attempts
         var decoder = decoder
         if decoder.followsContentType, case .success(let response) = outcome.result,
-           let choice = AutoResponseDecoder.choice(for: response) {
-            decoderChoice = choice
-            decoder = decoder.resolved(for: choice)
+           let reading = AutoResponseDecoder.reading(for: response) {
+            decoderChoice = reading.choice
+            charset = reading.charset
+            decoder = decoder.resolved(for: reading.choice, charset: reading.charset)
         }
         // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.
         if type(of: decoder) == JSONResponseDecoder.self, outcome.holdsBodyInMemory {

@@ -100,11 +100,104 @@ static void test_a_result_names_its_final_url_and_the_redirects_before_it(void)
     nl_client_free(c);
 }
 
+static void test_the_auto_decoder_reads_text_in_its_declared_charset(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    /* "caf\xe9 \x80" in windows-1252 (what the label latin1 means to the Encoding Standard) */
+    json_t *r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": \"text/plain; charset=ISO-8859-1\","
+                                " \"body64\": \"Y2Fm6SCA\"}}");
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "text");
+    CHECK_STR_EQ(jpath_str(r, "value"), "caf\xc3\xa9 \xe2\x82\xac");
+    CHECK_STR_EQ(jpath_str(r, "charset"), "windows-1252");
+    json_decref(r);
+    /* \u4f60\u597d in GBK */
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": \"text/html;charset=\\\"gbk\\\"\", \"body64\": \"xOO6ww==\"}}");
+    CHECK_STR_EQ(jpath_str(r, "value"), "\xe4\xbd\xa0\xe5\xa5\xbd");
+    CHECK_STR_EQ(jpath_str(r, "charset"), "GBK");
+    json_decref(r);
+    /* KOI8-R */
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": \"text/plain; charset=koi8-r\", \"body64\": \"8NLJ18XU\"}}");
+    CHECK_STR_EQ(jpath_str(r, "value"), "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82");
+    CHECK_STR_EQ(jpath_str(r, "charset"), "KOI8-R");
+    json_decref(r);
+    /* bytes that are not in the declared charset stay bytes, the charset named */
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": \"text/plain; charset=utf-8\", \"body64\": \"YWL/\"}}");
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "base64");
+    CHECK_STR_EQ(jpath_str(r, "value"), "YWL/");
+    CHECK_STR_EQ(jpath_str(r, "charset"), "UTF-8");
+    json_decref(r);
+    /* no charset: UTF-8 text as before, no key */
+    r = request_json(c, "{\"path\": \"text\"}");
+    CHECK_STR_EQ(jpath_str(r, "value"), "hello, world");
+    CHECK(json_object_get(r, "charset") == NULL);
+    json_decref(r);
+    /* an explicit decoder wins, and names nothing */
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": \"text/plain; charset=gbk\", \"body64\": \"xOO6ww==\"},"
+                        " \"response\": {\"decoder\": \"text\"}}");
+    CHECK_KIND(r, "parsing");  /* not UTF-8 */
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* One response with these Content-Type lines (a JSON array of strings) and the body
+ * C4 E3 ("\u4f60" in GBK, not UTF-8): what the auto decoder made of it. */
+static json_t *typed_lines(nl_client *c, const char *lines)
+{
+    return request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": %s, \"body64\": \"xOM=\"}}", lines);
+}
+
+static void test_content_type_lines_are_read_as_fetch_extracts_a_mime_type(void)
+{
+    /* web-platform-tests fetch/content-type/resources/content-types.json, some cases:
+     * the last valid type wins; its charset, or one an earlier line of the same type gave. */
+    static const struct { const char *lines; const char *charset; } cases[] = {
+        {"[\"\", \"text/plain;charset=gbk\"]", "GBK"},
+        {"[\"text/plain;charset=gbk\", \"text/html\"]", NULL},
+        {"[\"text/plain;charset=gbk\", \"text/html;charset=windows-1254\"]", "windows-1254"},
+        {"[\"text/plain;charset=gbk\", \"text/plain\"]", "GBK"},
+        {"[\"text/html;charset=gbk\", \"text/html;x=\\\",text/plain\"]", "GBK"},
+        {"[\"text/html;charset=gbk\", \"text/plain\", \"text/html\"]", NULL},
+        {"[\"text/plain;charset=gbk\", \"*/*\"]", "GBK"},
+        {"[\"text/plain\", \"*/*;charset=gbk\"]", NULL},
+        {"[\"text/html;x=\\\"\", \"text/plain;charset=gbk\"]", NULL},
+    };
+    nl_client *c = client_for("\"timeout\": 10");
+    size_t i;
+    json_t *r;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *charset;
+        r = typed_lines(c, cases[i].lines);
+        CHECK_OK(r);
+        charset = jpath_str(r, "charset");
+        if (cases[i].charset == NULL) {
+            CHECK_MSG(charset == NULL && strcmp(jpath_str(r, "decoder"), "base64") == 0,
+                      "%s: charset %s, decoder %s", cases[i].lines, charset ? charset : "none", jpath_str(r, "decoder"));
+        } else {
+            CHECK_MSG(charset && strcmp(charset, cases[i].charset) == 0 && strcmp(jpath_str(r, "decoder"), "text") == 0,
+                      "%s: charset %s, decoder %s", cases[i].lines, charset ? charset : "none", jpath_str(r, "decoder"));
+        }
+        json_decref(r);
+    }
+    /* the type chooses the decoder: the last valid one */
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": [\"*/*\", \"application/json\", \"bogus\"], \"body\": \"[1]\"}}");
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "json");
+    CHECK_INT_EQ((long long)jpath_num(r, "value.0", 0), 1);
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"typed\", \"query\": {\"type\": [\"application/json\", \"text/plain\"], \"body\": \"[1]\"}}");
+    CHECK_STR_EQ(jpath_str(r, "decoder"), "text");
+    CHECK_STR_EQ(jpath_str(r, "value"), "[1]");
+    json_decref(r);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_a_post_without_a_body_sends_no_content_type),
         NLT_TEST(test_a_result_names_its_final_url_and_the_redirects_before_it),
+        NLT_TEST(test_the_auto_decoder_reads_text_in_its_declared_charset),
+        NLT_TEST(test_content_type_lines_are_read_as_fetch_extracts_a_mime_type),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
-from . import _json
+from . import _charsets, _json
 from ._errors import Error, Headers, StatusError, error_from_result
 from ._hooks import attach_cause
 
@@ -46,7 +46,9 @@ class Response:
     a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...;
     ``url`` is the URL that answered, after redirects, and ``history`` the redirects
     followed to it (``Redirect``: status and URL), both with the values of secret query
-    parameters and URL user-info replaced by ``<redacted>``, as in logs.
+    parameters and URL user-info replaced by ``<redacted>``, as in logs; ``charset``
+    is the encoding (its Encoding Standard name: ``"windows-1252"``, ``"GBK"``, ...) a
+    textual body's ``Content-Type`` named, which ``text`` is decoded from.
 
     For requests and httpx habits: ``status_code``, ``text``, ``content`` (bytes),
     ``json()`` and ``raise_for_status()``.
@@ -65,6 +67,7 @@ class Response:
     http_version: Optional[str] = None
     url: str = ""
     history: Tuple[Redirect, ...] = ()
+    charset: Optional[str] = None
 
     @property
     def status_code(self) -> int:
@@ -80,14 +83,15 @@ class Response:
 
     @property
     def text(self) -> str:
-        """The body as text: the text a ``text`` decoder returned; the bytes of a
-        ``base64`` one as UTF-8 (undecodable bytes replaced); a JSON value encoded again
-        as JSON (the same value, not necessarily the same bytes: ask for
-        ``response={"decoder": "text"}`` to get the body exactly); "" without a body."""
+        """The body as text: the text a ``text`` decoder returned (decoded from the
+        ``charset`` the ``Content-Type`` named, else UTF-8); the bytes of a ``base64``
+        one in that charset or UTF-8, what does not decode replaced by U+FFFD; a JSON
+        value encoded again as JSON (the same value, not necessarily the same bytes: ask
+        for ``response={"decoder": "text"}`` to get the body exactly); "" without a body."""
         value = self.value
         decoder = self.decoder
         if decoder == "base64" and isinstance(value, str):
-            return base64.b64decode(value).decode("utf-8", "replace")
+            return _charsets.decode(base64.b64decode(value), self.charset or "UTF-8")
         if value is None or decoder == "none":
             return ""
         if isinstance(value, str) and decoder != "json":
@@ -97,9 +101,14 @@ class Response:
     @property
     def content(self) -> bytes:
         """The body as bytes: exactly the bytes received for a ``base64`` decoder (what
-        ``auto`` chooses for binary types), else ``text`` in UTF-8."""
+        ``auto`` chooses for binary types), else ``text`` encoded in its ``charset``
+        (the bytes received, for text in any charset that writes a character one way)
+        or UTF-8."""
         if self.decoder == "base64" and isinstance(self.value, str):
             return base64.b64decode(self.value)
+        charset = self.charset
+        if charset and self.decoder == "text":
+            return _charsets.encode(self.text, charset)
         return self.text.encode("utf-8")
 
     def json(self) -> Any:
@@ -156,6 +165,7 @@ class Response:
             decoder=doc.get("decoder"),
             set_cookies=tuple(doc.get("setCookies") or ()),
             http_version=doc.get("httpVersion"),
+            charset=doc.get("charset"),
             url=doc.get("url") or "",
             history=_history(doc.get("redirects") or ()),
         )

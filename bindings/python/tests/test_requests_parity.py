@@ -84,3 +84,144 @@ def test_a_cached_answer_keeps_its_url_and_history(base_url: str) -> None:
         assert again.from_cache and not first.from_cache
         assert again.url == first.url == base_url + target[1:]
         assert again.history == first.history and [hop.status for hop in again.history] == [302]
+
+
+# -- text by the declared charset -----------------------------------------------------
+
+
+def typed(client: netlayer.Client, types: Sequence[str], body: bytes, **keys: Any) -> netlayer.Response:
+    return client.get("typed", params={"type": list(types), "body64": base64.b64encode(body).decode()}, **keys)
+
+
+# (Content-Type, body, the text the Encoding Standard decodes, whether requests decodes alike)
+CHARSET_CASES = [
+    ("text/plain; charset=windows-1252", b"caf\xe9 \x80 \x81", "caf\xe9 \u20ac \x81", False),
+    ("text/plain; charset=ISO-8859-1", b"caf\xe9 \x80", "caf\xe9 \u20ac", False),  # latin1 is windows-1252
+    ("text/plain; charset=us-ascii", b"caf\xe9", "caf\xe9", False),
+    ("text/html; charset=GBK", "\u4f60\u597d".encode("gbk"), "\u4f60\u597d", True),
+    ("text/html; charset=gb2312", "\u4e2d\u6587".encode("gb2312"), "\u4e2d\u6587", True),
+    ("text/plain; charset=Shift_JIS", "\u65e5\u672c\u8a9e".encode("shift_jis"), "\u65e5\u672c\u8a9e", True),
+    ("text/plain; charset=euc-jp", "\u65e5\u672c".encode("euc_jp"), "\u65e5\u672c", True),
+    ("text/plain; charset=iso-2022-jp", "\u65e5\u672c".encode("iso2022_jp"), "\u65e5\u672c", True),
+    ("text/plain; charset=euc-kr", "\ud55c\uad6d\uc5b4".encode("euc_kr"), "\ud55c\uad6d\uc5b4", True),
+    ("text/plain; charset=big5", "\u81fa\u7063".encode("big5"), "\u81fa\u7063", True),
+    ("text/plain; charset=iso-8859-2", "\u0141\xf3d\u017a".encode("iso8859_2"), "\u0141\xf3d\u017a", True),
+    ("text/plain; charset=ISO-8859-15", "\u20ac".encode("iso8859_15"), "\u20ac", True),
+    ("text/plain; charset=koi8-r", "\u041f\u0440\u0438\u0432\u0435\u0442".encode("koi8_r"),
+     "\u041f\u0440\u0438\u0432\u0435\u0442", True),
+    ("text/plain; charset=windows-1251", "\u041c\u0438\u0440".encode("cp1251"), "\u041c\u0438\u0440", True),
+    ("text/plain; charset=utf-16le", "h\xe9".encode("utf-16-le"), "h\xe9", True),
+    ("application/xml; charset=\"windows-1250\"", "<a>\u0160</a>".encode("cp1250"), "<a>\u0160</a>", True),
+    ("text/plain; charset=utf-8", "caf\xe9".encode(), "caf\xe9", True),
+]
+
+
+@pytest.mark.parametrize("content_type, body, text, like_requests", CHARSET_CASES)
+def test_text_is_decoded_by_the_declared_charset(client: netlayer.Client, base_url: str, content_type: str,
+                                                 body: bytes, text: str, like_requests: bool) -> None:
+    r = typed(client, [content_type], body)
+    assert r.decoder == "text" and r.text == text and r.value == text
+    assert r.content == body  # the bytes as they came
+    if like_requests:
+        theirs = requests.get(base_url + "typed", timeout=10,
+                              params={"type": content_type, "body64": base64.b64encode(body).decode()})
+        assert theirs.text == r.text
+
+
+def test_the_result_names_the_charset_it_decoded(client: netlayer.Client) -> None:
+    assert typed(client, ["text/plain; charset=latin1"], b"\xe9").charset == "windows-1252"
+    assert typed(client, ["text/html;charset=\"gbk\""], "\u4f60".encode("gbk")).charset == "GBK"
+    assert typed(client, ["text/plain; charset=UTF8"], b"ok").charset == "UTF-8"
+    assert typed(client, ["text/plain"], b"ok").charset is None
+    assert client.get("json").charset is None  # JSON is UTF-8 whatever it declares
+
+
+def test_text_that_does_not_decode_in_its_charset_keeps_its_bytes(client: netlayer.Client,
+                                                                   base_url: str) -> None:
+    # Not UTF-8 though it says so: base64 (the exact bytes), and .text replaces as requests does.
+    r = typed(client, ["text/plain; charset=utf-8"], b"ab\xff")
+    assert r.decoder == "base64" and r.content == b"ab\xff" and r.charset == "UTF-8"
+    theirs = requests.get(base_url + "typed", timeout=10, params={"type": "text/plain; charset=utf-8",
+                                                                  "body64": base64.b64encode(b"ab\xff").decode()})
+    assert r.text == theirs.text == "ab\ufffd"
+    r = typed(client, ["text/plain; charset=shift_jis"], b"\x82")  # a lead byte without its trail byte
+    assert r.decoder == "base64" and r.content == b"\x82" and r.text == "\ufffd"
+
+
+def test_without_a_known_charset_text_is_utf8_not_guessed(client: netlayer.Client, base_url: str) -> None:
+    # requests reads text/* without a charset as ISO-8859-1 (RFC 2616) and guesses for other
+    # types; netlayer reads UTF-8, and keeps bytes that are not UTF-8 as base64.
+    body = "caf\xe9".encode()
+    assert typed(client, ["text/plain"], body).text == "caf\xe9"
+    theirs = requests.get(base_url + "typed", timeout=10, params={"type": "text/plain",
+                                                                  "body64": base64.b64encode(body).decode()})
+    assert theirs.encoding == "ISO-8859-1" and theirs.text == "caf\xc3\xa9"
+    unknown = typed(client, ["text/plain; charset=x-no-such-charset"], body)
+    assert unknown.decoder == "text" and unknown.text == "caf\xe9" and unknown.charset is None
+    latin = typed(client, ["text/plain"], b"caf\xe9")
+    assert latin.decoder == "base64" and latin.text == "caf\ufffd" and latin.content == b"caf\xe9"
+
+
+# -- Content-Type extracted as the Fetch standard does ---------------------------------
+
+# web-platform-tests fetch/content-type/resources/content-types.json (3-Clause BSD
+# License): the Content-Type lines of a response, and the encoding the Fetch
+# standard's "extract a MIME type" leaves for it (None: none). Each body is the two
+# bytes C4 E3: "\u4f60" in GBK, "\xc4\xe3" in windows-1252 and windows-1254, not UTF-8.
+WPT_CONTENT_TYPES: List[Dict[str, Any]] = [
+    {"input": ["", "text/plain"], "encoding": None, "mimeType": "text/plain"},
+    {"input": ["text/plain", ""], "encoding": None, "mimeType": "text/plain"},
+    {"input": ["text/html", "text/plain"], "encoding": None, "mimeType": "text/plain"},
+    {"input": ["text/plain;charset=gbk", "text/html"], "encoding": None, "mimeType": "text/html"},
+    {"input": ["text/plain;charset=gbk", "text/html;charset=windows-1254"], "encoding": "windows-1254",
+     "mimeType": "text/html;charset=windows-1254"},
+    {"input": ["text/plain;charset=gbk", "text/plain"], "encoding": "GBK", "mimeType": "text/plain;charset=gbk"},
+    {"input": ["text/plain;charset=gbk", "text/plain;charset=windows-1252"], "encoding": "windows-1252",
+     "mimeType": "text/plain;charset=windows-1252"},
+    {"input": ["text/html;charset=gbk", "text/html;x=\",text/plain"], "encoding": "GBK",
+     "mimeType": "text/html;x=\",text/plain\";charset=gbk"},
+    {"input": ["text/html;charset=gbk", "text/plain", "text/html"], "encoding": None, "mimeType": "text/html"},
+    {"input": ["text/plain", "*/*"], "encoding": None, "mimeType": "text/plain"},
+    {"input": ["text/html", "*/*"], "encoding": None, "mimeType": "text/html"},
+    {"input": ["*/*", "text/html"], "encoding": None, "mimeType": "text/html"},
+    {"input": ["text/plain", "*/*;charset=gbk"], "encoding": None, "mimeType": "text/plain"},
+    {"input": ["text/html", "*/*;charset=gbk"], "encoding": None, "mimeType": "text/html"},
+    {"input": ["text/html;x=\"", "text/plain"], "encoding": None, "mimeType": "text/html;x=\", text/plain\""},
+    {"input": ["text/html;\"", "text/plain"], "encoding": None, "mimeType": "text/html"},
+]
+
+CODECS = {"GBK": "gbk", "windows-1254": "cp1254", "windows-1252": "cp1252"}
+
+
+@pytest.mark.parametrize("case", WPT_CONTENT_TYPES, ids=lambda case: repr(case["input"]))
+def test_content_type_lines_are_read_as_fetch_extracts_a_mime_type(client: netlayer.Client,
+                                                                   case: Dict[str, Any]) -> None:
+    r = typed(client, case["input"], b"\xc4\xe3")
+    assert r.charset == case["encoding"]
+    if case["encoding"] is None:
+        assert r.decoder == "base64" and r.content == b"\xc4\xe3"  # text, but not UTF-8
+    else:
+        assert r.decoder == "text" and r.text == b"\xc4\xe3".decode(CODECS[case["encoding"]])
+
+
+@pytest.mark.parametrize("lines, decoder", [
+    (["", "application/json"], "json"),
+    (["*/*", "application/json"], "json"),
+    (["application/json", "text/plain"], "text"),
+    (["text/plain", "application/json"], "json"),
+    (["application/json", "bogus"], "json"),       # an invalid type is skipped
+    (["application/json", "*/*"], "json"),
+    (["image/png", "text/plain;charset=utf-8"], "text"),
+    (["text/plain", "image/png"], "base64"),
+    (["", ""], "base64"),                          # no valid type: bytes
+    (["application/json;x=\"a,b\"", "text/plain"], "text"),
+    (["application/json;x=\"a,text/plain"], "json"),  # the comma is inside a quoted string
+])
+def test_the_last_valid_content_type_chooses_the_decoder(client: netlayer.Client, lines: List[str],
+                                                         decoder: str) -> None:
+    assert typed(client, lines, b'{"a": 1}').decoder == decoder
+
+
+def test_an_explicit_decoder_still_wins(client: netlayer.Client) -> None:
+    r = typed(client, ["text/plain; charset=gbk"], "\u4f60".encode("gbk"), response={"decoder": "base64"})
+    assert r.decoder is None and r.charset is None and base64.b64decode(r.value) == "\u4f60".encode("gbk")
