@@ -58,6 +58,84 @@ static void test_a_post_without_a_body_sends_no_content_type(void)
     nl_client_free(c);
 }
 
+/* The request's one Cookie line, split into sorted "name=value" pairs joined by " | ". */
+static char *sorted_cookies(json_t *echo)
+{
+    const char *line;
+    char *copy, *pairs[32], *save = NULL, *p, *out;
+    size_t n = 0, i, j, length = 1;
+    if (header_lines(echo, "Cookie", &line) != 1 || line == NULL)
+        return strdup("(no single Cookie line)");
+    copy = strdup(line);
+    for (p = strtok_r(copy, ";", &save); p && n < 32; p = strtok_r(NULL, ";", &save)) {
+        while (*p == ' ')
+            p++;
+        pairs[n++] = p;
+    }
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && strcmp(pairs[j - 1], pairs[j]) > 0; j--) {
+            char *t = pairs[j];
+            pairs[j] = pairs[j - 1];
+            pairs[j - 1] = t;
+        }
+    for (i = 0; i < n; i++)
+        length += strlen(pairs[i]) + 3;
+    out = calloc(1, length);
+    for (i = 0; i < n; i++) {
+        if (i)
+            strcat(out, " | ");
+        strcat(out, pairs[i]);
+    }
+    free(copy);
+    return out;
+}
+
+static void check_cookies(nl_client *c, const char *endpoint, const char *expected)
+{
+    json_t *r = request_json(c, "%s", endpoint);
+    char *got;
+    CHECK_OK(r);
+    got = sorted_cookies(r);
+    CHECK_MSG(strcmp(got, expected) == 0, "%s sent %s, expected %s", endpoint, got, expected);
+    free(got);
+    json_decref(r);
+}
+
+static void test_a_requests_own_cookies_replace_the_jars_of_the_same_name(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    json_t *r = request_json(c, "{\"path\": \"set-cookie\", \"query\": {\"c\": [\"jar=1; Path=/\", \"keep=k; Path=/\","
+                                " \"gone=g; Path=/\", \"deep=d; Path=/echo/sub\"]}}");
+    CHECK_OK(r);
+    json_decref(r);
+    check_cookies(c, "{\"path\": \"echo\", \"headers\": {\"Cookie\": \"jar=override; extra=x\"}}",
+                  "extra=x | gone=g | jar=override | keep=k");
+    check_cookies(c, "{\"path\": \"echo\"}", "gone=g | jar=1 | keep=k");  /* the jar is as it was */
+    /* the jar's path rule still holds for the cookies it adds */
+    check_cookies(c, "{\"path\": \"echo/sub/x\", \"headers\": {\"Cookie\": \"keep=mine\"}}",
+                  "deep=d | gone=g | jar=1 | keep=mine");
+    /* a response to such a request sets and deletes cookies of the jar */
+    check_cookies(c, "{\"path\": \"echo\", \"headers\": {\"Cookie\": \"jar=o\"}, \"query\": {\"_set_cookie\":"
+                     " [\"new=n; Path=/\", \"gone=; Path=/; Max-Age=0\", \"keep=k2; Path=/\"]}}",
+                  "gone=g | jar=o | keep=k");
+    check_cookies(c, "{\"path\": \"echo\"}", "jar=1 | keep=k2 | new=n");
+    /* a batch runs on the event loop, with the same rule */
+    {
+        char *results = nl_request_batch(c, "[{\"path\": \"echo\", \"headers\": {\"Cookie\": \"new=mine\"}}]");
+        json_t *all = nlt_parse(results, "nl_request_batch");
+        char *got = sorted_cookies(json_array_get(all, 0));
+        CHECK_MSG(strcmp(got, "jar=1 | keep=k2 | new=mine") == 0, "batch sent %s", got);
+        free(got);
+        json_decref(all);
+        nl_free(results);
+    }
+    nl_client_free(c);
+
+    c = client_for("\"timeout\": 10, \"cookies\": false");  /* no jar: the caller's line as it is */
+    check_cookies(c, "{\"path\": \"echo\", \"headers\": {\"Cookie\": \"a=1; b=2\"}}", "a=1 | b=2");
+    nl_client_free(c);
+}
+
 static void test_a_result_names_its_final_url_and_the_redirects_before_it(void)
 {
     nl_client *c = client_for("\"timeout\": 10, \"log\": {\"redactQuery\": [\"sig_v2\"]}");
@@ -195,6 +273,7 @@ int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_a_post_without_a_body_sends_no_content_type),
+        NLT_TEST(test_a_requests_own_cookies_replace_the_jars_of_the_same_name),
         NLT_TEST(test_a_result_names_its_final_url_and_the_redirects_before_it),
         NLT_TEST(test_the_auto_decoder_reads_text_in_its_declared_charset),
         NLT_TEST(test_content_type_lines_are_read_as_fetch_extracts_a_mime_type),

@@ -38,6 +38,43 @@ def test_post_without_a_body_sends_no_content_type_as_requests_does(client: netl
     assert header_lines(client.post("echo", json={"a": 1}).value, "content-type") == ["application/json"]
 
 
+# -- cookies --------------------------------------------------------------------------
+
+
+def cookie_pairs(echo: Dict[str, Any]) -> List[str]:
+    lines = header_lines(echo, "cookie")
+    assert len(lines) <= 1, lines
+    return [pair.strip() for pair in lines[0].split(";")] if lines else []
+
+
+def test_request_cookies_replace_the_jars_cookies_of_the_same_name(base_url: str) -> None:
+    with netlayer.Client(base_url, timeout=10) as client:
+        client.get("set-cookie", params={"c": ["jar=1; Path=/", "keep=k; Path=/", "gone=g; Path=/"]})
+        sent = cookie_pairs(client.get("echo", cookies={"jar": "override", "extra": "x"}).value)
+        assert sorted(sent) == ["extra=x", "gone=g", "jar=override", "keep=k"], sent
+        # the jar is not changed by a request's own cookies
+        assert sorted(cookie_pairs(client.get("echo").value)) == ["gone=g", "jar=1", "keep=k"]
+        # what the response of such a request sets and deletes reaches the jar
+        client.get("echo", cookies={"jar": "override"},
+                   params={"_set_cookie": ["new=n; Path=/", "gone=; Path=/; Max-Age=0", "keep=k2; Path=/"]})
+        assert sorted(cookie_pairs(client.get("echo").value)) == ["jar=1", "keep=k2", "new=n"]
+        # the Cookie header of `headers` is the caller's too
+        sent = cookie_pairs(client.get("echo", headers={"Cookie": "keep=mine"}).value)
+        assert sorted(sent) == ["jar=1", "keep=mine", "new=n"], sent
+
+
+def test_requests_sends_both_values_where_netlayer_sends_the_callers(base_url: str) -> None:
+    """The difference, shown: requests sends the session's cookie and the request's
+    under one name, so what the server reads depends on its parser."""
+    session = requests.Session()
+    session.get(base_url + "set-cookie", params={"c": "jar=1; Path=/"}, timeout=10)
+    theirs = session.get(base_url + "echo", cookies={"jar": "override"}, timeout=10).json()
+    assert cookie_pairs(theirs) == ["jar=1", "jar=override"]
+    with netlayer.Client(base_url, timeout=10) as client:
+        client.get("set-cookie", params={"c": "jar=1; Path=/"})
+        assert cookie_pairs(client.get("echo", cookies={"jar": "override"}).value) == ["jar=override"]
+
+
 # -- Response.ok ----------------------------------------------------------------------
 
 
