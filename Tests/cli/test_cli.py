@@ -295,6 +295,16 @@ def _():
     assert code == 0 and out == "", repr(out)
 
 
+@test("text in another charset is printed in UTF-8; --download keeps its bytes")
+def _():
+    url = BASE + "typed?type=text/plain;%20charset=latin1&body64=Y2Fm6SCA"  # b"caf\xe9 \x80"
+    code, out, _ = run("get", url, binary=True)
+    assert code == 0 and out == "caf\u00e9 \u20ac".encode(), out
+    code, _, err = run("get", url, "--download", "latin1.txt")
+    with open(os.path.join(work, "latin1.txt"), "rb") as f:
+        assert code == 0 and f.read() == b"caf\xe9 \x80", err
+
+
 @test("-i prints the status line and headers before the body")
 def _():
     code, out, _ = run("get", BASE + "json", "-i")
