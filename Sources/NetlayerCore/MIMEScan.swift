@@ -1,3 +1,5 @@
+import Glibc
+
 /// The MIME Sniffing standard's "parse a MIME type" and the Fetch standard's "extract a
 /// MIME type", on a header's bytes in place: every response of an `auto` request comes
 /// through here, so nothing is copied unless a quoted value holds a backslash escape.
@@ -65,6 +67,14 @@ enum MIMEScan {
     /// (a comma inside a quoted string is part of its value), tabs and spaces around it
     /// cut off.
     static func forEachValue(_ text: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+        if let base = text.baseAddress, memchr(base, Int32(comma), text.count) == nil,
+           memchr(base, Int32(quote), text.count) == nil {
+            // One value (nearly every response): no scan for the split.
+            var valueStart = 0, valueEnd = text.count
+            while valueStart < valueEnd, text[valueStart] == 0x09 || text[valueStart] == 0x20 { valueStart += 1 }
+            while valueEnd > valueStart, text[valueEnd - 1] == 0x09 || text[valueEnd - 1] == 0x20 { valueEnd -= 1 }
+            return body(valueStart..<valueEnd)
+        }
         var position = 0, start = 0
         while true {
             while position < text.count, text[position] != quote, text[position] != comma { position += 1 }
@@ -195,18 +205,23 @@ enum MIMEScan {
     static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 
     /// HTTP token code points (RFC 9110 `tchar`).
-    static func isToken(_ b: UInt8) -> Bool {
-        switch b {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): return true
-        default: return false
+    static func isToken(_ b: UInt8) -> Bool { b < 0x80 && tokenBits[Int(b >> 6)] & (1 << UInt64(b & 63)) != 0 }
+
+    /// `tchar` as two 64-bit masks (bytes 0-63, 64-127): a lookup, not a switch, per byte.
+    private static let tokenBits: [UInt64] = {
+        var bits: [UInt64] = [0, 0]
+        for b in UInt8(0)..<0x80 {
+            let isDigitOrLetter = (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
+            if isDigitOrLetter || "!#$%&'*+-.^_`|~".utf8.contains(b) { bits[Int(b >> 6)] |= 1 << UInt64(b & 63) }
         }
-    }
+        return bits
+    }()
 
     private static func allTokens(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-        text[range].allSatisfy(isToken)
+        let bits = tokenBits
+        return bits.withUnsafeBufferPointer { bits in
+            text[range].allSatisfy { $0 < 0x80 && bits[Int($0 >> 6)] & (1 << UInt64($0 & 63)) != 0 }
+        }
     }
 
     /// HTTP quoted-string token code points: tab, space to `~`, and 0x80 to 0xFF.

@@ -21,13 +21,18 @@ final class CookieOverride {
     private let seeded: [(cookie: StoredCookie, line: String)]
     private let share: CurlShare
 
-    /// Nil when the request needs no override.
-    init?(request: HTTPRequest, share: CurlShare) {
+    /// The override `request` needs, or nil (most requests: checked before anything is
+    /// allocated, since every transfer asks).
+    static func needed(for request: HTTPRequest, share: CurlShare) -> CookieOverride? {
         guard share.cookiesEnabled, let header = request.headers["Cookie"], !header.isEmpty else { return nil }
+        return CookieOverride(header: header, url: request.url, share: share)
+    }
+
+    private init?(header: String, url: String, share: CurlShare) {
         let names = Set(header.split(separator: ";").map { pair in
             pair.prefix { $0 != "=" }.trimmingCharacters(in: " \t")
         })
-        guard let host = CurlURLParser().parse(request.url)?.bareHost else { return nil }
+        guard let host = CurlURLParser().parse(url)?.bareHost else { return nil }
         let now = HTTPDate.now()
         var overridden = false
         var seeded: [(cookie: StoredCookie, line: String)] = []

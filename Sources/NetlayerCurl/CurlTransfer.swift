@@ -124,7 +124,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let easy = handle.pointer
         self.easy = easy
         self.handle = handle
-        cookieOverride = CookieOverride(request: request, share: share)
+        cookieOverride = CookieOverride.needed(for: request, share: share)
         let reuse = cookieOverride == nil && handle.canReuse(for: request)
         if !reuse { handle.resetIfUsed() }
         let options = request.options
