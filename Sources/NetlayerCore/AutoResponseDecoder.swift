@@ -18,55 +18,98 @@ public struct AutoResponseDecoder: ResponseDecoder {
 
     /// The choice for a response with this `Content-Type` and body.
     ///
-    /// JSON for `application/json` and any `+json` type; text for `text/*`, the
-    /// `+xml` types and the textual `application/` types of `textualApplicationTypes`,
-    /// and for any type that names a `charset`; base64 for the rest. A body that is
-    /// empty is `none` (null) unless it was declared JSON, where an empty body is
-    /// `no_response`; a textual body that is not UTF-8 is base64, not a failure.
+    /// The MIME type is the Fetch standard's (`MIMEType.extract(fromContentType:)`: of
+    /// repeated or comma-separated types, the last valid one). JSON for
+    /// `application/json` and any `+json` type; text for `text/*`, the `+xml` types,
+    /// the textual `application/` types of `textualApplicationTypes`, and any type that
+    /// names a `charset`; base64 for the rest. A body that is empty is `none` (null)
+    /// unless it was declared JSON, where an empty body is `no_response`; a textual
+    /// body that does not decode in its charset (UTF-8 when it names none the Encoding
+    /// Standard knows) is base64, not a failure.
     public static func choice(contentType: String?, body: [UInt8]) -> Choice {
-        guard var contentType else { return body.isEmpty ? .none : .base64 }
-        return contentType.withUTF8 { choice(contentType: $0, body: body) }
+        reading(contentType: contentType, body: body).choice
     }
 
-    /// `choice(contentType:body:)` on the header's bytes: no string is made, since
-    /// every response of an `auto` request comes through here.
-    static func choice(contentType: UnsafeBufferPointer<UInt8>, body: [UInt8]) -> Choice {
-        let media = MediaType(contentType)
-        if media.isJSON { return .json }
-        if body.isEmpty { return .none }
-        guard media.isTextual else { return .base64 }
-        return String(validating: body, as: UTF8.self) != nil ? .text : .base64
+    /// What the decoder makes of a body: the choice, and for a textual body whose
+    /// `Content-Type` names a charset the Encoding Standard knows, that encoding (the
+    /// text is decoded from it; a body that is not valid in it is base64).
+    public struct Reading: Sendable {
+        public var choice: Choice
+        public var charset: TextEncoding?
+    }
+
+    /// `choice(contentType:body:)`, with the charset.
+    public static func reading(contentType: String?, body: [UInt8]) -> Reading {
+        guard var contentType else { return Reading(choice: body.isEmpty ? .none : .base64, charset: nil) }
+        return contentType.withUTF8 { reading(contentType: $0, body: body) }
+    }
+
+    /// `reading(contentType:body:)` on the header's bytes: no string is made for a
+    /// type without a charset, since every response of an `auto` request comes through here.
+    static func reading(contentType: UnsafeBufferPointer<UInt8>, body: [UInt8]) -> Reading {
+        guard let media = MIMEScan.extract(contentType) else {
+            return Reading(choice: body.isEmpty ? .none : .base64, charset: nil)
+        }
+        let type = UnsafeBufferPointer(rebasing: contentType[media.essence.type])
+        let subtype = UnsafeBufferPointer(rebasing: contentType[media.essence.subtype])
+        let isJSON = (MIMEScan.equalsIgnoringCase(type, "application") && MIMEScan.equalsIgnoringCase(subtype, "json"))
+            || MIMEScan.hasSuffix(subtype, "+json")
+        if isJSON { return Reading(choice: .json, charset: nil) }
+        if body.isEmpty { return Reading(choice: .none, charset: nil) }
+        guard media.charset != nil || isTextual(type: type, subtype: subtype) else {
+            return Reading(choice: .base64, charset: nil)
+        }
+        let charset = media.charset?.withBytes(in: contentType) { TextEncoding.find(label: $0) }
+        let decodes = charset.map { $0 == .utf8 ? String(validating: body, as: UTF8.self) != nil : $0.decode(body) != nil }
+            ?? (String(validating: body, as: UTF8.self) != nil)
+        return Reading(choice: decodes ? .text : .base64, charset: charset)
+    }
+
+    private static func isTextual(type: UnsafeBufferPointer<UInt8>, subtype: UnsafeBufferPointer<UInt8>) -> Bool {
+        if MIMEScan.equalsIgnoringCase(type, "text") || MIMEScan.hasSuffix(subtype, "+xml") { return true }
+        guard MIMEScan.equalsIgnoringCase(type, "application") else { return false }
+        return textualApplicationTypes.contains(String(decoding: subtype.map(MIMEScan.lowercased), as: UTF8.self))
     }
 
     /// The choice for `response`; nil when its body is not in memory (written to a
     /// file, or streamed), where no decoder reads it.
     public static func choice(for response: HTTPResponse) -> Choice? {
+        reading(for: response)?.choice
+    }
+
+    /// `choice(for:)`, with the charset. Repeated `Content-Type` lines count as the
+    /// Fetch standard counts them: joined with ", ", as `headers` has them.
+    public static func reading(for response: HTTPResponse) -> Reading? {
         guard response.downloadedFile == nil, response.streamEvents == nil else { return nil }
-        var found: Choice?
+        var found: Reading?
         response.headers.withEachFieldUTF8 { name, value in
-            if found == nil, name.count == 12, MediaType.equalsIgnoringCase(name, "content-type") {
-                found = choice(contentType: value, body: response.body)
+            if found == nil, name.count == 12, MIMEScan.equalsIgnoringCase(name, "content-type") {
+                found = reading(contentType: value, body: response.body)
             }
         }
-        return found ?? (response.body.isEmpty ? Choice.none : .base64)
+        return found ?? Reading(choice: response.body.isEmpty ? .none : .base64, charset: nil)
     }
 
     /// `decoder` itself, or for one that follows the `Content-Type` (this one, an
     /// OpenAPI operation's) the one it becomes for `response`.
     public static func resolve(_ decoder: any ResponseDecoder, for response: HTTPResponse) -> any ResponseDecoder {
-        guard decoder.followsContentType, let choice = choice(for: response) else { return decoder }
-        return decoder.resolved(for: choice)
+        guard decoder.followsContentType, let reading = reading(for: response) else { return decoder }
+        return decoder.resolved(for: reading.choice, charset: reading.charset)
     }
 
     public var followsContentType: Bool { true }
 
     public func resolved(for choice: Choice) -> any ResponseDecoder { Self.decoder(for: choice) }
 
-    /// The decoder for `choice`.
-    public static func decoder(for choice: Choice) -> any ResponseDecoder {
+    public func resolved(for choice: Choice, charset: TextEncoding?) -> any ResponseDecoder {
+        Self.decoder(for: choice, charset: charset)
+    }
+
+    /// The decoder for `choice`; text is decoded from `charset` when given.
+    public static func decoder(for choice: Choice, charset: TextEncoding? = nil) -> any ResponseDecoder {
         switch choice {
         case .json: return JSONResponseDecoder()
-        case .text: return StringResponseDecoder()
+        case .text: return StringResponseDecoder(encoding: charset ?? .utf8)
         case .base64: return Base64ResponseDecoder()
         case .none: return EmptyResponseDecoder()
         }
@@ -86,53 +129,4 @@ public struct AutoResponseDecoder: ResponseDecoder {
         "xml", "javascript", "ecmascript", "x-javascript", "x-www-form-urlencoded", "yaml", "x-yaml",
         "toml", "graphql", "sql", "csv", "x-sh", "xhtml+xml", "rtf", "x-ndjson", "jsonl",
     ]
-
-    /// A media type's essence (`type/subtype`, parameters cut off) and whether it
-    /// names a charset, read in place; comparisons ignore ASCII case.
-    private struct MediaType {
-        let type: UnsafeBufferPointer<UInt8>
-        let subtype: UnsafeBufferPointer<UInt8>
-        let hasCharset: Bool
-
-        init(_ text: UnsafeBufferPointer<UInt8>) {
-            var end = text.firstIndex(of: UInt8(ascii: ";")) ?? text.count
-            var start = 0
-            while start < end, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
-            while end > start, text[end - 1] == 0x20 || text[end - 1] == 0x09 { end -= 1 }
-            let essence = UnsafeBufferPointer(rebasing: text[start..<end])
-            let slash = essence.firstIndex(of: UInt8(ascii: "/")) ?? essence.count
-            type = UnsafeBufferPointer(rebasing: essence[..<slash])
-            subtype = UnsafeBufferPointer(rebasing: essence[min(slash + 1, essence.count)...])
-            let parameters = UnsafeBufferPointer(rebasing: text[min(end, text.count)...])
-            hasCharset = Self.contains(parameters, "charset=")
-        }
-
-        var isJSON: Bool {
-            (Self.equalsIgnoringCase(type, "application") && Self.equalsIgnoringCase(subtype, "json"))
-                || Self.hasSuffix(subtype, "+json")
-        }
-
-        var isTextual: Bool {
-            if Self.equalsIgnoringCase(type, "text") || Self.hasSuffix(subtype, "+xml") || hasCharset { return true }
-            guard Self.equalsIgnoringCase(type, "application") else { return false }
-            return AutoResponseDecoder.textualApplicationTypes.contains(String(decoding: subtype, as: UTF8.self).lowercased())
-        }
-
-        static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-            bytes.count == lower.utf8CodeUnitCount
-                && zip(bytes, UnsafeBufferPointer(start: lower.utf8Start, count: lower.utf8CodeUnitCount))
-                    .allSatisfy { ($0 &- 0x41 < 26 ? $0 | 0x20 : $0) == $1 }
-        }
-
-        static func hasSuffix(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-            let n = lower.utf8CodeUnitCount
-            return bytes.count >= n && equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[(bytes.count - n)...]), lower)
-        }
-
-        static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-            let n = lower.utf8CodeUnitCount
-            guard bytes.count >= n else { return false }
-            return (0...(bytes.count - n)).contains { equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[$0..<($0 + n)]), lower) }
-        }
-    }
 }

@@ -17,6 +17,10 @@ public struct DataResponse<Value> {
     public var streamEvents: Int?
     /// The HTTP version of the response: "1.1", "2", ...
     public var httpVersion: String?
+    /// The URL that answered, after redirects ("" when unknown).
+    public var url = ""
+    /// The redirects followed to get here, in order.
+    public var redirects: [RedirectHop] = []
 
     public init(value: Value, statusCode: Int, headers: HTTPHeaders, attempts: Int = 1, totalMs: Double = 0,
                 fromCache: Bool = false) {
@@ -39,5 +43,7 @@ extension DataResponse {
         streamEvents = response.streamEvents
         httpVersion = response.httpVersion
         timing = response.timing
+        url = response.effectiveURL
+        redirects = response.redirects
     }
 }

@@ -18,6 +18,7 @@ public struct HTTPResponse: Sendable {
         var fromCache = false
         var httpVersion: String?
         var sentCredentials: [String] = []
+        var redirects: [RedirectHop] = []
     }
 
     private var fields: CopyOnWrite<Fields>
@@ -81,6 +82,11 @@ public struct HTTPResponse: Sendable {
     public var sentCredentials: [String] {
         _read { yield fields.value.sentCredentials }
         _modify { yield &fields.value.sentCredentials }
+    }
+    /// The redirects followed to get here, in order (empty when there were none).
+    public var redirects: [RedirectHop] {
+        _read { yield fields.value.redirects }
+        _modify { yield &fields.value.redirects }
     }
     /// The HTTP version the response came in: "1.0", "1.1", "2" or "3" (nil when unknown).
     public var httpVersion: String? {

@@ -281,6 +281,9 @@ public final class NetlayerClient: @unchecked Sendable {
                                        logger: parts.logger).mapError { $0.redactingQuery(parts.secretQueryNames) }
     }
 
+    /// The config's secret query names (`Parts.secretQueryNames`).
+    package var secretQueryNames: Set<String> { parts.secretQueryNames }
+
     /// A transport failure as callers get it: through the error resolver, logged, and
     /// without the values of the config's secret query parameters.
     package func failure(_ error: NetworkError) -> DataTransferError {

@@ -1,3 +1,4 @@
+import Glibc
 import NetlayerJSON
 
 /// Keeps secrets out of logs and error messages: values of sensitive headers and
@@ -28,14 +29,63 @@ public enum Redaction {
     /// and the values of secret query parameters (`defaultQueryNames` and `names`)
     /// replaced by `replacement`.
     public static func url(in text: String, queryNames names: Set<String> = [], replacement: String = marker) -> String {
-        query(in: userInfo(in: text, replacement: replacement), names: names, replacement: replacement)
+        guard mayHoldSecrets(text, queryNames: names) else { return text }
+        return query(in: userInfo(in: text, replacement: replacement), names: names, replacement: replacement)
     }
+
+    /// Whether `url(in:)` may change `text`: it holds a "@", or a query parameter
+    /// (after "?" or "&") whose name is a secret one, or one this cannot tell without
+    /// the full rules (percent-encoded or non-ASCII). Reads the bytes in place and makes
+    /// no string unless `names` has names of its own: every result document's URL and
+    /// every logged one comes here, and most hold no secret.
+    package static func mayHoldSecrets(_ text: String, queryNames names: Set<String>) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes -> Bool in
+            guard let base = bytes.baseAddress else { return false }
+            if memchr(base, Int32(UInt8(ascii: "@")), bytes.count) != nil { return true }
+            guard let question = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else { return false }
+            var i = UnsafeRawPointer(question) - UnsafeRawPointer(base)
+            while i < bytes.count {
+                let b = bytes[i]
+                i += 1
+                guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") else { continue }
+                var end = i
+                while end < bytes.count, !isEnd(bytes[end]), bytes[end] != UInt8(ascii: "=") { end += 1 }
+                guard end < bytes.count, bytes[end] == UInt8(ascii: "=") else { continue }
+                if isSecretName(UnsafeBufferPointer(rebasing: bytes[i..<end]), names: names) { return true }
+            }
+            return false
+        }
+    }
+
+    /// Whether a query name is secret, compared as `normalized(_:)` compares it: ASCII
+    /// case ignored, "-" and "_" left out.
+    private static func isSecretName(_ name: UnsafeBufferPointer<UInt8>, names: Set<String>) -> Bool {
+        var length = 0
+        for b in name {
+            if b >= 0x80 || b == UInt8(ascii: "%") { return true }  // the full rules decide
+            if b != UInt8(ascii: "-"), b != UInt8(ascii: "_") { length += 1 }
+        }
+        for secret in defaultQueryNameBytes where secret.count == length {
+            var i = 0
+            var same = true
+            for b in name where b != UInt8(ascii: "-") && b != UInt8(ascii: "_") {
+                if (b &- 0x41 < 26 ? b | 0x20 : b) != secret[i] { same = false; break }
+                i += 1
+            }
+            if same { return true }
+        }
+        return !names.isEmpty && names.contains(normalized(name))
+    }
+
+    private static let defaultQueryNameBytes: [[UInt8]] = defaultQueryNames.map { Array($0.utf8) }
 
     /// The values of secret query parameters in `text` replaced by `replacement`: a
     /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a
     /// quote or the end of a line.
     static func query(in text: String, names: Set<String>, replacement: String = marker) -> String {
-        guard text.contains("=") else { return text }
+        // Bytes, not Characters: every result document's URL comes through here.
+        guard text.utf8.contains(UInt8(ascii: "=")) else { return text }
         var out: [UInt8] = []
         let bytes = Array(text.utf8)
         out.reserveCapacity(bytes.count)
@@ -72,7 +122,7 @@ public enum Redaction {
     /// Every `scheme://user:password@` in `text` becomes `scheme://<redacted>@` (or
     /// `replacement` in place of the marker).
     public static func userInfo(in text: String, replacement: String = marker) -> String {
-        guard text.contains("@"), text.contains("://") else { return text }
+        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
         var out = ""
         var rest = Substring(text)
         while let range = rest.firstRange(of: "://") {

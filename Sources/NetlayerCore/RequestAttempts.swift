@@ -83,22 +83,23 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         case .success(let prepared):
             request = prepared
         }
-        send(request, redirects: 0, redirectMs: 0)
+        send(request, redirects: [], redirectMs: 0)
     }
 
-    /// One hop of an attempt: the request, or a redirect of it, after `redirectMs` of
-    /// earlier hops.
-    private func send(_ request: HTTPRequest, redirects: Int, redirectMs: Double) {
+    /// One hop of an attempt: the request, or a redirect of it, after the `redirects`
+    /// followed so far, which took `redirectMs`.
+    private func send(_ request: HTTPRequest, redirects: [RedirectHop], redirectMs: Double) {
         let transfer = environment.sessionManager.request(request) { [self] result in
-            switch RedirectPolicy.next(after: result, request: request, redirects: redirects,
+            switch RedirectPolicy.next(after: result, request: request, redirects: redirects.count,
                                        parser: environment.sessionManager.urlParser) {
             case .follow(let next):
                 environment.logger?.log(request: next, context: context)  // each hop is a request of its own
-                send(next, redirects: redirects + 1, redirectMs: redirectMs + Self.spent(result))
+                let hop = RedirectHop(status: (try? result.get())?.statusCode ?? 0, url: request.url)
+                send(next, redirects: redirects + [hop], redirectMs: redirectMs + Self.spent(result))
             case .fail(let error):
                 conclude(.failure(error), request: request)
             case .done:
-                conclude(Self.adding(redirectMs, to: result), request: request)
+                conclude(Self.adding(redirects, redirectMs, to: result), request: request)
             }
         }
         pthread_mutex_lock(&mutex)
@@ -376,12 +377,13 @@ extension RequestAttempts {
         (try? result.get())?.totalMs ?? 0
     }
 
-    /// `result` with the time of the redirects before it counted in.
-    private static func adding(_ redirectMs: Double, to result: Result<HTTPResponse, NetworkError>)
-        -> Result<HTTPResponse, NetworkError> {
-        guard redirectMs > 0 else { return result }
+    /// `result` with the redirects before it, and their time, counted in.
+    private static func adding(_ redirects: [RedirectHop], _ redirectMs: Double,
+                               to result: Result<HTTPResponse, NetworkError>) -> Result<HTTPResponse, NetworkError> {
+        guard !redirects.isEmpty else { return result }
         return result.map { response in
             var response = response
+            response.redirects = redirects
             response.timing.redirectMs = redirectMs
             response.totalMs += redirectMs
             return response

@@ -11,12 +11,18 @@ public protocol ResponseDecoder: Sendable {
     /// For a decoder that follows the response's `Content-Type`: the decoder it is
     /// for a body of that kind (`AutoResponseDecoder.choice(for:)`).
     func resolved(for choice: AutoResponseDecoder.Choice) -> any ResponseDecoder
+    /// `resolved(for:)` for a textual body whose `Content-Type` names `charset` (text
+    /// is decoded from it); by default, `resolved(for:)`.
+    func resolved(for choice: AutoResponseDecoder.Choice, charset: TextEncoding?) -> any ResponseDecoder
 }
 
 extension ResponseDecoder {
     public var requiresBody: Bool { true }
     public var followsContentType: Bool { false }
     public func resolved(for choice: AutoResponseDecoder.Choice) -> any ResponseDecoder { self }
+    public func resolved(for choice: AutoResponseDecoder.Choice, charset: TextEncoding?) -> any ResponseDecoder {
+        resolved(for: choice)
+    }
 
     /// The value for a body that is legitimately empty (204, 205, HEAD): `JSON.null`,
     /// nil for an optional type, else `noResponse`.
@@ -93,11 +99,20 @@ public struct JSONResponseDecoder: ResponseDecoder {
 
 /// Decodes the body as UTF-8 text (into `String` or `JSON.string`); invalid UTF-8 is `parsing`.
 public struct StringResponseDecoder: ResponseDecoder {
-    public init() {}
+    /// The encoding the body is read in: UTF-8 unless the `auto` decoder found another
+    /// in the response's `Content-Type`.
+    public var encoding: TextEncoding
+
+    public init(encoding: TextEncoding = .utf8) {
+        self.encoding = encoding
+    }
+
     public var requiresBody: Bool { false }
 
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
-        guard let text = String(validating: data, as: UTF8.self) else {
+        let decoded = encoding == .utf8 ? String(validating: data, as: UTF8.self) : encoding.decode(data)
+        guard let text = decoded else {
+            guard encoding == .utf8 else { throw .parsing("the body is not valid \(encoding.name)") }
             let offset = data.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) }
             throw .parsing("the body is not valid UTF-8 (byte \(offset))")
         }

@@ -40,17 +40,22 @@ package final class CurlShare: CookieSource, @unchecked Sendable {
     /// libcurl keeps the jar and its rules; this is how Netlayer asks what it holds.
     func cookieLines() -> [String] {
         var lines: [String] = []
-        try? withSetupHandle { easy throws(NetworkError) in
-            var list: UnsafeMutableRawPointer?
-            guard nl_curl_getinfo_ptr(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK, let list else { return }
-            let head = list.assumingMemoryBound(to: curl_slist.self)
-            var node: UnsafeMutablePointer<curl_slist>? = head
-            while let current = node {
-                if let data = current.pointee.data { lines.append(String(cString: data)) }
-                node = current.pointee.next
-            }
-            curl_slist_free_all(head)
+        try? withSetupHandle { easy throws(NetworkError) in lines = Self.cookieLines(of: easy) }
+        return lines
+    }
+
+    /// The cookies of the jar `easy`'s cookie engine runs over, as `cookieLines()`.
+    static func cookieLines(of easy: UnsafeMutableRawPointer) -> [String] {
+        var lines: [String] = []
+        var list: UnsafeMutableRawPointer?
+        guard nl_curl_getinfo_ptr(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK, let list else { return lines }
+        let head = list.assumingMemoryBound(to: curl_slist.self)
+        var node: UnsafeMutablePointer<curl_slist>? = head
+        while let current = node {
+            if let data = current.pointee.data { lines.append(String(cString: data)) }
+            node = current.pointee.next
         }
+        curl_slist_free_all(head)
         return lines
     }
 

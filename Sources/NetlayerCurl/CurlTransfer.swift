@@ -47,6 +47,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private(set) var silence: SilenceWatch?
     /// The silence of a blocking stream lasted too long (its progress callback noticed).
     private var silenceFailure: NetworkError?
+    /// The request's own cookies replace the jar's of the same name (`CookieOverride`).
+    private var cookieOverride: CookieOverride?
 
     init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
          completion: @escaping NetworkSessionManager.CompletionHandler) {
@@ -121,7 +123,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let easy = handle.pointer
         self.easy = easy
         self.handle = handle
-        let reuse = handle.canReuse(for: request)
+        cookieOverride = CookieOverride.needed(for: request, share: share)
+        let reuse = cookieOverride == nil && handle.canReuse(for: request)
         if !reuse { handle.resetIfUsed() }
         let me = Unmanaged.passUnretained(self).toOpaque()
         var rc = CURLE_OK
@@ -206,8 +209,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
         }
         if let error = configureBody(easy, check: check) { return error }
+        cookieOverride?.install(on: handle, check: check)
         guard rc == CURLE_OK else { return rejected(rc) }
-        handle.profile = EasyProfile(request)
+        handle.profile = cookieOverride == nil ? EasyProfile(request) : nil
         return nil
     }
 
@@ -251,6 +255,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
+        cookieOverride?.finish(easy)
         let sink = self.sink!
         if code == CURLE_WRITE_ERROR, let headerViolation {
             return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))

@@ -29,6 +29,9 @@ package final class EasyHandle {
     /// `CURLOPT_COOKIE` holds a request's own cookies: the next request sets it again,
     /// to its own or to none.
     var hasCookieOption = false
+    /// The share whose cookie jar this handle left for one of its own (`CookieOverride`):
+    /// `reset()` goes back to it, which frees the handle's own jar.
+    private var leftShare: UnsafeMutableRawPointer?
     /// The `CURLOPT_HTTPHEADER` list of the last transfer, kept for the next one with
     /// the same headers (most requests of a client send the same few).
     private var headers: (key: HeaderList, list: UnsafeMutablePointer<curl_slist>?)?
@@ -86,7 +89,18 @@ package final class EasyHandle {
         profile = nil
     }
 
+    /// The cookie engine runs over a jar of the handle's own until the next reset,
+    /// instead of `share`'s.
+    func holdsOwnCookieJar(instead share: UnsafeMutableRawPointer) {
+        leftShare = share
+    }
+
     private func reset() {
+        if let share = leftShare {
+            // Attaching a share that has a cookie jar frees the handle's own.
+            _ = nl_curl_setopt_ptr(pointer, CURLOPT_SHARE, share)
+            leftShare = nil
+        }
         if cookieEngineOn {
             _ = nl_curl_setopt_str(pointer, CURLOPT_COOKIEFILE, nil)
             cookieEngineOn = false

@@ -14,15 +14,20 @@ package struct HeaderList: Equatable {
     let userAgent: String?
     /// The Accept-Encoding libcurl would send for compression, as a header.
     let acceptsEncodings: Bool
+    /// "Content-Type:" (none), for a POST that names no type: libcurl would send
+    /// `application/x-www-form-urlencoded` for it, body or not. Every body Netlayer
+    /// builds has a type; a POST without one, as requests and httpie send it, has none.
+    let removesContentType: Bool
 
     init(_ request: HTTPRequest, userAgentAsOption: Bool) {
-        // One pass over the fields for the four names that matter here, each compared
-        // only when its length matches (this runs for every request).
-        var (cookie, expect, userAgentSet, acceptEncoding) = (false, false, false, false)
+        // One pass over the fields for the names that matter here, each compared only
+        // when its length matches (this runs for every request).
+        var (cookie, expect, userAgentSet, acceptEncoding, contentType) = (false, false, false, false, false)
         for field in request.headers.fields {
             switch field.name.utf8.count {
             case 6: if field.name.caseInsensitiveEquals("Cookie") { cookie = true } else if field.name.caseInsensitiveEquals("Expect") { expect = true }
             case 10: if field.name.caseInsensitiveEquals("User-Agent") { userAgentSet = true }
+            case 12: if field.name.caseInsensitiveEquals("Content-Type") { contentType = true }
             case 15: if field.name.caseInsensitiveEquals("Accept-Encoding") { acceptEncoding = true }
             default: break
             }
@@ -37,6 +42,8 @@ package struct HeaderList: Equatable {
             && (request.body != nil || request.transfer.uploadFrom != nil || request.transfer.multipart != nil)
         userAgent = userAgentAsOption || userAgentSet ? nil : request.options.userAgent
         acceptsEncodings = request.options.compression && !acceptEncoding
+        // (A multipart body's type is libcurl's, with its boundary.)
+        removesContentType = request.method == .post && request.transfer.multipart == nil && !contentType
     }
 
     /// A new libcurl list of these headers; the caller frees it with `curl_slist_free_all`.
@@ -61,6 +68,9 @@ package struct HeaderList: Equatable {
         }
         if suppressesExpect {
             list = curl_slist_append(list, "Expect:")
+        }
+        if removesContentType {
+            list = curl_slist_append(list, "Content-Type:")
         }
         if let userAgent {
             // As a header, libcurl skips formatting it (see CurlGlobal.defaultUserAgentHeader).

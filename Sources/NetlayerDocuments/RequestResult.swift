@@ -18,6 +18,12 @@ public struct RequestResult: Sendable {
     public var attempts: Int
     /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
     public var decoderChoice: AutoResponseDecoder.Choice?
+    /// For a textual body an `AutoResponseDecoder` read: the encoding its
+    /// `Content-Type` names, when the Encoding Standard knows it.
+    public var charset: TextEncoding?
+    /// The client's secret query names (besides the well-known ones), kept out of the
+    /// URLs the result document names.
+    package var secretQueryNames: Set<String> = []
 
     /// The result document (`{"ok": true, "status": ..., "value": ...}` or a failure's),
     /// as the C ABI's `nl_request` returns it: UTF-8 JSON text.
@@ -36,6 +42,7 @@ public struct RequestResult: Sendable {
     /// document copies it.
     package init(_ outcome: NetworkOutcome, request: HTTPRequest, decoder: any ResponseDecoder, client: NetlayerClient) {
         attempts = outcome.attempts
+        secretQueryNames = client.secretQueryNames
         let response: HTTPResponse
         switch outcome.result {
         case .failure(let failure):
@@ -47,9 +54,10 @@ public struct RequestResult: Sendable {
         }
         self.response = response
         var decoder = decoder
-        if decoder.followsContentType, let choice = AutoResponseDecoder.choice(for: response) {
-            decoderChoice = choice
-            decoder = decoder.resolved(for: choice)
+        if decoder.followsContentType, let reading = AutoResponseDecoder.reading(for: response) {
+            decoderChoice = reading.choice
+            charset = reading.charset
+            decoder = decoder.resolved(for: reading.choice, charset: reading.charset)
         }
         do throws(DataTransferError) {
             // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.

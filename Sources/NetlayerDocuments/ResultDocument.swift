@@ -12,24 +12,34 @@ package enum ResultDocument {
         guard let response = result.response, let value = result.value else {
             return failureDocument(.noResponse, response: result.response, attempts: result.attempts)
         }
-        return success(response, value: value, attempts: result.attempts, decoder: result.decoderChoice)
+        return success(response, value: value, attempts: result.attempts, decoder: result.decoderChoice,
+                       charset: result.charset, redactedQuery: result.secretQueryNames)
     }
 
     /// - Parameter decoder: what the auto decoder chose, written as `decoder`.
+    /// - Parameter charset: the encoding the auto decoder read a textual body in, written as `charset`.
+    /// - Parameter redactedQuery: the config's own secret query names, whose values
+    ///   are kept out of `url` and `redirects` as the well-known ones are.
     static func success(_ response: HTTPResponse, value: ResponseValue, attempts: Int,
-                        decoder: AutoResponseDecoder.Choice?) -> JSONWriter {
+                        decoder: AutoResponseDecoder.Choice?, charset: TextEncoding?,
+                        redactedQuery: Set<String>) -> JSONWriter {
         var w = JSONWriter(capacity: 512 + response.body.count)
         w.raw("{\"ok\":true,\"status\":")
         w.write(int: Int64(response.statusCode))
         w.raw(",\"headers\":")
         writeHeaders(response.headers, into: &w)
         writeHTTPVersion(response.httpVersion, into: &w)
+        writeURLs(response.effectiveURL, response.redirects, redactedQuery: redactedQuery, into: &w)
         w.raw(",\"value\":")
         value.write(into: &w)
         if w.wroteBigInteger { w.raw(",\"bigIntegers\":true") }
         if let decoder {
             w.raw(",\"decoder\":")
             w.write(string: decoder.rawValue)
+            if let charset, decoder == .text || decoder == .base64 {
+                w.raw(",\"charset\":")
+                w.write(string: charset.name)
+            }
         }
         w.raw(response.fromCache ? ",\"fromCache\":true,\"attempts\":" : ",\"fromCache\":false,\"attempts\":")
         w.write(int: Int64(attempts))
@@ -128,6 +138,26 @@ package enum ResultDocument {
         w.raw(",\"redirectMs\":")
         w.write(thousandths: timing.redirectMs)
         w.raw("}")
+    }
+
+    /// `,"url":...` (when known) and `,"redirects":[{"status":302,"url":...},...]` (when
+    /// there were any), their secrets redacted as in logs (`Redaction.url`).
+    private static func writeURLs(_ url: String, _ redirects: [RedirectHop], redactedQuery: Set<String>,
+                                  into w: inout JSONWriter) {
+        if !url.isEmpty {
+            w.raw(",\"url\":")
+            w.write(string: Redaction.url(in: url, queryNames: redactedQuery))
+        }
+        guard !redirects.isEmpty else { return }
+        w.raw(",\"redirects\":[")
+        for (index, hop) in redirects.enumerated() {
+            w.raw(index == 0 ? "{\"status\":" : ",{\"status\":")
+            w.write(int: Int64(hop.status))
+            w.raw(",\"url\":")
+            w.write(string: Redaction.url(in: hop.url, queryNames: redactedQuery))
+            w.raw("}")
+        }
+        w.raw("]")
     }
 
     private static func writeHTTPVersion(_ version: String?, into w: inout JSONWriter) {

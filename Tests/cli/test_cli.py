@@ -235,6 +235,16 @@ def _():
     assert code == 0 and out.startswith("HTTP/1.1 200\n") and "content-type: application/json" in out, out
 
 
+@test("a post without a body sends no Content-Type, as httpie and requests do")
+def _():
+    for args in (("post", BASE + "echo", "a==1"), ("post", BASE + "echo", "--ignore-stdin")):
+        doc = echo(*args)
+        types = [value for name, value in doc["headerLines"] if name.lower() == "content-type"]
+        assert doc["method"] == "POST" and doc["bodyLength"] == 0 and types == [], (args, doc["headerLines"])
+    doc = echo("post", BASE + "echo", "a==1", "Content-Type:text/plain")
+    assert doc["headers"]["content-type"] == "text/plain", doc["headers"]
+
+
 @test("field=@file and field:=@file read values from files; --form sends a form")
 def _():
     bio, cfg = write("bio.txt", "line one\nline two"), write("cfg.json", '{"depth": 2.50}')
@@ -283,6 +293,16 @@ def _():
     assert code == 0 and out == bytes(i % 256 for i in range(300)), out[:20]
     code, out, _ = run("get", BASE + "status/204")
     assert code == 0 and out == "", repr(out)
+
+
+@test("text in another charset is printed in UTF-8; --download keeps its bytes")
+def _():
+    url = BASE + "typed?type=text/plain;%20charset=latin1&body64=Y2Fm6SCA"  # b"caf\xe9 \x80"
+    code, out, _ = run("get", url, binary=True)
+    assert code == 0 and out == "caf\u00e9 \u20ac".encode(), out
+    code, _, err = run("get", url, "--download", "latin1.txt")
+    with open(os.path.join(work, "latin1.txt"), "rb") as f:
+        assert code == 0 and f.read() == b"caf\xe9 \x80", err
 
 
 @test("-i prints the status line and headers before the body")

@@ -21,7 +21,8 @@ Endpoints (any method unless noted):
                              200 {"user": user} for those credentials (Basic; Digest
                              MD5 with qop=auth), else 401 with the challenge
        /set-cookie?c=V[&c=V...]  one Set-Cookie: V header per c, {"set": n}
-       /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent)
+       /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent; one
+                             line per T when repeated); body64=B64 sends those bytes
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
                              X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
        /stats /stats/reset   accepted TCP connections and requests
@@ -519,9 +520,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(200, {"set": len(values)}, headers=[("Set-Cookie", v) for v in values])
 
         if path == "/typed":
+            # One Content-Type line per `type` (an empty one too); the body is `body64`'s
+            # bytes when given (to send text that is not UTF-8), else `body` in UTF-8.
             args = parse_qs(parts.query, keep_blank_values=True)
-            content_type = args["type"][0] if "type" in args else None
-            return self._send(200, args.get("body", [""])[0].encode(), content_type)
+            lines = [("Content-Type", value) for value in args.get("type", [])]
+            if "body64" in args:
+                data = base64.b64decode(args["body64"][0])
+            else:
+                data = args.get("body", [""])[0].encode()
+            return self._send(200, data, None, headers=lines)
 
         if path == "/empty":
             return self._send(200, b"")

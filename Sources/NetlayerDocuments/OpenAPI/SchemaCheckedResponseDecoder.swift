@@ -38,8 +38,12 @@ package struct SchemaCheckedResponseDecoder: ResponseDecoder {
     public var followsContentType: Bool { true }
 
     public func resolved(for choice: AutoResponseDecoder.Choice) -> any ResponseDecoder {
+        resolved(for: choice, charset: nil)
+    }
+
+    public func resolved(for choice: AutoResponseDecoder.Choice, charset: TextEncoding?) -> any ResponseDecoder {
         var resolved = self
-        resolved.inner = AutoResponseDecoder.decoder(for: choice)
+        resolved.inner = AutoResponseDecoder.decoder(for: choice, charset: charset)
         return choice == .json ? resolved : resolved.inner
     }
 }

@@ -12,7 +12,7 @@ library is found.
 
 from __future__ import annotations
 
-from ._client import Client, Response
+from ._client import Client, Redirect, Response
 from ._errors import (
     Error,
     GenericError,
@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Client",
     "Response",
+    "Redirect",
     "Stream",
     "AsyncStream",
     "Error",

@@ -14,11 +14,11 @@ from ._asyncio import AsyncMixin
 from ._hooks import HOOK_ADAPT, HOOK_LOG, HOOK_PROGRESS, HOOK_RESOLVE_ERROR, HOOK_RETRY
 from ._lib import NO_HOOK, lib
 from ._lifecycle import HOLDING_CODES
-from ._result import Response
+from ._result import Redirect, Response
 from ._stream import StreamMixin
 from ._sync import SyncMixin
 
-__all__ = ["Client", "Response"]
+__all__ = ["Client", "Redirect", "Response"]
 
 #: A hook: ``fn(event: dict) -> dict | None`` (see Client.on_adapt), or None to remove it.
 _F = TypeVar("_F", bound=Optional[Callable[[Dict[str, Any]], Any]])

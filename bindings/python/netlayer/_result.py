@@ -9,14 +9,28 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
-from . import _json
+from . import _charsets, _json
 from ._errors import Error, Headers, StatusError, error_from_result
 from ._hooks import attach_cause
 
-__all__ = ["Response", "Headers", "outcome", "response_or_raise", "document_or_raise"]
+__all__ = ["Response", "Redirect", "Headers", "outcome", "response_or_raise", "document_or_raise"]
 
 JSON = Any
 _loads_result = _json.loads_result
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirect a request followed (an item of ``Response.history``): its status
+    and the URL that answered with it, secrets redacted as in logs."""
+
+    status: int
+    url: str
+
+    @property
+    def status_code(self) -> int:
+        """``status``, under the name requests and httpx use."""
+        return self.status
 
 
 @dataclass(frozen=True)
@@ -29,7 +43,12 @@ class Response:
     ``text``, ``base64`` or ``none``), None when the endpoint named one; ``headers`` has
     lower-case names and is read in any case (``r.headers["Content-Type"]``);
     ``timing`` holds ``totalMs`` and friends; ``events`` is the number of body events of
-    a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...
+    a streamed request (None otherwise); ``http_version`` is ``"1.1"``, ``"2"``, ...;
+    ``url`` is the URL that answered, after redirects, and ``history`` the redirects
+    followed to it (``Redirect``: status and URL), both with the values of secret query
+    parameters and URL user-info replaced by ``<redacted>``, as in logs; ``charset``
+    is the encoding (its Encoding Standard name: ``"windows-1252"``, ``"GBK"``, ...) a
+    textual body's ``Content-Type`` named, which ``text`` is decoded from.
 
     For requests and httpx habits: ``status_code``, ``text``, ``content`` (bytes),
     ``json()`` and ``raise_for_status()``.
@@ -46,6 +65,9 @@ class Response:
     decoder: Optional[str] = None
     set_cookies: Tuple[str, ...] = ()
     http_version: Optional[str] = None
+    url: str = ""
+    history: Tuple[Redirect, ...] = ()
+    charset: Optional[str] = None
 
     @property
     def status_code(self) -> int:
@@ -53,15 +75,23 @@ class Response:
         return self.status
 
     @property
+    def ok(self) -> bool:
+        """False for a 4xx or 5xx status, as requests' ``Response.ok``: a status that
+        ``acceptableStatus`` let through is a Response, and may still be an error to
+        HTTP. (Every Response is a success document; a failure is an ``Error``.)"""
+        return self.status < 400
+
+    @property
     def text(self) -> str:
-        """The body as text: the text a ``text`` decoder returned; the bytes of a
-        ``base64`` one as UTF-8 (undecodable bytes replaced); a JSON value encoded again
-        as JSON (the same value, not necessarily the same bytes: ask for
-        ``response={"decoder": "text"}`` to get the body exactly); "" without a body."""
+        """The body as text: the text a ``text`` decoder returned (decoded from the
+        ``charset`` the ``Content-Type`` named, else UTF-8); the bytes of a ``base64``
+        one in that charset or UTF-8, what does not decode replaced by U+FFFD; a JSON
+        value encoded again as JSON (the same value, not necessarily the same bytes: ask
+        for ``response={"decoder": "text"}`` to get the body exactly); "" without a body."""
         value = self.value
         decoder = self.decoder
         if decoder == "base64" and isinstance(value, str):
-            return base64.b64decode(value).decode("utf-8", "replace")
+            return _charsets.decode(base64.b64decode(value), self.charset or "UTF-8")
         if value is None or decoder == "none":
             return ""
         if isinstance(value, str) and decoder != "json":
@@ -71,9 +101,14 @@ class Response:
     @property
     def content(self) -> bytes:
         """The body as bytes: exactly the bytes received for a ``base64`` decoder (what
-        ``auto`` chooses for binary types), else ``text`` in UTF-8."""
+        ``auto`` chooses for binary types), else ``text`` encoded in its ``charset``
+        (the bytes received, for text in any charset that writes a character one way)
+        or UTF-8."""
         if self.decoder == "base64" and isinstance(self.value, str):
             return base64.b64decode(self.value)
+        charset = self.charset
+        if charset and self.decoder == "text":
+            return _charsets.encode(self.text, charset)
         return self.text.encode("utf-8")
 
     def json(self) -> Any:
@@ -130,6 +165,9 @@ class Response:
             decoder=doc.get("decoder"),
             set_cookies=tuple(doc.get("setCookies") or ()),
             http_version=doc.get("httpVersion"),
+            charset=doc.get("charset"),
+            url=doc.get("url") or "",
+            history=_history(doc.get("redirects") or ()),
         )
 
 
@@ -170,6 +208,10 @@ class _FromDocument:
         return value
 
 
+def _history(hops: Any) -> Tuple[Redirect, ...]:
+    return tuple(Redirect(int(hop["status"]), str(hop["url"])) for hop in hops)
+
+
 def _headers(fields: Mapping[str, str]) -> Headers:
     headers = Headers.__new__(Headers)  # names are lower case already: no need to lower them again
     dict.update(headers, fields)
@@ -181,6 +223,7 @@ Response.from_cache = _FromDocument("fromCache", lambda raw: raw is True, False)
 Response.http_version = _FromDocument("httpVersion", str, None)  # type: ignore[assignment]
 Response.latin1_headers = _FromDocument("latin1Headers", tuple, ())  # type: ignore[assignment]
 Response.set_cookies = _FromDocument("setCookies", tuple, ())  # type: ignore[assignment]
+Response.history = _FromDocument("redirects", _history, ())  # type: ignore[assignment]
 
 
 def _response(doc: Dict[str, Any]) -> Response:
