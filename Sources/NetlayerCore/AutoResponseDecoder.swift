@@ -1,3 +1,4 @@
+import Glibc
 import NetlayerJSON
 
 /// The decoder that follows the response: JSON for `application/json` and `+json`
@@ -47,6 +48,11 @@ public struct AutoResponseDecoder: ResponseDecoder {
     /// `reading(contentType:body:)` on the header's bytes: no string is made for a
     /// type without a charset, since every response of an `auto` request comes through here.
     static func reading(contentType: UnsafeBufferPointer<UInt8>, body: [UInt8]) -> Reading {
+        // The type most API responses carry, as servers write it: what extraction finds
+        // for it, without extracting.
+        if contentType.count == 16, memcmp(contentType.baseAddress!, "application/json", 16) == 0 {
+            return Reading(choice: .json, charset: nil)
+        }
         guard let media = MIMEScan.extract(contentType) else {
             return Reading(choice: body.isEmpty ? .none : .base64, charset: nil)
         }

@@ -218,6 +218,11 @@ package struct JSONWriter: ~Copyable {
         var i = 0
         if let src = utf8.baseAddress {
             (out + 1).update(from: src, count: n)
+            if !tokenOnly {
+                // Eight bytes at a time while none of them needs a look of its own.
+                let raw = UnsafeRawPointer(src)
+                while i + 8 <= n, Self.isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+            }
             let classes = Self.byteClass
             let limit: UInt8 = tokenOnly ? 0 : 1
             while i < n, classes[Int(src[i])] <= limit { i += 1 }
@@ -230,6 +235,19 @@ package struct JSONWriter: ~Copyable {
         if tokenOnly || utf8[i] >= 0x80 { return false }
         writeEscaped(utf8)
         return true
+    }
+
+    /// Whether eight bytes are all printable ASCII other than `"` and `\\` (class 0 or
+    /// 1 of `byteClass`), tested together: no byte below 0x20 or from 0x7F up, none
+    /// equal to 0x22 or 0x5C.
+    @inline(__always)
+    private static func isPlainWord(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        if word & highs != 0 { return false }  // a byte from 0x80 up
+        if (word &- ones &* 0x20) & ~word & highs != 0 { return false }  // a byte below 0x20
+        if (word &+ ones &* 0x01) & highs != 0 { return false }  // 0x7F: adding 1 reaches the high bit
+        return !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
     }
 
     /// Byte classes for `writeQuoted`, one load per byte: 0 a header-name `tchar`

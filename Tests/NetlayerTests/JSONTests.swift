@@ -2,6 +2,22 @@ import Testing
 @testable import Netlayer
 
 @Suite struct JSONTests {
+    /// Every ASCII byte at every place of strings longer than the eight bytes the
+    /// writer checks at once: written as JSON, each parses back to itself.
+    @Test func stringsWithAnyASCIIByteAnywhereRoundTrip() throws {
+        for length in [1, 7, 8, 9, 16, 17, 23] {
+            for position in 0..<length {
+                for byte in UInt8(0)..<0x80 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let written = JSONWriter.serialize(.string(text))
+                    #expect(try JSONParser.parse(written) == .string(text), "byte \(byte) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     @Test func parsesAndWritesEveryKindOfValueRoundTrip() throws {
         let text = #"{"a":1,"b":-2.5,"c":"x\"y\\z\n","d":[true,false,null],"e":{"f":[]},"g":12345678901234}"#
         let value = try JSONParser.parse(text)
