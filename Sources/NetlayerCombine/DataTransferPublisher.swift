@@ -26,7 +26,8 @@ where E.Response == Output {
     private final class Inner<S: Subscriber>: Subscription, ResultSink, @unchecked Sendable
     where S.Input == Output, S.Failure == DataTransferError {
         // Guarded by `mutex`: Subscriber values are not Sendable, so no Mutex<...>.
-        private var mutex = pthread_mutex_t()
+        // Allocated: `&property` would be one Swift access for the whole (blocking) lock call.
+        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         private var subscriber: S?
         private var started = false
         private var transfer: (any NetworkCancellable)?
@@ -34,17 +35,20 @@ where E.Response == Output {
         private let endpoint: E
 
         init(subscriber: S, service: any DataTransferService, endpoint: E) {
-            pthread_mutex_init(&mutex, nil)
+            pthread_mutex_init(mutex, nil)
             self.subscriber = subscriber
             self.service = service
             self.endpoint = endpoint
         }
 
-        deinit { pthread_mutex_destroy(&mutex) }
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deallocate()
+        }
 
         private func locked<R>(_ body: () -> R) -> R {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
             return body()
         }
 

@@ -13,17 +13,22 @@ public class CompletionSignal: @unchecked Sendable {
     private let opened = Atomic<Bool>(false)
     /// Threads asleep (or about to be) on `condition`; changed under `mutex`.
     private let sleepers = Atomic<Int>(0)
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    // Allocated, not stored properties: `&property` is a Swift access that lasts for the
+    // whole call, so a waiter inside pthread_cond_wait and an opener taking the mutex
+    // would be two overlapping accesses (a race to the exclusivity checker and TSan).
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     public init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
     }
 
     deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
     }
 
     /// Whether it was opened (an acquiring read: what was stored before is visible).
@@ -36,9 +41,9 @@ public class CompletionSignal: @unchecked Sendable {
         // A sleeper counts itself under the mutex before it looks at `opened`: either it
         // saw the store above, or it is counted here and waits for the broadcast.
         if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
-            pthread_mutex_lock(&mutex)
-            pthread_cond_broadcast(&condition)
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_lock(mutex)
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
         }
         return true
     }
@@ -67,17 +72,17 @@ public class CompletionSignal: @unchecked Sendable {
                 deadline.tv_nsec -= 1_000_000_000
             }
         }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
         while !opened.load(ordering: .sequentiallyConsistent) {
             if nanoseconds == nil {
-                pthread_cond_wait(&condition, &mutex)
-            } else if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT {
+                pthread_cond_wait(condition, mutex)
+            } else if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
                 break
             }
         }
         sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         return isOpen
     }
 }
