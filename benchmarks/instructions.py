@@ -21,8 +21,8 @@ Clients:
          Netlayer nl_request (benchmarks/seq_netlayer.c).
   Python pycurl + json.loads and Netlayer `client.get(path, params=...).json()`
          (benchmarks/py_loop.py), Netlayer installed as the README installs it
-         (`pip install ./bindings/python`, no extras, in a clean virtualenv) and with the
-         `fast` extra (orjson) in a second one.
+         (`pip install ./bindings/python`, which brings orjson, in a clean virtualenv),
+         with the `fast` extra, and without dependencies (`--no-deps`: the json module).
 
 --check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.25 times
 the libcurl loop (compression offered by both, as Netlayer does by default), the
@@ -123,10 +123,12 @@ def main() -> int:
             package = os.path.join(ROOT, "bindings", "python")
             env = dict(os.environ, NETLAYER_LIBRARY=os.path.join(lib, "libnetlayer.so.1"))
             env.pop("PYTHONPATH", None)
+            # As the README installs it (with its dependency, orjson), with the `fast`
+            # extra, and without any dependency (the json module: what orjson buys).
             default = venv_with(os.path.join(work, "venv-default"),
-                                ["--no-binary pycurl pycurl", f"--force-reinstall --no-deps {package}"], pip_env)
-            fast = venv_with(os.path.join(work, "venv-fast"), ["orjson", f"--force-reinstall --no-deps {package}"],
-                             pip_env)
+                                ["--no-binary pycurl pycurl", f"--force-reinstall {package}"], pip_env)
+            fast = venv_with(os.path.join(work, "venv-fast"), [f"--force-reinstall {package}[fast]"], pip_env)
+            bare = venv_with(os.path.join(work, "venv-bare"), [f"--force-reinstall --no-deps {package}"], pip_env)
             loop = os.path.join(HERE, "py_loop.py")
             rows.append(("Python", "pycurl + json.loads",
                          per_request(lambda n: [default, loop, "pycurl", url, str(n), args.mode], args.n1, args.n2,
@@ -134,8 +136,11 @@ def main() -> int:
             rows.append(("Python", "Netlayer, default install",
                          per_request(lambda n: [default, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
                                      work, env)))
-            rows.append(("Python", "Netlayer, fast extra (orjson)",
+            rows.append(("Python", "Netlayer, fast extra",
                          per_request(lambda n: [fast, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
+                                     work, env)))
+            rows.append(("Python", "Netlayer without orjson (--no-deps)",
+                         per_request(lambda n: [bare, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
                                      work, env)))
     finally:
         subprocess.run([os.path.join(HERE, "nginx.sh"), "stop", nginx_dir], stdout=subprocess.DEVNULL,

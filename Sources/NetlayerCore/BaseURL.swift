@@ -10,6 +10,9 @@ package struct BaseURL: Sendable, Hashable {
     package let path: String
     /// The base URL's own query, kept ahead of configured parameters.
     package let query: String?
+    /// `origin`, `path` and the "/" a relative path goes after, as bytes: what every
+    /// request URL under this base starts with.
+    package let relativePrefix: [UInt8]
 
     /// Parses an absolute http(s) URL with `parser`.
     /// - Throws: `urlGeneration` when it is not one.
@@ -37,5 +40,6 @@ package struct BaseURL: Sendable, Hashable {
         while basePath.hasSuffix("/") { basePath.removeLast() }
         path = basePath
         query = parsed.query.flatMap { $0.isEmpty ? nil : $0 }
+        relativePrefix = Array(origin.utf8) + Array(basePath.utf8) + [UInt8(ascii: "/")]
     }
 }

@@ -166,7 +166,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     // MARK: Shared steps
 
     private var cache: (any ResponseCaching)? {
-        guard original.transfer.useCache, let cache = environment.cache, cache.isCacheable(original) else { return nil }
+        guard let cache = environment.cache, original.transfer.useCache, cache.isCacheable(original) else { return nil }
         return cache
     }
 
@@ -201,6 +201,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// request that got `result` (another URL after a redirect).
     private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>,
                               hop: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
+        guard environment.cache != nil else { return result }  // a client without a cache
         guard let cache else {
             if let cache = environment.cache, !original.method.isSafe, case .success(let response) = result {
                 cache.invalidate(after: response, to: original, finalURL: hop.url,

@@ -29,10 +29,8 @@ package enum URLBuilder {
                 throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
             }
             try checkRelative(path)
-            out.reserveCapacity(base.origin.utf8.count + base.path.utf8.count + path.utf8.count + 64)
-            append(base.origin, to: &out)
-            append(base.path, to: &out)
-            out.append(UInt8(ascii: "/"))
+            out.reserveCapacity(base.relativePrefix.count + path.utf8.count + 64)
+            out.append(contentsOf: base.relativePrefix)
             let relative = path.utf8.drop { $0 == UInt8(ascii: "/") }
             PercentEncoding.appendPath(Substring(relative), into: &out)
             existingQuery = base.query

@@ -77,6 +77,14 @@ package enum JSONFastCheck {
             index += 1
             let start = index
             var escaped = false
+            // Eight bytes at a time while none is a quote, a backslash, a control
+            // character or non-ASCII.
+            if let base = buffer.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while index + 8 <= buffer.count, Self.isPlainWord(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                    index += 8
+                }
+            }
             while index < buffer.count {
                 let byte = buffer[index]
                 if byte == UInt8(ascii: "\"") {
@@ -174,6 +182,16 @@ package enum JSONFastCheck {
                 if count == 0 || memcmp(base + Int(keys[i].start), base + start, count) == 0 { return false }
             }
             return true
+        }
+
+        /// No byte below 0x20 or from 0x80 up, none equal to `"` or `\\`.
+        @inline(__always)
+        static func isPlainWord(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+            if word & highs != 0 { return false }
+            if (word &- ones &* 0x20) & ~word & highs != 0 { return false }
+            return !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
         }
 
         @inline(__always) func isDigit(_ c: UInt8) -> Bool {

@@ -265,6 +265,12 @@ public struct JSONParser {
             guard index < buffer.count, isDigit(buffer[index]) else { throw error("invalid number", at: start) }
             while index < buffer.count, isDigit(buffer[index]) { index += 1 }
         }
+        if isInteger, index - start <= 18 {  // at most 18 digits: no Int64 overflows
+            var value: Int64 = 0
+            let negative = buffer[start] == UInt8(ascii: "-")
+            for i in (negative ? start + 1 : start)..<index { value = value * 10 + Int64(buffer[i] &- UInt8(ascii: "0")) }
+            return .int(negative ? -value : value)
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self)
         if isInteger {
             if let i = Int64(text) { return .int(i) }
