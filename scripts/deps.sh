@@ -1,6 +1,6 @@
 # Sourced by scripts/test and scripts/demo: installs the Debian packages the build
 # and the tests need, when any is missing. The Swift toolchain itself is assumed.
-NETLAYER_DEBIAN_PACKAGES=(cmake ninja-build pkg-config libcurl4-openssl-dev libyaml-dev libre2-dev libjansson-dev libwslay-dev libssl-dev zlib1g-dev valgrind python3 python3-venv nginx-light openssl tinyproxy)
+NETLAYER_DEBIAN_PACKAGES=(cmake ninja-build pkg-config libcurl4-openssl-dev libyaml-dev libre2-dev libjansson-dev libwslay-dev libssl-dev zlib1g-dev valgrind python3 python3-venv python3-dev nginx-light openssl tinyproxy)
 
 ensure_system_packages() {
     local missing=()
