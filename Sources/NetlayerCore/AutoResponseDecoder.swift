@@ -114,12 +114,16 @@ public struct AutoResponseDecoder: ResponseDecoder {
     /// The decoder for `choice`; text is decoded from `charset` when given.
     public static func decoder(for choice: Choice, charset: TextEncoding? = nil) -> any ResponseDecoder {
         switch choice {
-        case .json: return JSONResponseDecoder()
+        case .json: return plainJSON
         case .text: return StringResponseDecoder(encoding: charset ?? .utf8)
         case .base64: return Base64ResponseDecoder()
         case .none: return EmptyResponseDecoder()
         }
     }
+
+    /// One shared: a `JSONResponseDecoder` is too large to sit inside an `any
+    /// ResponseDecoder`, so each new one would be a heap box; a shared box is retained.
+    private static let plainJSON: any ResponseDecoder = JSONResponseDecoder()
 
     /// Without a response at hand: JSON when the body parses as JSON, else text when
     /// it is UTF-8, else base64.

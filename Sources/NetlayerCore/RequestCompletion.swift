@@ -11,24 +11,26 @@ import NetlayerJSON
 /// thread that goes to sleep and by the opener of a signal someone sleeps on.
 public class CompletionSignal: @unchecked Sendable {
     private let opened = Atomic<Bool>(false)
-    /// Threads asleep (or about to be) on `condition`; changed under `mutex`.
+    /// Threads asleep (or about to be) on the parking spot's condition; changed under
+    /// its mutex.
     private let sleepers = Atomic<Int>(0)
-    // Allocated, not stored properties: `&property` is a Swift access that lasts for the
-    // whole call, so a waiter inside pthread_cond_wait and an opener taking the mutex
-    // would be two overlapping accesses (a race to the exclusivity checker and TSan).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// The mutex and condition a sleeping thread waits on, made by the first thread that
+    /// goes to sleep: a caller that drives its own request never sleeps, and a blocking
+    /// request is itself a signal, so most never need one. Allocated rather than stored
+    /// properties: `&property` is a Swift access for the whole call, so a waiter inside
+    /// pthread_cond_wait and an opener taking the mutex would overlap (a race to
+    /// ThreadSanitizer).
+    private let parkingSpot = Atomic<UnsafeMutablePointer<Parking>?>(nil)
 
-    public init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
+    private struct Parking {
+        var mutex = pthread_mutex_t()
+        var condition = pthread_cond_t()
     }
 
+    public init() {}
+
     deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
+        if let parking = parkingSpot.load(ordering: .acquiring) { Self.destroy(parking) }
     }
 
     /// Whether it was opened (an acquiring read: what was stored before is visible).
@@ -38,12 +40,13 @@ public class CompletionSignal: @unchecked Sendable {
     @discardableResult
     public final func signal() -> Bool {
         guard !opened.exchange(true, ordering: .sequentiallyConsistent) else { return false }
-        // A sleeper counts itself under the mutex before it looks at `opened`: either it
-        // saw the store above, or it is counted here and waits for the broadcast.
-        if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
-            pthread_mutex_lock(mutex)
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
+        // A sleeper makes the parking spot, then counts itself under its mutex before it
+        // looks at `opened`: either it saw the store above, or it is counted here (and
+        // the spot is there) and waits for the broadcast.
+        if sleepers.load(ordering: .sequentiallyConsistent) > 0, let parking = parkingSpot.load(ordering: .acquiring) {
+            pthread_mutex_lock(&parking.pointee.mutex)
+            pthread_cond_broadcast(&parking.pointee.condition)
+            pthread_mutex_unlock(&parking.pointee.mutex)
         }
         return true
     }
@@ -61,6 +64,27 @@ public class CompletionSignal: @unchecked Sendable {
         }
     }
 
+    /// The parking spot, made by the first thread that needs it.
+    private func parking() -> UnsafeMutablePointer<Parking> {
+        if let parking = parkingSpot.load(ordering: .acquiring) { return parking }
+        let fresh = UnsafeMutablePointer<Parking>.allocate(capacity: 1)
+        fresh.initialize(to: Parking())
+        pthread_mutex_init(&fresh.pointee.mutex, nil)
+        pthread_cond_init(&fresh.pointee.condition, nil)
+        let (stored, existing) = parkingSpot.compareExchange(expected: nil, desired: fresh,
+                                                             ordering: .acquiringAndReleasing)
+        if stored { return fresh }
+        Self.destroy(fresh)
+        return existing!
+    }
+
+    private static func destroy(_ parking: UnsafeMutablePointer<Parking>) {
+        pthread_cond_destroy(&parking.pointee.condition)
+        pthread_mutex_destroy(&parking.pointee.mutex)
+        parking.deinitialize(count: 1)
+        parking.deallocate()
+    }
+
     /// Sleeps until opened, or at most `nanoseconds`; whether it is open.
     private func sleep(untilNanoseconds nanoseconds: Int?) -> Bool {
         var deadline = timespec()
@@ -72,17 +96,18 @@ public class CompletionSignal: @unchecked Sendable {
                 deadline.tv_nsec -= 1_000_000_000
             }
         }
-        pthread_mutex_lock(mutex)
+        let parking = parking()
+        pthread_mutex_lock(&parking.pointee.mutex)
         sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
         while !opened.load(ordering: .sequentiallyConsistent) {
             if nanoseconds == nil {
-                pthread_cond_wait(condition, mutex)
-            } else if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
+                pthread_cond_wait(&parking.pointee.condition, &parking.pointee.mutex)
+            } else if pthread_cond_timedwait(&parking.pointee.condition, &parking.pointee.mutex, &deadline) == ETIMEDOUT {
                 break
             }
         }
         sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-        pthread_mutex_unlock(mutex)
+        pthread_mutex_unlock(&parking.pointee.mutex)
         return isOpen
     }
 }
