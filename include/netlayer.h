@@ -42,9 +42,13 @@ extern "C" {
 #define NL_ABI_VERSION 1
 
 /**
- * An HTTP client: configuration, one connection pool, one event-loop thread
- * and, from its first asynchronous completion on, one thread that runs
- * completion callbacks beside it. Opaque; create with nl_client_new(), destroy with nl_client_free().
+ * An HTTP client: configuration and one connection pool (one libcurl multi
+ * handle) that all its requests share, blocking and asynchronous alike. A
+ * client holds no thread until it needs one: an event-loop thread starts with
+ * the first work a caller's thread cannot do (an asynchronous request or a
+ * batch, for one), and a delivery thread, which runs completion callbacks,
+ * with the first callback or LOG or RESOLVE_ERROR hook event it runs. Opaque;
+ * create with nl_client_new(), destroy with nl_client_free().
  */
 typedef struct nl_client nl_client;
 
@@ -95,6 +99,13 @@ NL_EXTERN void nl_client_free(nl_client *client);
 
 /**
  * Performs one request described by an endpoint document and waits for it.
+ *
+ * The request runs on the calling thread, which drives the client's
+ * connections itself, while nothing else of the client is in flight;
+ * otherwise (asynchronous requests, another thread's blocking call, or an
+ * ADAPT, RETRY, PROGRESS or STREAM hook set) the client's event-loop thread
+ * runs it while the caller waits. Either way it uses the client's one
+ * connection pool.
  *
  * @param client         the client; NULL yields an "invalid_request" result.
  * @param endpoint_json  borrowed endpoint document (docs/documents.md).
@@ -164,7 +175,8 @@ NL_EXTERN char *nl_client_operations(nl_client *client);
 
 /**
  * Runs a JSON array of endpoint documents concurrently (at most the config's
- * "maxConcurrent" at once) and waits for all of them.
+ * "maxConcurrent" at once) on the client's event-loop thread, over its one
+ * connection pool, and waits for all of them.
  *
  * @param endpoints_json_array  borrowed JSON array.
  * @return a JSON array of result documents in input order, which the caller
@@ -189,8 +201,9 @@ typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_dat
  * returned id, on a library thread, with a success, an error or kind
  * "cancelled". Problems with the endpoint document are reported through the
  * callback too. Completion callbacks run one at a time, on the client's
- * delivery thread beside its event loop (on the event loop while a hook is
- * set): a slow callback delays other callbacks, not other transfers.
+ * delivery thread beside its event loop (on the event loop while an ADAPT,
+ * RETRY, PROGRESS or STREAM hook is set): a slow callback delays other
+ * callbacks, not other transfers.
  *
  * @param endpoint_json  borrowed; copied before the call returns.
  * @param user_data      passed to `callback` untouched; the caller keeps it
@@ -330,9 +343,14 @@ enum {
  *                    without calling nl_reply_set() accepts the default.
  * @param user_data   the pointer given to nl_client_set_hook().
  *
- * Hooks run on a library thread (the client's event loop). A blocking call on
- * the same client from inside a hook returns "invalid_request". The events and
- * replies of each kind are described in docs/documents.md ("Hooks").
+ * Hooks run on a library thread, never on the thread that made the request:
+ * ADAPT, RETRY, PROGRESS and STREAM hooks on the client's event loop (while
+ * one is set, every request of the client runs there); LOG and RESOLVE_ERROR
+ * hooks on its delivery thread (on the event loop while one of the others is
+ * set), so they leave a blocking request on its caller's thread. A blocking
+ * call on the same client from inside a hook returns "invalid_request". The
+ * events and replies of each kind are described in docs/documents.md
+ * ("Hooks").
  */
 typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_data);
 

@@ -1,7 +1,7 @@
 """JSON encoding for the documents crossing the C ABI: orjson when importable, else json.
 
-Measured on a 200-byte result document (see README.md, "Performance"); orjson is an
-optional extra (``pip install "netlayer[fast]"``).
+orjson is the package's dependency (README.md, "Performance: orjson or json", says why);
+an install without it (``pip install --no-deps``) falls back to the json module.
 """
 
 from __future__ import annotations

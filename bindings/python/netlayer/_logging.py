@@ -5,8 +5,8 @@ A client whose config sets ``log.level`` (or, when it does not, whose environmen
 turns each event into a record of ``logging.getLogger("netlayer")``: the event's
 ``level`` picks the record's level (``error``, ``warning``, ``info``, ``debug``), the
 message is one readable line, and the event itself is the record's ``netlayer_event``
-attribute. Clients without a level keep no hook, so their blocking requests stay on
-the fast path.
+attribute. Clients without a level keep no hook and get no events. The hook runs on the
+library's delivery thread and leaves blocking requests on their caller's thread.
 """
 
 from __future__ import annotations
