@@ -3,9 +3,10 @@ import Glibc
 import NetlayerCore
 import NetlayerJSON
 
-/// The DNS cache, TLS session cache and cookie jar of one client, shared by its event loop and
-/// by blocking requests on callers' threads. Connections are not shared (see the
-/// shim): the loop keeps its pool, and each pooled blocking handle its connection.
+/// The DNS cache, TLS session cache and cookie jar of one client, for every transfer of
+/// its multi handle, whichever thread drives it (the loop's, or a blocking caller's).
+/// Connections are not in the share (see the shim): the multi handle is the client's
+/// one connection pool.
 package final class CurlShare: CookieSource, @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private let locks: UnsafeMutableRawPointer

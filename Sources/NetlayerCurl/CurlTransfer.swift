@@ -45,7 +45,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var uploadFailure: NetworkError?
     /// For a streamed request with a timeout: how long it has been silent.
     private(set) var silence: SilenceWatch?
-    /// The silence of a blocking stream lasted too long (its progress callback noticed).
+    /// A stream that stayed silent past its timeout (its progress callback noticed).
     private var silenceFailure: NetworkError?
     /// The request's own cookies replace the jar's of the same name (`CookieOverride`).
     private var cookieOverride: CookieOverride?
