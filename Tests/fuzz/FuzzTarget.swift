@@ -70,7 +70,15 @@ private func fuzzDecoding(_ input: UnsafeBufferPointer<UInt8>) {
         let request = HTTPRequest(url: "http://127.0.0.1:9/base/x")
         let outcome = service.networkService.sendBlocking(request, id: 1)
         let decoded: Result<DataResponse<JSON>, DataTransferError> = service.decode(outcome, request: request, decoder: decoder)
-        if case .success(let response) = decoded { _ = ResultDocument.success(response) }
+        guard case .success(let decodedResponse) = decoded, case .success(let http) = outcome.result else { continue }
+        _ = ResultDocument.success(http, value: .value(decodedResponse.value), attempts: 1, decoder: nil, charset: nil,
+                                   redactedQuery: [])
+        // The checked JSON text too, as result documents carry a JSON body.
+        let text: Result<DataResponse<RawJSON>, DataTransferError> = service.decode(outcome, request: request, decoder: decoder)
+        if case .success(let checked) = text {
+            _ = ResultDocument.success(http, value: .text(checked.value), attempts: 1, decoder: .json, charset: nil,
+                                       redactedQuery: ["token"])
+        }
     }
 }
 
