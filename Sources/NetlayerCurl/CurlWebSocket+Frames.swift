@@ -10,6 +10,12 @@ extension CurlWebSocket {
     // MARK: wslay's callbacks
 
     func readSocket(_ buffer: UnsafeMutablePointer<UInt8>, _ length: Int) -> Int {
+        if readingPaused, let context {
+            // Paused (maybe by the handler that just ran): wslay delivers what it has
+            // buffered and reads no more.
+            wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
+            return -1
+        }
         if earlyOffset < early.count {
             let count = min(length, early.count - earlyOffset)
             early.withUnsafeBytes { buffer.update(from: $0.bindMemory(to: UInt8.self).baseAddress! + earlyOffset, count: count) }
