@@ -473,7 +473,7 @@ static void test_handshake_carries_the_clients_headers_auth_and_cookies(void)
     nl_client_free(c);
 }
 
-static int g_logged_requests;
+static int g_logged_requests, g_logged_answers;
 
 static void sign_hook(const char *event_json, nl_reply *reply, void *user_data)
 {
@@ -488,6 +488,10 @@ static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
     (void)user_data;
     if (strstr(event_json, "\"event\":\"request\"") && strstr(event_json, "/headers"))
         __atomic_add_fetch(&g_logged_requests, 1, __ATOMIC_SEQ_CST);
+    /* The 101 answer too, as a request's response (with its headers, redacted). */
+    if (strstr(event_json, "\"event\":\"response\"") && strstr(event_json, "\"status\":101")
+        && nlt_stristr(event_json, "sec-websocket-accept"))
+        __atomic_add_fetch(&g_logged_answers, 1, __ATOMIC_SEQ_CST);
 }
 
 static void test_adapt_and_log_hooks_see_the_handshake(void)
@@ -498,7 +502,7 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     json_t *seen;
     REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, sign_hook, NULL) == 0);
     REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, NULL) == 0);
-    g_logged_requests = 0;
+    g_logged_requests = g_logged_answers = 0;
     probe_init(&p);
     ws = open_ws(c, "{\"path\": \"headers\"}", &p);
     REQUIRE(wait_until(&p, 10, has_one));
@@ -508,6 +512,12 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     json_decref(seen);
     CHECK_INT_EQ(__atomic_load_n(&g_logged_requests, __ATOMIC_SEQ_CST), 1);
     close_and_wait(ws, &p);
+    {   /* log events reach the hook on a thread of their own: give them a moment */
+        int i;
+        for (i = 0; i < 200 && __atomic_load_n(&g_logged_answers, __ATOMIC_SEQ_CST) == 0; i++)
+            sleep_ms(10);
+    }
+    CHECK_INT_EQ(__atomic_load_n(&g_logged_answers, __ATOMIC_SEQ_CST), 1);
     nl_websocket_free(ws);
     probe_done(&p);
     nl_client_free(c);
