@@ -149,8 +149,9 @@ extension CurlWebSocket {
         callbacks.recv_callback = { _, buffer, length, _, user in
             Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().readSocket(buffer!, length)
         }
-        callbacks.send_callback = { _, data, length, _, user in
-            Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().writeSocket(data!, length)
+        callbacks.send_callback = { _, data, length, flags, user in
+            Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue()
+                .writeSocket(data!, length, more: flags & Int32(nl_wslay_msg_more) != 0)
         }
         callbacks.genmask_callback = { _, buffer, length, _ in nl_ws_random(buffer, length) }
         callbacks.on_msg_recv_callback = { _, argument, user in

@@ -90,6 +90,10 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var peerClosedSocket = false
     var startedAt = MonotonicClock.now()
     var lastHeard = MonotonicClock.now()
+    /// A frame header wslay handed over with the rest of its frame to follow
+    /// (`WSLAY_MSG_MORE`): it goes out with the payload's first bytes, in one send (one
+    /// TCP segment, one TLS record) rather than a send of its own.
+    var heldHeader: [UInt8] = []
     /// The message wslay is writing as fragments, read by `fragmentSource`.
     var fragmenting: (bytes: [UInt8], offset: Int)?
 
