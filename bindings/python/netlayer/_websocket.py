@@ -91,7 +91,10 @@ class WebSocket(Socket):
         """Closes with ``code`` (1000, or 3000-4999) and ``reason`` (at most 123 bytes
         of UTF-8), waits for the server's answer (at most ``close_timeout``), and frees
         the connection. Idempotent; a connection that ended already is only freed."""
-        if self._start_close(code, reason):
+        if not self._start_close(code, reason):
+            self._release()
+            return
+        try:
             with self._changed:
                 deadline = time.monotonic() + self._close_wait
                 while self._ended is None and not self._would_deadlock():
@@ -99,7 +102,8 @@ class WebSocket(Socket):
                     if remaining <= 0:
                         break
                     self._changed.wait(remaining)
-        self._release()
+        finally:  # also when Ctrl-C interrupts the wait
+            self._release()
 
     def __enter__(self) -> "WebSocket":
         return self

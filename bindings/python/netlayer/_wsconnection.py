@@ -10,8 +10,10 @@ Callbacks
     a weak reference to the connection, so a connection nobody holds any more is
     collected (and its handle freed) while the library still knows its key. They run
     on a library thread and only copy what they receive into the state, under the
-    lock, and wake the reader: no user code, no waiting on anything but that lock
-    (which no thread holds while it waits for the library). Exceptions never reach C.
+    lock, and wake the reader: no user code, no waiting on anything but that lock.
+    Under the lock, Python calls only the library functions that never wait for a
+    callback (nl_websocket_pause, nl_websocket_close); nl_websocket_free, which waits
+    for a callback that is running, is called without it. Exceptions never reach C.
 
 The receive queue and backpressure
     Messages wait in a deque bounded by ``max_queue`` messages and ``max_queue_bytes``
