@@ -634,6 +634,22 @@ NL_EXTERN int nl_websocket_send(nl_websocket *ws, int kind, const void *data, si
 NL_EXTERN int nl_websocket_close(nl_websocket *ws, int code, const char *reason, char **error_json);
 
 /**
+ * Stops (`paused` non-zero) or resumes (0) reading from the connection's socket:
+ * a consumer that cannot keep up makes the server wait (TCP flow control) instead
+ * of holding its messages. Pausing takes effect at the next read, also from inside
+ * on_message: on_message still runs for the messages already read (at most what
+ * one read of 4 KiB, or the read that ended the handshake, held), and a message
+ * partly read stays so. While paused, the server's pings are not answered and
+ * `idleTimeout` does not count; a broken socket is noticed when reading resumes.
+ * nl_websocket_close() reads again (its answer must be read). May be called
+ * before on_open (the handshake is read regardless).
+ *
+ * @return 0, or -1 when `ws` is NULL.
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN int nl_websocket_pause(nl_websocket *ws, int paused);
+
+/**
  * Frees the handle. A connection still open ends at once (a close frame with
  * 1001 is sent if the socket takes it, without waiting for the answer). When it
  * returns, no callback of the connection runs any more, except the one it is

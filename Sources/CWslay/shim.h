@@ -145,4 +145,5 @@ static inline int nl_pmd_deflate(nl_pmd *p, const uint8_t *in, size_t n, int res
 static const int nl_wslay_err_wouldblock = WSLAY_ERR_WOULDBLOCK;
 static const int nl_wslay_err_callback_failure = WSLAY_ERR_CALLBACK_FAILURE;
 static const uint8_t nl_wslay_rsv1 = WSLAY_RSV1_BIT;
+static const int nl_wslay_msg_more = WSLAY_MSG_MORE;
 #endif

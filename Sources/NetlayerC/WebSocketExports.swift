@@ -90,6 +90,13 @@ public func nl_websocket_close(_ socket: OpaquePointer?, _ code: Int32, _ reason
     }
 }
 
+@_cdecl("nl_websocket_pause")
+public func nl_websocket_pause(_ socket: OpaquePointer?, _ paused: Int32) -> Int32 {
+    guard let handle = socketHandle(socket) else { return -1 }
+    handle.connection.pauseReading(paused != 0)
+    return 0
+}
+
 @_cdecl("nl_websocket_free")
 public func nl_websocket_free(_ socket: OpaquePointer?) {
     guard let socket, let handle = socketHandle(socket) else { return }

@@ -80,4 +80,5 @@ final class PlaceholderConnection: WebSocketConnection, Sendable {
     }
     func close(code: Int, reason: String) throws(NetworkError) {}
     func abandon() {}
+    func pauseReading(_ paused: Bool) {}
 }

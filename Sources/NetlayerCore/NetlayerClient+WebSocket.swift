@@ -5,7 +5,8 @@ extension NetlayerClient {
     /// client is (base URL, query, default headers, `auth`, the cookie jar) and sent
     /// over a connection made with the client's settings (TLS, proxy, Unix socket,
     /// `resolve`, timeouts). The client's adapter and logger see the handshake's
-    /// request as an attempt. Returns at once; `handlers` report the rest.
+    /// request as an attempt, and the logger its response and the connection's
+    /// failure, as for a request. Returns at once; `handlers` report the rest.
     ///
     /// Throws `invalidRequest` for what cannot open a WebSocket (a method other than
     /// GET, a body, digest authentication, a transport without WebSockets) and for
@@ -28,6 +29,18 @@ extension NetlayerClient {
         }
         let context = RequestContext(id: newID(), attempt: 1, cookies: transport.cookieSourceIfAny)
         let (adapter, logger) = (interceptor, self.logger)
+        // The request as sent (adapted), for the logger's response and error events.
+        let sent = Locked<HTTPRequest?>(nil)
+        let logged = WebSocketHandlers(opened: { opening in
+            if let request = sent.withLock({ $0 }) { logger.log(response: opening.response, request: request, context: context) }
+            handlers.opened(opening)
+        }, message: handlers.message, failed: { error, response in
+            if let request = sent.withLock({ $0 }) {
+                if let response { logger.log(response: response, request: request, context: context) }
+                logger.log(error: error, request: request, context: context)
+            }
+            handlers.failed(error, response)
+        }, closed: handlers.closed)
         return transport.openWebSocket(request, options: options, prepare: { request throws(NetworkError) in
             var request = request
             if let adapter {
@@ -35,8 +48,9 @@ extension NetlayerClient {
                 try request.headers.validate()
             }
             logger.log(request: request, context: context)
+            sent.withLock { $0 = request }
             return request
-        }, handlers: handlers)
+        }, handlers: logger.isEnabled ? logged : handlers)
     }
 }
 

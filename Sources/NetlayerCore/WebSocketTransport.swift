@@ -76,6 +76,16 @@ public protocol WebSocketConnection: AnyObject, Sendable {
     /// socket takes it) and stops the handlers: when it returns, none runs any more,
     /// except the one it was called from.
     func abandon()
+    /// Stops (`true`) or resumes (`false`) reading from the socket, so that a reader
+    /// that cannot keep up makes the server wait (TCP flow control) instead of
+    /// holding its messages. Messages whose bytes were read already are still
+    /// delivered; a close (`close(code:reason:)`) reads again, to see the answer.
+    func pauseReading(_ paused: Bool)
+}
+
+extension WebSocketConnection {
+    /// Transports that cannot pause read on.
+    public func pauseReading(_ paused: Bool) {}
 }
 
 extension WebSocketOptions {

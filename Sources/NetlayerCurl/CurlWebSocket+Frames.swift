@@ -10,6 +10,12 @@ extension CurlWebSocket {
     // MARK: wslay's callbacks
 
     func readSocket(_ buffer: UnsafeMutablePointer<UInt8>, _ length: Int) -> Int {
+        if readingPaused, let context {
+            // Paused (maybe by the handler that just ran): wslay delivers what it has
+            // buffered and reads no more.
+            wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
+            return -1
+        }
         if earlyOffset < early.count {
             let count = min(length, early.count - earlyOffset)
             early.withUnsafeBytes { buffer.update(from: $0.bindMemory(to: UInt8.self).baseAddress! + earlyOffset, count: count) }
@@ -36,10 +42,24 @@ extension CurlWebSocket {
         return count
     }
 
-    func writeSocket(_ data: UnsafePointer<UInt8>, _ length: Int) -> Int {
+    func writeSocket(_ data: UnsafePointer<UInt8>, _ length: Int, more: Bool) -> Int {
         guard let easy, let context else { return -1 }
+        if more, heldHeader.isEmpty, length <= Self.maxFrameHeaderBytes {
+            heldHeader.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+            return length  // taken: it leads the next send
+        }
+        let held = heldHeader.count
         var count = 0
-        let rc = curl_easy_send(easy, data, length, &count)
+        let rc: CURLcode
+        if held == 0 {
+            rc = curl_easy_send(easy, data, length, &count)
+        } else {
+            rc = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: held + length) { joined in
+                _ = joined.initialize(from: heldHeader)
+                joined.baseAddress!.advanced(by: held).initialize(from: data, count: length)
+                return curl_easy_send(easy, joined.baseAddress, held + length, &count)
+            }
+        }
         if rc == CURLE_AGAIN {
             wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
             return -1
@@ -49,8 +69,20 @@ extension CurlWebSocket {
             wslay_event_set_error(context, Int32(nl_wslay_err_callback_failure))
             return -1
         }
+        if held > 0 {
+            // The held bytes went first; what is left of them leads the next send.
+            heldHeader.removeFirst(min(count, held))
+            count -= min(count, held)
+            if count == 0 {
+                wslay_event_set_error(context, Int32(nl_wslay_err_wouldblock))
+                return -1
+            }
+        }
         return count
     }
+
+    /// The longest frame header (2 bytes, an 8-byte length, a 4-byte mask).
+    static let maxFrameHeaderBytes = 14
 
     private func brokenConnection(_ rc: CURLcode) -> WebSocketFailure {
         let detail = String(cString: errorBuffer)

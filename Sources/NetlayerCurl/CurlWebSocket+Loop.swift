@@ -40,7 +40,21 @@ extension CurlWebSocket {
         case .handshaking:
             advanceHandshake()
         case .open:
-            if flags & (CURL_CSELECT_IN | CURL_CSELECT_ERR) != 0 { receive() }
+            if flags & (CURL_CSELECT_IN | CURL_CSELECT_ERR) != 0 {
+                if !readingPaused {
+                    receive()
+                } else if flags & CURL_CSELECT_ERR != 0 {
+                    // epoll reports an error or hang-up whatever it is asked: a write
+                    // may find it now; else the socket is left alone until reading
+                    // resumes and finds it.
+                    pump()
+                    if phase == .open, socket >= 0 {
+                        loop?.watched.remove(socket)
+                        watchedEvents = 0
+                    }
+                    return
+                }
+            }
             if phase == .open { pump() }
         case .connecting, .ended:
             break
@@ -62,7 +76,7 @@ extension CurlWebSocket {
             events = handshakeSent < (handshake?.requestBytes.count ?? 0) ? CURL_POLL_OUT : CURL_POLL_IN
         case .open:
             if let context {
-                if wslay_event_get_read_enabled(context) != 0 { events |= CURL_POLL_IN }
+                if wslay_event_get_read_enabled(context) != 0, !readingPaused { events |= CURL_POLL_IN }
                 if wslay_event_want_write(context) != 0 { events |= CURL_POLL_OUT }
             }
         default:
@@ -135,8 +149,9 @@ extension CurlWebSocket {
         callbacks.recv_callback = { _, buffer, length, _, user in
             Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().readSocket(buffer!, length)
         }
-        callbacks.send_callback = { _, data, length, _, user in
-            Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().writeSocket(data!, length)
+        callbacks.send_callback = { _, data, length, flags, user in
+            Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue()
+                .writeSocket(data!, length, more: flags & Int32(nl_wslay_msg_more) != 0)
         }
         callbacks.genmask_callback = { _, buffer, length, _ in nl_ws_random(buffer, length) }
         callbacks.on_msg_recv_callback = { _, argument, user in
@@ -163,6 +178,8 @@ extension CurlWebSocket {
         let now = MonotonicClock.now()
         after(due > now ? Double(due - now) / 1e9 : 0) { socket in
             guard socket.phase == .open else { return }
+            // While reading is paused the silence is the reader's, not the server's.
+            if socket.readingPaused { socket.lastHeard = MonotonicClock.now() }
             if MonotonicClock.now() &- socket.lastHeard >= UInt64(idle * 1e9) {
                 socket.fail(WebSocketFailure(.timedOut("nothing arrived on the WebSocket for \(idle) s (idleTimeout)")),
                             closing: 1001)
@@ -170,5 +187,15 @@ extension CurlWebSocket {
                 socket.watchIdleness(idle)
             }
         }
+    }
+
+    /// Reading goes on (resumed, or a close was requested): what wslay or the
+    /// handshake's read left buffered is delivered now (epoll does not see it), then
+    /// the socket is watched for more.
+    func readingResumed() {
+        guard phase == .open, !readingPaused else { return }
+        lastHeard = MonotonicClock.now()
+        receive()
+        if phase == .open { pump() }
     }
 }

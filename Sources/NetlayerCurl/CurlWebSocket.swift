@@ -12,8 +12,8 @@ import NetlayerJSON
 /// frames and checks the messages. An idle connection costs its socket, the easy
 /// handle and wslay's buffers: no thread.
 ///
-/// Everything but `send`, `close` and `abandon` runs on the loop's thread. Those three
-/// queue work under `lock` and wake the loop.
+/// Everything but `send`, `close`, `pauseReading` and `abandon` runs on the loop's
+/// thread. Those queue work under `lock` and wake the loop.
 package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unchecked Sendable {
     enum Phase { case connecting, handshaking, open, ended }
 
@@ -27,6 +27,9 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         var flushScheduled = false
         var ended = false
         var abandoned = false
+        /// `pauseReading(true)`: the socket is not read until it is resumed or a close
+        /// is requested.
+        var readingPaused = false
     }
 
     /// The handshake's request, as adapted by `prepare` on the loop's thread.
@@ -87,6 +90,10 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var peerClosedSocket = false
     var startedAt = MonotonicClock.now()
     var lastHeard = MonotonicClock.now()
+    /// A frame header wslay handed over with the rest of its frame to follow
+    /// (`WSLAY_MSG_MORE`): it goes out with the payload's first bytes, in one send (one
+    /// TCP segment, one TLS record) rather than a send of its own.
+    var heldHeader: [UInt8] = []
     /// The message wslay is writing as fragments, read by `fragmentSource`.
     var fragmenting: (bytes: [UInt8], offset: Int)?
 
@@ -156,13 +163,30 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         guard reasonBytes.count <= 123 else {
             throw .invalidRequest("a close reason is at most 123 bytes of UTF-8 (this one has \(reasonBytes.count))")
         }
-        let schedule = try withOutbox { box throws(NetworkError) -> Bool in
-            if box.ended || box.abandoned || box.closeRequest != nil { return false }
+        let (schedule, wasPaused) = try withOutbox { box throws(NetworkError) -> (Bool, Bool) in
+            if box.ended || box.abandoned || box.closeRequest != nil { return (false, false) }
             box.closeRequest = (code, reasonBytes)
             defer { box.flushScheduled = true }
-            return !box.flushScheduled
+            return (!box.flushScheduled, box.readingPaused)
         }
         if schedule { scheduleFlush() }
+        if wasPaused { runOnLoop { [self] in readingResumed() } }  // the close's answer must be read
+    }
+
+    package func pauseReading(_ paused: Bool) {
+        let resumed = try! withOutbox { box -> Bool in
+            guard box.readingPaused != paused else { return false }
+            box.readingPaused = paused
+            return !paused && !box.ended && !box.abandoned && box.closeRequest == nil
+        }
+        // Pausing takes effect at the next read (`readSocket`), also from inside a
+        // handler; resuming must look at the socket again.
+        if resumed { runOnLoop { [self] in readingResumed() } }
+    }
+
+    /// Whether the socket is not to be read now: paused, and no close requested.
+    var readingPaused: Bool {
+        try! withOutbox { $0.readingPaused && $0.closeRequest == nil }
     }
 
     package func abandon() {

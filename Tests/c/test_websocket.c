@@ -473,7 +473,7 @@ static void test_handshake_carries_the_clients_headers_auth_and_cookies(void)
     nl_client_free(c);
 }
 
-static int g_logged_requests;
+static int g_logged_requests, g_logged_answers;
 
 static void sign_hook(const char *event_json, nl_reply *reply, void *user_data)
 {
@@ -488,6 +488,10 @@ static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
     (void)user_data;
     if (strstr(event_json, "\"event\":\"request\"") && strstr(event_json, "/headers"))
         __atomic_add_fetch(&g_logged_requests, 1, __ATOMIC_SEQ_CST);
+    /* The 101 answer too, as a request's response (with its headers, redacted). */
+    if (strstr(event_json, "\"event\":\"response\"") && strstr(event_json, "\"status\":101")
+        && nlt_stristr(event_json, "sec-websocket-accept"))
+        __atomic_add_fetch(&g_logged_answers, 1, __ATOMIC_SEQ_CST);
 }
 
 static void test_adapt_and_log_hooks_see_the_handshake(void)
@@ -498,7 +502,7 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     json_t *seen;
     REQUIRE(nl_client_set_hook(c, NL_HOOK_ADAPT, sign_hook, NULL) == 0);
     REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, NULL) == 0);
-    g_logged_requests = 0;
+    g_logged_requests = g_logged_answers = 0;
     probe_init(&p);
     ws = open_ws(c, "{\"path\": \"headers\"}", &p);
     REQUIRE(wait_until(&p, 10, has_one));
@@ -508,6 +512,12 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     json_decref(seen);
     CHECK_INT_EQ(__atomic_load_n(&g_logged_requests, __ATOMIC_SEQ_CST), 1);
     close_and_wait(ws, &p);
+    {   /* log events reach the hook on a thread of their own: give them a moment */
+        int i;
+        for (i = 0; i < 200 && __atomic_load_n(&g_logged_answers, __ATOMIC_SEQ_CST) == 0; i++)
+            sleep_ms(10);
+    }
+    CHECK_INT_EQ(__atomic_load_n(&g_logged_answers, __ATOMIC_SEQ_CST), 1);
     nl_websocket_free(ws);
     probe_done(&p);
     nl_client_free(c);
@@ -1015,6 +1025,196 @@ static void test_free_stops_callbacks_even_from_inside_one(void)
     }
 }
 
+/* ---- pausing reads (nl_websocket_pause) ------------------------------------------------------ */
+
+typedef struct burst {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int opens, closes, code, errors;
+    int messages;       /* binary messages of the burst */
+    int out_of_order;   /* messages whose index was not the next one */
+    int sent_note;      /* the server's "sent N" text came */
+    int pause_at;       /* on_message pauses the connection at this count (0: never) */
+} burst;
+
+static void burst_open(nl_websocket *ws, const char *open_json, void *user_data)
+{
+    burst *b = user_data;
+    (void)ws;
+    (void)open_json;
+    pthread_mutex_lock(&b->lock);
+    b->opens++;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void burst_message(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data)
+{
+    burst *b = user_data;
+    int pause;
+    pthread_mutex_lock(&b->lock);
+    if (kind == NL_WS_BINARY && length >= 4) {
+        const unsigned char *u = (const unsigned char *)data;
+        unsigned index = (unsigned)u[0] << 24 | (unsigned)u[1] << 16 | (unsigned)u[2] << 8 | u[3];
+        b->out_of_order += index != (unsigned)b->messages;
+        b->messages++;
+    } else if (kind == NL_WS_TEXT && length >= 5 && memcmp(data, "sent ", 5) == 0) {
+        b->sent_note++;
+    } else {
+        b->messages++;  /* an echo */
+    }
+    pause = b->pause_at > 0 && b->messages == b->pause_at;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+    if (pause)
+        CHECK_INT_EQ(nl_websocket_pause(ws, 1), 0);  /* from inside the callback */
+}
+
+static void burst_error(nl_websocket *ws, const char *error_json, void *user_data)
+{
+    burst *b = user_data;
+    (void)ws;
+    (void)error_json;
+    pthread_mutex_lock(&b->lock);
+    b->errors++;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void burst_close(nl_websocket *ws, int code, const char *reason, void *user_data)
+{
+    burst *b = user_data;
+    (void)ws;
+    (void)reason;
+    pthread_mutex_lock(&b->lock);
+    b->closes++;
+    b->code = code;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static nl_websocket *open_burst(nl_client *c, const char *doc, burst *b)
+{
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    nl_websocket *ws;
+    char *err = NULL;
+    memset(b, 0, sizeof(*b));
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->changed, NULL);
+    cb.on_open = burst_open;
+    cb.on_message = burst_message;
+    cb.on_error = burst_error;
+    cb.on_close = burst_close;
+    cb.user_data = b;
+    ws = nl_websocket_open(c, doc, &cb, &err);
+    CHECK_MSG(ws != NULL, "nl_websocket_open(%s) -> %s", doc, err ? err : "(no error)");
+    nl_free(err);
+    return ws;
+}
+
+static void burst_done(burst *b)
+{
+    pthread_mutex_destroy(&b->lock);
+    pthread_cond_destroy(&b->changed);
+}
+
+/* Reads a field of `b` under its lock. */
+static int burst_read(burst *b, const int *field)
+{
+    int value;
+    pthread_mutex_lock(&b->lock);
+    value = *field;
+    pthread_mutex_unlock(&b->lock);
+    return value;
+}
+
+/* Waits until `*field` >= `want` or `seconds` pass; the value then. */
+static int burst_wait(burst *b, const int *field, int want, double seconds)
+{
+    double deadline = now_ms() + seconds * 1000.0 * (fh_slow_mode() ? 4 : 1);
+    int value;
+    while ((value = burst_read(b, field)) < want && now_ms() < deadline)
+        sleep_ms(10);
+    return value;
+}
+
+static void test_pause_stops_reading_and_resume_delivers_the_rest_in_order(void)
+{
+    /* The server sends 300 messages of 1000 random bytes at once. Paused from inside
+     * on_message at the first one, the connection delivers only what its one read of
+     * at most 4 KiB held (4 messages more at most); resumed, the rest, in order. */
+    nl_client *c = echo_client(NULL);
+    burst b;
+    nl_websocket *ws = open_burst(c, "{\"path\": \"burst\", \"query\": {\"count\": 300, \"bytes\": 1000}}", &b);
+    int seen;
+    pthread_mutex_lock(&b.lock);
+    b.pause_at = 1;
+    pthread_mutex_unlock(&b.lock);
+    REQUIRE(burst_wait(&b, &b.messages, 1, 10) >= 1);
+    sleep_ms(fh_slow_mode() ? 1200 : 400);  /* unpaused, all 300 would arrive meanwhile */
+    seen = burst_read(&b, &b.messages);
+    CHECK_MSG(seen <= 5, "%d messages arrived while paused", seen);
+    CHECK_INT_EQ(burst_read(&b, &b.sent_note), 0);
+    CHECK_INT_EQ(nl_websocket_pause(ws, 0), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.sent_note, 1, 10), 1);
+    CHECK_INT_EQ(burst_read(&b, &b.messages), 300);
+    CHECK_INT_EQ(burst_read(&b, &b.out_of_order), 0);
+    CHECK_INT_EQ(nl_websocket_close(ws, 1000, NULL, NULL), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.closes, 1, 10), 1);
+    CHECK_INT_EQ(b.code, 1000);
+    CHECK_INT_EQ(b.errors, 0);
+    nl_websocket_free(ws);
+    burst_done(&b);
+    CHECK_INT_EQ(nl_websocket_pause(NULL, 1), -1);
+    nl_client_free(c);
+}
+
+static void test_paused_before_the_handshake_opens_and_a_close_reads_again(void)
+{
+    nl_client *c = echo_client(NULL);
+    burst b;
+    nl_websocket *ws = open_burst(c, "{\"path\": \"echo\"}", &b);
+    /* Paused before on_open: the handshake completes, echoes wait in the socket. */
+    CHECK_INT_EQ(nl_websocket_pause(ws, 1), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "one", 3, NULL), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "two", 3, NULL), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.opens, 1, 10), 1);
+    sleep_ms(300);
+    CHECK_INT_EQ(burst_read(&b, &b.messages), 0);
+    CHECK_INT_EQ(nl_websocket_pause(ws, 0), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.messages, 2, 10), 2);
+    /* Paused again: a close reads on, so the echo and the server's answer arrive. */
+    CHECK_INT_EQ(nl_websocket_pause(ws, 1), 0);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "three", 5, NULL), 0);
+    sleep_ms(300);
+    CHECK_INT_EQ(burst_read(&b, &b.messages), 2);
+    CHECK_INT_EQ(nl_websocket_close(ws, 1000, "bye", NULL), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.closes, 1, 10), 1);
+    CHECK_INT_EQ(b.code, 1000);
+    CHECK_INT_EQ(b.messages, 3);
+    CHECK_INT_EQ(b.errors, 0);
+    nl_websocket_free(ws);
+    burst_done(&b);
+    nl_client_free(c);
+}
+
+static void test_idle_timeout_does_not_count_while_paused(void)
+{
+    nl_client *c = echo_client(NULL);
+    burst b;
+    nl_websocket *ws = open_burst(c, "{\"path\": \"silent\", \"idleTimeout\": 0.3}", &b);
+    CHECK_INT_EQ(nl_websocket_pause(ws, 1), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.opens, 1, 10), 1);
+    sleep_ms(900);
+    CHECK_INT_EQ(burst_read(&b, &b.closes), 0);  /* the silence is the reader's */
+    CHECK_INT_EQ(nl_websocket_pause(ws, 0), 0);
+    CHECK_INT_EQ(burst_wait(&b, &b.closes, 1, 10), 1);  /* the server's again: timeout */
+    CHECK_INT_EQ(b.errors, 1);
+    CHECK_INT_EQ(b.code, 1006);
+    nl_websocket_free(ws);
+    burst_done(&b);
+    nl_client_free(c);
+}
+
 static void test_many_idle_connections_share_the_event_loop(void)
 {
     /* 50 connections open at once cost no thread each: the process's thread count
@@ -1081,6 +1281,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_client_free_ends_open_connections_first),
         NLT_TEST(test_free_stops_callbacks_even_from_inside_one),
         NLT_TEST(test_many_idle_connections_share_the_event_loop),
+        NLT_TEST(test_pause_stops_reading_and_resume_delivers_the_rest_in_order),
+        NLT_TEST(test_paused_before_the_handshake_opens_and_a_close_reads_again),
+        NLT_TEST(test_idle_timeout_does_not_count_while_paused),
     };
     int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
     fh_server_stop(&g_proxy);

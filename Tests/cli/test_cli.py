@@ -866,6 +866,183 @@ def _():
     assert code == 2 and "--ignore-stdin" in err, (code, err)
 
 
+# ---- netlayer ws: against the websockets package's echo server and a raw-socket one ----------
+
+WS_SERVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server", "ws_servers.py")
+
+
+def start_ws_server(kind):
+    """Starts ws_servers.py KIND on a free port; its base URL ("ws://127.0.0.1:PORT/").
+    It stops when this process ends (its standard input closes)."""
+    port_file = os.path.join(work, "ws-%s.port" % kind)
+    server = subprocess.Popen([sys.executable, WS_SERVERS, kind, "--port", "0", "--port-file", port_file,
+                               "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    while not os.path.exists(port_file):
+        assert server.poll() is None and time.monotonic() < deadline, "ws_servers.py %s did not start" % kind
+        time.sleep(0.02)
+    ws_servers.append(server)
+    return "ws://127.0.0.1:%d/" % int(open(port_file).read())
+
+
+ws_servers = []
+WS = start_ws_server("echo")
+WS_HOSTILE = start_ws_server("hostile")
+
+
+class Session:
+    """`netlayer ws ARGS...` with standard input and output as pipes, read line by line."""
+
+    def __init__(self, *args):
+        # Unbuffered: select() then sees every line that is not read yet.
+        self.p = subprocess.Popen([CLI, "ws", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, cwd=work, preexec_fn=limit_memory, bufsize=0)
+
+    def send(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def line(self, seconds=10):
+        ready, _, _ = select.select([self.p.stdout], [], [], seconds)
+        assert ready, "no line within %s s" % seconds
+        return self.p.stdout.readline().decode("utf-8")
+
+    def end(self, seconds=15):
+        """Closes standard input; the status, the rest of standard output, standard error."""
+        out, err = self.p.communicate(timeout=seconds)
+        return self.p.returncode, out.decode("utf-8"), err.decode("utf-8")
+
+
+@test("ws relays each line of standard input as a text message and prints each message on a line")
+def _():
+    s = Session(WS + "echo")
+    s.send(b"hello\n")
+    assert s.line() == "hello\n"
+    s.send("w\u00f6rld \u2713\r\n".encode())   # a CRLF line: the CR is not part of the message
+    assert s.line() == "w\u00f6rld \u2713\n"
+    s.send(b"\n")                                # an empty line: an empty message
+    assert s.line() == "\n"
+    start = time.monotonic()
+    code, out, err = s.end()
+    assert code == 0 and out == "" and err == "", (code, out, err)
+    assert time.monotonic() - start < 5   # closed with 1000, answered at once
+
+
+@test("ws prints a binary message as a base64 note, text sent in fragments whole")
+def _():
+    s = Session(WS + "fragments")
+    assert s.line() == "hello world\n"
+    assert s.line() == "[binary, 5 bytes, base64] AAECAwQ=\n"
+    code, out, err = s.end()
+    assert code == 0, (code, out, err)
+    s = Session(WS + "large", "bytes==70000")
+    line = s.line()
+    head, data = line.rstrip("\n").split("] ", 1)
+    assert head == "[binary, 70000 bytes, base64", head
+    assert base64.b64decode(data) == bytes(i % 251 for i in range(70000))
+    assert s.end()[0] == 0
+
+
+@test("ws: items give the handshake's query and headers, -a its credentials; -v shows it redacted")
+def _():
+    s = Session(WS + "headers", "X-Trace:t1", "Cookie:c=1", "-a", "ann:s3cret-pw", "-v")
+    seen = json.loads(s.line())
+    code, out, err = s.end()
+    assert code == 0, (code, out, err)
+    assert seen["x-trace"] == "t1" and seen["cookie"] == "c=1", seen
+    assert seen["authorization"] == "Basic " + base64.b64encode(b"ann:s3cret-pw").decode(), seen
+    assert "> GET http://127.0.0.1:" in err and "> X-Trace: t1" in err, err
+    assert "Authorization: <redacted>" in err and "s3cret" not in err, err
+    assert "< HTTP 101" in err and "< sec-websocket-accept: " in err, err
+    code, out, err = run("ws", WS + "close", "code==4001", "reason==see you")
+    assert code == 1 and out == "", (code, out, err)
+    assert "the server closed the WebSocket with 4001: see you" in err, err
+    code, out, err = run("ws", WS + "close", "code==1000")
+    assert (code, out, err) == (0, "", ""), (code, out, err)
+    s = Session(WS + "protocol", "--protocol", "nope", "--protocol=superchat")
+    assert s.line() == "superchat\n"
+    assert s.end()[0] == 0
+
+
+@test("ws without a scheme is ws://, and a path is under --config's baseURL")
+def _():
+    config = write("ws-config.json", {"baseURL": WS.replace("ws://", "http://")})
+    s = Session("echo", "--config", config)
+    s.send(b"via config\n")
+    assert s.line() == "via config\n"
+    assert s.end()[0] == 0
+    s = Session(WS[len("ws://"):] + "echo")
+    s.send(b"no scheme\n")
+    assert s.line() == "no scheme\n"
+    assert s.end()[0] == 0
+
+
+@test("ws --ignore-stdin listens until the server closes; Ctrl-C ends it with 130")
+def _():
+    p = subprocess.Popen([CLI, "ws", WS + "silent", "--ignore-stdin"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, preexec_fn=limit_memory)
+    time.sleep(0.5)   # standard input at its end, ignored: still listening
+    assert p.poll() is None
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 130, (p.returncode, out, err)
+    code, out, err = run("ws", WS + "close", "code==1001", "--ignore-stdin", timeout=10)
+    assert (code, out, err) == (0, "", ""), (code, out, err)
+
+
+def socket_port_closed():
+    """A loopback port nothing listens on."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@test("ws failures exit with the request statuses: 4/5 for a refused handshake, 7, 8, 28")
+def _():
+    code, out, err = run("ws", WS_HOSTILE + "status-403")
+    assert code == 4 and "403" in err, (code, err)
+    code, out, err = run("ws", WS_HOSTILE + "bad-accept")
+    assert code == 8 and "Sec-WebSocket-Accept" in err, (code, err)
+    s = Session(WS_HOSTILE + "eof")   # a message, then the server hangs up without a close frame
+    assert s.line() == "bye\n"
+    code, out, err = s.end()
+    assert code == 8 and "without a close frame" in err, (code, err)
+    start = time.monotonic()
+    code, out, err = run("ws", WS_HOSTILE + "no-answer", "--timeout", "0.5")
+    assert code == 28 and time.monotonic() - start < 10, (code, err)
+    closed = socket_port_closed()
+    code, out, err = run("ws", "ws://127.0.0.1:%d/" % closed)
+    assert code == 7, (code, err)
+    start = time.monotonic()   # the server never answers the close: the library's closeTimeout (5 s) ends it
+    code, out, err = run("ws", WS_HOSTILE + "no-close-reply", stdin="bye\n", timeout=30)
+    assert code == 28 and "closeTimeout" in err and time.monotonic() - start < 15, (code, err)
+
+
+@test("ws refuses what does not apply, bad items and bad lines with status 2, naming them")
+def _():
+    for args, words in [(("ws",), "needs a URL"),
+                        (("ws", WS + "echo", "title=Dune"), "make a body"),
+                        (("ws", WS + "echo", "@movie.json"), "would be a body"),
+                        (("ws", WS + "echo", "--download", "x"), "--download is for requests"),
+                        (("ws", WS + "echo", "--result"), "--result is for requests"),
+                        (("ws", WS + "echo", "--protocol", "has space"), "protocols"),
+                        (("ws", WS + "echo", "Sec-WebSocket-Key:x"), "Sec-WebSocket-Key"),
+                        (("ws", WS + "echo", "-A", "digest", "-a", "u:p"), "digest"),
+                        (("ws", WS + "echo", "--timeout", "-1"), "--timeout")]:
+        code, out, err = run(*args)
+        assert code == 2 and words in err, (args, code, err)
+    code, out, err = run("ws", WS + "echo", stdin=b"fine\nnot \xff utf-8\nnever sent\n", binary=True)
+    assert code == 2 and b"line 2 of standard input" in err and b"never sent" not in out, (code, out, err)
+    p = subprocess.run([CLI, "ws", WS + "echo"], input=b"x" * (17 << 20), capture_output=True, cwd=work,
+                       timeout=60, preexec_fn=limit_memory)
+    assert p.returncode == 2 and b"longer than" in p.stderr, (p.returncode, p.stderr[-300:])
+    code, out, err = run("ws", "--help")
+    assert code == 0 and "base64" in out, (code, out)
+
+
 @test("every sh block of docs/cli.md runs against the test server; a text block after one is what it printed")
 def _():
     page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
@@ -880,8 +1057,8 @@ def _():
         if lang == "text":   # the output the page shows for the sh block before it
             assert printed is not None and block.rstrip("\n") in printed, (block, printed)
             continue
-        script = block.replace("http://127.0.0.1:8080/", BASE)
-        assert "127.0.0.1:8080" not in script, script
+        script = block.replace("http://127.0.0.1:8080/", BASE).replace("ws://127.0.0.1:8081/", WS)
+        assert "127.0.0.1:8080" not in script and "127.0.0.1:8081" not in script, script
         p = subprocess.run(["sh", "-e", "-c", script], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (block, p.returncode, p.stdout, p.stderr)
@@ -889,5 +1066,7 @@ def _():
         printed = p.stdout + p.stderr
     shutil.rmtree(folder, ignore_errors=True)
 
+for server in ws_servers:
+    server.stdin.close()   # --exit-on-stdin-eof
 print(f"{results['passed']} passed, {results['failed']} failed")
 sys.exit(1 if results["failed"] else 0)

@@ -11,7 +11,10 @@ KIND is one of:
              code), /fragments (sends a text and a binary message in fragments, then
              echoes), /ping (pings the client; says "pong" when the answer came),
              /headers (sends the handshake's request headers as JSON), /large?bytes=N
-             (sends one binary message of N bytes), /silent (says nothing).
+             (sends one binary message of N bytes), /silent (says nothing),
+             /burst?count=N&bytes=B (sends N binary messages of B >= 4 random
+             bytes at once, each starting with its index as a 4-byte big-endian number, then
+             the text "sent N", then echoes).
              Offers the subprotocols "chat" and "superchat". With --unix PATH it
              listens on that Unix socket (and writes 1 as its port).
   hostile    a raw-socket server that breaks the protocol on purpose, by path:
@@ -97,6 +100,11 @@ async def echo_handler(ws):
             await ws.send(json.dumps({k.lower(): v for k, v in ws.request.headers.raw_items()}))
         elif path == "/large":
             await ws.send(bytes(i % 251 for i in range(int(query["bytes"]))))
+        elif path == "/burst":
+            count, size = int(query["count"]), max(4, int(query["bytes"]))
+            for index in range(count):  # random: compression cannot shrink them
+                await ws.send(struct.pack("!I", index) + os.urandom(size - 4))
+            await ws.send("sent %d" % count)
         elif path == "/silent":
             await ws.wait_closed()
             return

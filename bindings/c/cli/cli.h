@@ -6,6 +6,7 @@
  * nested.c   httpie's nested JSON paths (a[b][]=1) -> the body's JSON value
  * auth.c     -a/--auth and --auth-type -> the endpoint's auth; the password prompt
  * run.c      the request: client, -v log lines, progress bar, interrupt, output, exit status
+ * ws.c       `netlayer ws`: a WebSocket between standard input and standard output
  * json.c     a small JSON reader and writer: the CLI reads result documents without a JSON library
  * files.c    local files read whole (regular, bounded, never blocking) or checked for streaming
  * terminal.c server bytes on a terminal: control characters shown escaped
@@ -15,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include <netlayer.h>
 
 /* Exit statuses (listed in --help and docs/cli.md). */
 enum {
@@ -32,6 +35,8 @@ void buf_puts(buf *b, const char *s);
 void buf_printf(buf *b, const char *fmt, ...);
 /* Appends `n` bytes of `s` as a JSON string literal. */
 void buf_json_string(buf *b, const char *s, size_t n);
+/* Appends `n` bytes of `s` in base64 (RFC 4648, with padding). */
+void buf_base64(buf *b, const unsigned char *s, size_t n);
 
 /* ---- local files (files.c) ---------------------------------------------------- */
 
@@ -152,5 +157,14 @@ int list_operations(const char *config_json, const run_options *options);
 
 /* The exit status a result document stands for; see --help. */
 int exit_status_for(const jnode *result, int check_status);
+
+/* -v: the LOG hook that prints the library's debug events (each request and response
+ * with their headers, redacted as the library redacts them) on standard error. */
+void print_log_event(const char *event_json, nl_reply *reply, void *user_data);
+
+/* `netlayer ws`: opens the WebSocket `document_json` describes, sends each line of
+ * standard input (when `read_input`) as a text message, prints each message received,
+ * and closes with 1000 at the input's end; returns the exit status. */
+int run_websocket(const char *config_json, const char *document_json, const run_options *o, int read_input);
 
 #endif /* NETLAYER_CLI_H */

@@ -179,7 +179,7 @@ static int check_item_file(const item *it, const char *path, int regular_only) {
     return status;
 }
 
-static void base64(buf *out, const unsigned char *s, size_t n) {
+void buf_base64(buf *out, const unsigned char *s, size_t n) {
     static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t i;
     for (i = 0; i + 2 < n; i += 3) {
@@ -528,7 +528,7 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
     } else if (input && (input_size > 0 || body_item >= 0)) {   /* @- or piped input, sent as its bytes */
         member_name(out, first, "body");
         buf_add(out, "\"", 1);
-        base64(out, (const unsigned char *)input, input_size);
+        buf_base64(out, (const unsigned char *)input, input_size);
         buf_puts(out, "\",\"bodyEncoding\":\"base64\"");
         spec->has_body = 1;
     }

@@ -23,6 +23,8 @@ static const char general_help[] =
     "       netlayer call NAME [key=value...] [--body JSON] --config CONFIG.json [OPTIONS]\n"
     "       netlayer ops --config CONFIG.json [--result]   what call can call (named endpoints, OpenAPI)\n"
     "       netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
+    "       netlayer ws URL [name==value...] [Header:value...] [--protocol NAME...] [OPTIONS]\n"
+    "                                                   a WebSocket: stdin lines out, messages to stdout\n"
     "       netlayer COMMAND --help | --version\n"
     "\n"
     "Request items (httpie's syntax):\n"
@@ -53,7 +55,8 @@ static const char general_help[] =
     "  -A, --auth-type basic|digest|bearer   how -a authenticates (default basic)\n"
     "  --timeout SECONDS bound each attempt (default 30)\n"
     "  --body JSON       call: the request body (JSON text, or @file.json), checked by an OpenAPI operation\n"
-    "  --ignore-stdin    never read standard input as the body\n"
+    "  --ignore-stdin    never read standard input as the body (ws: send nothing, listen until closed)\n"
+    "  --protocol NAME   ws: offer the subprotocol NAME (repeat for more, in order of preference)\n"
     "\n"
     "Exit status:\n"
     "  0 success      1 other failure      2 usage or invalid input     3 malformed URL\n"
@@ -69,6 +72,7 @@ static const char general_help[] =
     "  netlayer get http://127.0.0.1:8080/bytes/4096 --download data.bin\n"
     "  netlayer call movie id=2 --config api.json\n"
     "  netlayer call getPetById petId:=7 --config petstore.json\n"
+    "  echo hello | netlayer ws ws://127.0.0.1:8081/echo\n"
     "Environment: NETLAYER_LOG=debug|info|error|off sets the log level of configs without log.level.\n";
 
 static const char *command_help(const char *command) {
@@ -90,6 +94,18 @@ static const char *command_help(const char *command) {
                "Example:\n"
                "  netlayer ops --config petstore.json\n"
                "  with petstore.json: {\"baseURL\": \"http://127.0.0.1:8080/\", \"openapi\": \"petstore.yaml\"}\n";
+    if (strcmp(command, "ws") == 0)
+        return "usage: netlayer ws URL [name==value...] [Header:value...] [--protocol NAME...] [OPTIONS]\n"
+               "Opens a WebSocket (ws:// or wss://; a URL without a scheme gets ws://, and with --config a\n"
+               "path is under its baseURL). Each line of standard input is sent as a text message; each\n"
+               "message received is printed on a line of its own: text as it is, binary as\n"
+               "\"[binary, N bytes, base64] DATA\". At the end of standard input it closes with 1000 and\n"
+               "waits for the server's answer; --ignore-stdin sends nothing and prints until the server\n"
+               "closes (or Ctrl-C). A close code other than 1000, 1001 or 1005 from the server exits 1.\n"
+               "Items and options: Header:value and name==value items, -a/--auth, -A/--auth-type, --timeout (the\n"
+               "handshake), -v (the handshake's request and response), --config, --protocol NAME.\n"
+               "Example:\n"
+               "  printf 'hello\\nworld\\n' | netlayer ws ws://127.0.0.1:8081/echo\n";
     if (strcmp(command, "request") == 0)
         return "usage: netlayer request ENDPOINT.json [--config CONFIG.json] [OPTIONS]\n"
                "Sends an endpoint document (docs/documents.md); - reads it from standard input.\n"
@@ -134,7 +150,8 @@ static size_t distance(const char *a, const char *b) {
 }
 
 static int unknown_command(const char *command) {
-    static const char *const commands[] = { "get", "post", "put", "patch", "delete", "head", "options", "call", "request", "ops" };
+    static const char *const commands[] = { "get", "post", "put", "patch", "delete", "head", "options", "call", "request", "ops",
+                                            "ws" };
     size_t i;
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (distance(command, commands[i]) <= 2 && strlen(command) > 2) {
@@ -201,14 +218,81 @@ static void prompt_place(buf *out, const char *target, int mode_http) {
     buf_add(out, host, (size_t)(end - host));
 }
 
+/* `netlayer ws`: the websocket document from the URL, the items (query and headers
+ * only), -a, --timeout and --protocol; then the session (ws.c). */
+static int websocket_command(const char *target, char **items, int count, const char **protocols, int protocol_count,
+                             const char *request_only, const char *config_path, const char *credentials,
+                             const char *auth_type, const char *timeout, int ignore_stdin, const run_options *run) {
+    request_spec spec = { 0 };
+    buf document = { 0 }, auth = { 0 }, url = { 0 }, place = { 0 };
+    char *config = NULL, error[160];
+    jnode *config_doc = NULL;
+    size_t config_size = 0;
+    int first = 1, status = 0, i, relative;
+    if (request_only)
+        return usage_error("ws: %s is for requests (a WebSocket takes -H/items, -a, -A, --timeout, -v, --config, "
+                           "--protocol, --ignore-stdin)", request_only);
+    if (!target) return usage_error("%s needs a URL", "ws");
+    for (i = 0; i < count; i++)
+        if (items[i][0] == '@')
+            return usage_error("ws: item '%s' would be a body; a WebSocket sends the lines of standard input", items[i]);
+    config = read_config(config_path, &config_size);
+    if (config) config_doc = json_parse(config, config_size, error, sizeof error);
+    spec.config = config_doc;
+    spec.has_auth = credentials != NULL;
+    buf_add(&document, "{", 1);
+    status = items_to_members(&document, &first, items, count, &spec, 0, 0);
+    if (status == 0 && spec.has_body)
+        status = usage_error("ws: name=value, name:=json and name@file items make a body; a WebSocket sends the lines "
+                             "of standard input%s", "");
+    if (status == 0 && credentials) {
+        prompt_place(&place, target, 1);
+        status = auth_document(&auth, credentials, auth_type, place.data, !ignore_stdin);
+        buf_puts(&document, first ? "\"auth\":" : ",\"auth\":");
+        buf_add(&document, auth.data ? auth.data : "", auth.len);
+        first = 0;
+    }
+    json_free(config_doc);
+    if (status == 0) {
+        relative = !strstr(target, "://") && target[0] != ':' && config_path;
+        if (target[0] == ':') buf_puts(&url, "ws://localhost");   /* httpie's :8080/path */
+        else if (!relative && !strstr(target, "://")) buf_puts(&url, "ws://");
+        buf_puts(&url, target);
+        buf_puts(&document, first ? "\"path\":" : ",\"path\":");
+        buf_json_string(&document, url.data, url.len);
+        if (!relative) buf_puts(&document, ",\"isFullPath\":true");
+        if (timeout) buf_printf(&document, ",\"timeout\":%s", timeout);
+        if (protocol_count) {
+            buf_puts(&document, ",\"protocols\":[");
+            for (i = 0; i < protocol_count; i++) {
+                if (i) buf_add(&document, ",", 1);
+                buf_json_string(&document, protocols[i], strlen(protocols[i]));
+            }
+            buf_add(&document, "]", 1);
+        }
+        buf_add(&document, "}", 1);
+        config = config_text(config, config_size, run->verbose, &spec);
+        status = run_websocket(config ? config : "{}", document.data, run, !ignore_stdin);
+    }
+    if (auth.data) memset(auth.data, 0, auth.len);   /* the document holds the secret too */
+    if (document.data) memset(document.data, 0, document.len);
+    free(auth.data);
+    free(document.data);
+    free(url.data);
+    free(place.data);
+    free(config);
+    return status;
+}
+
 int main(int argc, char **argv) {
-    enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS } mode = MODE_HTTP;
+    enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS, MODE_WS } mode = MODE_HTTP;
     run_options run = { 0, 0, -1, 0, 0, NULL };
     request_spec spec = { 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
     const char *credentials = NULL, *auth_type = NULL;
     char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[160];
-    int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0;
+    const char **protocols = calloc((size_t)argc + 1, sizeof *protocols), *request_only = NULL;
+    int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0, protocol_count = 0;
     buf endpoint = { 0 }, auth = { 0 };
     size_t k, config_size = 0;
     jnode *config_doc = NULL;
@@ -222,6 +306,7 @@ int main(int argc, char **argv) {
     if (strcmp(command, "call") == 0) mode = MODE_CALL;
     else if (strcmp(command, "request") == 0) mode = MODE_REQUEST;
     else if (strcmp(command, "ops") == 0) mode = MODE_OPS;
+    else if (strcmp(command, "ws") == 0) mode = MODE_WS;
     else if (strstr(command, "://") || command[0] == ':') { target = command; }
     else {
         for (k = 0; k < sizeof http_methods / sizeof http_methods[0]; k++)
@@ -242,6 +327,8 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) help = 1;
         else if (strcmp(a, "--config") == 0) status = option_value(argc, argv, &i, &config_path);
         else if (strncmp(a, "--config=", 9) == 0) config_path = a + 9;
+        else if (strcmp(a, "--protocol") == 0 && mode == MODE_WS) status = option_value(argc, argv, &i, &protocols[protocol_count++]);
+        else if (strncmp(a, "--protocol=", 11) == 0 && mode == MODE_WS) protocols[protocol_count++] = a + 11;
         else if (strcmp(a, "--result") == 0) run.result_document = 1;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) run.verbose = 1;
         else if (strcmp(a, "-i") == 0 || strcmp(a, "--include") == 0) run.include_head = 1;
@@ -262,6 +349,13 @@ int main(int argc, char **argv) {
                 status = usage_error("--timeout needs a positive number of seconds, not '%s'", timeout);
         } else status = usage_error("unknown option %s", a);
         if (status) return status;
+        if (mode == MODE_WS && !request_only && a[0] == '-' && strcmp(a, "-") != 0 && !only_items
+            && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
+            && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
+            && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
+            && strcmp(a, "--timeout") != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
+            && strcmp(a, "-h") != 0)
+            request_only = a;
     }
     if (help) { fputs(mode == MODE_HTTP ? command_help("") : command_help(command), stdout); return 0; }
     if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
@@ -278,6 +372,14 @@ int main(int argc, char **argv) {
         free(items);
         return status;
     }
+    if (mode == MODE_WS) {
+        status = websocket_command(target, items, count, protocols, protocol_count, request_only, config_path,
+                                   credentials, auth_type, timeout, ignore_stdin, &run);
+        free(items);
+        free(protocols);
+        return status;
+    }
+    free(protocols);
     if (!target) return usage_error("%s needs a URL, a name or a document", mode == MODE_HTTP ? "the request" : command);
     if (mode == MODE_CALL && !config_path) return usage_error("call needs --config CONFIG.json (it holds %s)", target);
     if (mode == MODE_REQUEST && count) return usage_error("request takes one document, not '%s'", items[0]);

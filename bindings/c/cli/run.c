@@ -78,7 +78,7 @@ static void put_header(FILE *out, const char *prefix, const jnode *member, int t
 }
 
 /* -v: the library's debug log events, as curl -v shows a transfer. */
-static void on_log(const char *event_json, nl_reply *reply, void *user_data) {
+void print_log_event(const char *event_json, nl_reply *reply, void *user_data) {
     char error[128];
     jnode *event = json_parse(event_json, strlen(event_json), error, sizeof error), *h, *m;
     const char *kind = json_string(event, "event");
@@ -263,7 +263,7 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
         nl_free(error);
         return EXIT_USAGE;
     }
-    if (o->verbose) nl_client_set_hook(client, NL_HOOK_LOG, on_log, NULL);
+    if (o->verbose) nl_client_set_hook(client, NL_HOOK_LOG, print_log_event, NULL);
     if (pipe(p.done_pipe) != 0 || (g_signal_pipe[0] < 0 && pipe(g_signal_pipe) != 0)) {
         perror("netlayer: pipe");
         nl_client_free(client);

@@ -6,8 +6,8 @@
         movies = client.get("movies", params={"page": 1})
         print(movies.status_code, movies.json())
 
-See README.md for asyncio, batches, named endpoints, hooks, streaming, errors and how the
-library is found.
+See README.md for asyncio, batches, named endpoints, hooks, streaming, WebSockets, errors
+and how the library is found.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ._errors import (
 )
 from ._lib import abi_version, library_path, version
 from ._stream import AsyncStream, Stream
+from ._websocket import AsyncWebSocket, WebSocket
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,8 @@ __all__ = [
     "Redirect",
     "Stream",
     "AsyncStream",
+    "WebSocket",
+    "AsyncWebSocket",
     "Error",
     "InvalidRequestError",
     "URLGenerationError",

@@ -1,8 +1,8 @@
 """Client: the typed surface over the C ABI, assembled from one module per concern.
 
 ``_lifecycle`` (the handle, close(), fork()), ``_sync`` (blocking calls), ``_asyncio``
-(arequest/acall over completion queues), ``_stream`` (stream/astream); the hooks'
-setters are here, their machinery in ``_hooks``.
+(arequest/acall over completion queues), ``_stream`` (stream/astream), ``_websocket``
+(websocket/awebsocket); the hooks' setters are here, their machinery in ``_hooks``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ._lifecycle import HOLDING_CODES
 from ._result import Redirect, Response
 from ._stream import StreamMixin
 from ._sync import SyncMixin
+from ._websocket import WebSocketMixin
 
 __all__ = ["Client", "Redirect", "Response"]
 
@@ -24,7 +25,7 @@ __all__ = ["Client", "Redirect", "Response"]
 _F = TypeVar("_F", bound=Optional[Callable[[Dict[str, Any]], Any]])
 
 
-class Client(SyncMixin, AsyncMixin, StreamMixin):
+class Client(SyncMixin, AsyncMixin, StreamMixin, WebSocketMixin):
     """An HTTP client: one connection pool and one event-loop thread in the library.
 
     ``Client(config, **config_keys)`` takes a base URL string or a config document
@@ -37,9 +38,10 @@ class Client(SyncMixin, AsyncMixin, StreamMixin):
     Threads: one Client may be used from any number of threads and event loops at once.
     ``close()`` may be called from anywhere, hooks and callbacks included: it waits for
     blocking calls in flight on other threads to return (from a hook or callback it
-    returns at once and the client is freed when they have), cancels asynchronous
-    requests (they raise ``netlayer.CancelledError``), and calls made after it raise
-    ``InvalidRequestError("client is closed")``.
+    returns at once and the client is freed when they have), ends its open WebSockets
+    (close code 1001; their readers get ``netlayer.CancelledError``), cancels
+    asynchronous requests (they raise ``netlayer.CancelledError``), and calls made
+    after it raise ``InvalidRequestError("client is closed")``.
 
     Ctrl-C during a blocking call on the main thread raises KeyboardInterrupt at once
     and cancels the transfer. After ``os.fork()`` the child may go on using the client

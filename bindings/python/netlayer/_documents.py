@@ -27,7 +27,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ._errors import InvalidRequestError
 
-__all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint"]
+__all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint",
+           "websocket"]
 
 Endpoint = Mapping[str, Any]
 
@@ -104,6 +105,13 @@ CONFIG = _Object({
     "cache": _Object(_plain("enabled", "maxEntries")),
     "log": _Object(_plain("level", "redact", "redactQuery")),
 })
+
+
+#: A websocket document (docs/documents.md, "WebSockets"): the opening request's keys
+#: and the connection's own.
+WEBSOCKET = _Object(_plain("path", "isFullPath", "query", "headers", "auth", "timeout", "protocols",
+                           "maxMessageBytes", "maxQueuedBytes", "idleTimeout", "closeTimeout", "compression",
+                           "fragmentBytes", "params", "cookies"))
 
 
 def _convert(value: Any, schema: Any, where: str) -> Any:
@@ -387,4 +395,30 @@ def config(document: Union[Mapping[str, Any], str, None], keys: Mapping[str, Any
             raise TypeError("netlayer: the base URL is given twice: as Client()'s first argument "
                             "and as a keyword; give it once")
         out.update(given)
+    return out
+
+
+def websocket(document: Union[Mapping[str, Any], str], keys: Mapping[str, Any]) -> Dict[str, Any]:
+    """The websocket document of ``Client.websocket(path, **keys)``: a path (or a
+    ``ws://``/``wss://`` URL, then ``isFullPath`` is set) or a document, the keyword
+    arguments merged over it (``params`` is the query, ``auth=(user, password)`` basic
+    authentication, ``cookies`` added to the ``Cookie`` header, as for requests)."""
+    if isinstance(document, str):
+        full = document[:6].lower().startswith(("ws://", "wss://"))
+        document = {"path": document, "isFullPath": True} if full else {"path": document}
+    elif not isinstance(document, Mapping):
+        raise TypeError("netlayer: websocket() takes a path (str) or a websocket document (a dict) as its "
+                        f"first argument ('path'), not {type(document).__name__}")
+    out = dict(_convert_object(document, WEBSOCKET, ""))
+    if keys:
+        given = dict(_convert_object(keys, WEBSOCKET, ""))
+        if "params" in given:
+            if "query" in given:
+                raise _both("params", "query", "params= is the URL query, as in requests; give one")
+            given["query"] = given.pop("params")
+        if "auth" in given:
+            given["auth"] = _auth(given["auth"])
+        out.update(given)
+    if "cookies" in out:
+        out["headers"] = _cookie_header(out.get("headers"), out.pop("cookies"))
     return out

@@ -165,6 +165,70 @@ lib.nl_reply_fail.restype = None
 lib.nl_thread_set_interrupt_fd.argtypes = [ctypes.c_int]
 lib.nl_thread_set_interrupt_fd.restype = ctypes.c_int
 
+# ---- WebSockets -------------------------------------------------------------------------
+
+# #define NL_WS_TEXT 1 / #define NL_WS_BINARY 2
+WS_TEXT = 1
+WS_BINARY = 2
+
+# #define NL_WEBSOCKET_CALLBACKS_VERSION 1
+WEBSOCKET_CALLBACKS_VERSION = 1
+
+# void (*on_open)(nl_websocket *ws, const char *open_json, void *user_data);
+# void (*on_error)(nl_websocket *ws, const char *error_json, void *user_data);
+# (the strings are borrowed, valid only during the call: copied, never freed)
+NL_WS_TEXT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+# void (*on_message)(nl_websocket *ws, int kind, const char *data, size_t length, void *user_data);
+# (data is not NUL-terminated: a void pointer, read with string_at(data, length))
+NL_WS_MESSAGE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
+                                    ctypes.c_void_p)
+
+# void (*on_close)(nl_websocket *ws, int code, const char *reason, void *user_data);
+NL_WS_CLOSE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class WebSocketCallbacks(ctypes.Structure):
+    """``nl_websocket_callbacks``; unset function fields are NULL.
+
+    typedef struct nl_websocket_callbacks {
+        int version; on_open; on_message; on_error; on_close; void *user_data;
+    } nl_websocket_callbacks;
+    """
+
+    _fields_ = [
+        ("version", ctypes.c_int),
+        ("on_open", NL_WS_TEXT_FN),
+        ("on_message", NL_WS_MESSAGE_FN),
+        ("on_error", NL_WS_TEXT_FN),
+        ("on_close", NL_WS_CLOSE_FN),
+        ("user_data", ctypes.c_void_p),
+    ]
+
+
+# nl_websocket *nl_websocket_open(nl_client *client, const char *websocket_json,
+#                                 const nl_websocket_callbacks *callbacks, char **error_json);
+lib.nl_websocket_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(WebSocketCallbacks),
+                                  ctypes.POINTER(OwnedString)]
+lib.nl_websocket_open.restype = ctypes.c_void_p
+
+# int nl_websocket_send(nl_websocket *ws, int kind, const void *data, size_t length, char **error_json);
+lib.nl_websocket_send.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+                                  ctypes.POINTER(OwnedString)]
+lib.nl_websocket_send.restype = ctypes.c_int
+
+# int nl_websocket_close(nl_websocket *ws, int code, const char *reason, char **error_json);
+lib.nl_websocket_close.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(OwnedString)]
+lib.nl_websocket_close.restype = ctypes.c_int
+
+# int nl_websocket_pause(nl_websocket *ws, int paused);
+lib.nl_websocket_pause.argtypes = [ctypes.c_void_p, ctypes.c_int]
+lib.nl_websocket_pause.restype = ctypes.c_int
+
+# void nl_websocket_free(nl_websocket *ws);
+lib.nl_websocket_free.argtypes = [ctypes.c_void_p]
+lib.nl_websocket_free.restype = None
+
 # void nl_free(void *p);
 lib.nl_free.argtypes = [ctypes.c_void_p]
 lib.nl_free.restype = None

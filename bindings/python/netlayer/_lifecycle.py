@@ -143,6 +143,7 @@ class ClientBase:
     def _free(self, handle: int) -> None:
         """nl_client_free, then the completion queues (nothing can push to them now)."""
         try:
+            self._before_free()
             lib.nl_client_free(handle)  # no hook or callback of this client runs after it
             self._close_queues()
         finally:
@@ -160,6 +161,9 @@ class ClientBase:
 
     def _close_queues(self) -> None:
         """Drains and frees the completion queues (see _asyncio.AsyncMixin)."""
+
+    def _before_free(self) -> None:
+        """Ends what must end before nl_client_free (see _websocket.WebSocketMixin)."""
 
     def _after_last_call_locked(self) -> Optional[int]:
         """With _lock held, while closing: wakes close() once no call is in flight, or

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
-__all__ = ["ConfigKeys", "EndpointOptions", "MethodKeys", "RequestKeys", "AuthValue", "ProgressFunction"]
+__all__ = ["ConfigKeys", "EndpointOptions", "MethodKeys", "RequestKeys", "WebSocketKeys", "AuthValue",
+           "ProgressFunction"]
 
 #: ``auth=``: ``(user, password)`` for basic, or an auth document ({"bearer": token}, ...)
 AuthValue = Union[Tuple[str, str], Mapping[str, Any], None]
@@ -81,6 +82,35 @@ class RequestKeys(MethodKeys, total=False):
 
     path: str
     method: str
+
+
+class WebSocketKeys(TypedDict, total=False):
+    """Keywords of ``websocket`` and ``awebsocket``: the websocket document's keys
+    (docs/documents.md, "WebSockets"), and the receive queue's bounds."""
+
+    protocols: Sequence[str]
+    headers: Mapping[str, str]
+    query: Mapping[str, Any]
+    params: Mapping[str, Any]
+    cookies: Mapping[str, str]
+    auth: AuthValue
+    timeout: float
+    isFullPath: bool
+    is_full_path: bool
+    maxMessageBytes: int
+    max_message_bytes: int
+    maxQueuedBytes: int
+    max_queued_bytes: int
+    idleTimeout: float
+    idle_timeout: float
+    closeTimeout: float
+    close_timeout: float
+    compression: bool
+    fragmentBytes: int
+    fragment_bytes: int
+    # the package's own: the receive queue
+    max_queue: int
+    max_queue_bytes: int
 
 
 class CassetteDocument(TypedDict):

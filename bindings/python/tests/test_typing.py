@@ -30,6 +30,8 @@ WRONG = textwrap.dedent('''\
     netlayer.Client(base_url=3)  # E: base_url
     netlayer.Client(folow_redirects=False)  # E: folow_redirects
     netlayer.Client(http_version="1.2")  # E: http_version
+    client.websocket("chat", protocol=["chat"])  # E: protocol
+    client.websocket("chat", max_queue="16")  # E: max_queue
 
 
     async def main() -> None:
@@ -39,7 +41,7 @@ WRONG = textwrap.dedent('''\
 
 RIGHT = textwrap.dedent('''\
     import asyncio
-    from typing import Any, Dict
+    from typing import Any, Dict, Optional, Union
 
     import netlayer
 
@@ -63,6 +65,14 @@ RIGHT = textwrap.dedent('''\
     client.request({"path": "x"}, method="OPTIONS", body_encoding="text", body="t")
     for event in client.stream("sse", stream="sse"):
         event_data: Dict[str, Any] = event
+    with client.websocket("chat", protocols=["chat"], params={"room": 1}, max_queue=4, idle_timeout=30) as ws:
+        ws.send("hello")
+        ws.send(b"\x00")
+        reply: Union[str, bytes] = ws.recv(timeout=1.5)
+        for message in ws:
+            chosen: Optional[str] = ws.subprotocol
+        ws.close(4000, "bye")
+        code: Optional[int] = ws.close_code
 
 
     async def main() -> None:
@@ -75,6 +85,12 @@ RIGHT = textwrap.dedent('''\
         await client.arequest(path="x", method="GET")
         await client.acall("movie", {"id": 1})
         print(got.status)
+        async with client.awebsocket("chat", headers={"X": "y"}) as aws:
+            await aws.send("hi")
+            async for item in aws:
+                text: Union[str, bytes] = item
+        other_ws: netlayer.AsyncWebSocket = await client.awebsocket("wss://example.invalid/chat")
+        await other_ws.close()
 
     asyncio.run(main())
     ''')
