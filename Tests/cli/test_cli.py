@@ -206,6 +206,16 @@ def _():
     assert code == 0 and out.startswith("netlayer 0."), out
 
 
+@test("-H 'Name: value' is curl's spelling of a header item; a name that is not a token exits 2 naming it")
+def _():
+    doc = echo("get", BASE + "echo", "-H", "X-Trace:   1", "--header", "X-Empty;", "-H", "Accept: text/plain")
+    assert doc["headers"]["x-trace"] == "1" and doc["headers"]["x-empty"] == "", doc["headers"]
+    assert doc["headers"]["accept"] == "text/plain", doc["headers"]
+    for bad in ("a=b: c", "nocolon", ": value", "X Y: z"):
+        code, out, err = run("get", BASE + "echo", "-H", bad)
+        assert code == 2 and "-H" in err and not out, (bad, code, out, err)
+
+
 @test("get sends query items (repeated: a list) and header items; Header; is empty, Header: left out")
 def _():
     doc = echo("get", BASE + "echo", "page==2", "page==3", "q==a b", "X-Trace:1", "X-Empty;", "X-Gone:")
@@ -945,11 +955,11 @@ def _():
 
 @test("ws: items give the handshake's query and headers, -a its credentials; -v shows it redacted")
 def _():
-    s = Session(WS + "headers", "X-Trace:t1", "Cookie:c=1", "-a", "ann:s3cret-pw", "-v")
+    s = Session(WS + "headers", "X-Trace:t1", "Cookie:c=1", "-H", "X-Curl-Style:  h1", "-a", "ann:s3cret-pw", "-v")
     seen = json.loads(s.line())
     code, out, err = s.end()
     assert code == 0, (code, out, err)
-    assert seen["x-trace"] == "t1" and seen["cookie"] == "c=1", seen
+    assert seen["x-trace"] == "t1" and seen["cookie"] == "c=1" and seen["x-curl-style"] == "h1", seen
     assert seen["authorization"] == "Basic " + base64.b64encode(b"ann:s3cret-pw").decode(), seen
     assert "> GET http://127.0.0.1:" in err and "> X-Trace: t1" in err, err
     assert "Authorization: <redacted>" in err and "s3cret" not in err, err

@@ -50,6 +50,7 @@ static const char general_help[] =
     "                    also -o FILE. An HTTP error status saves nothing, prints the body, exits 4 or 5\n"
     "  --check-status    exit 4 for a 4xx status, 5 for a 5xx status (without it: print the body, exit 0)\n"
     "  -f, --form        send fields as application/x-www-form-urlencoded\n"
+    "  -H, --header 'Name: value'  a header as curl writes it: the item Name:value ('Name;' is empty)\n"
     "  -a, --auth USER[:PASSWORD]  basic or digest credentials (no password: asked on the terminal);\n"
     "                    with --auth-type bearer, -a TOKEN\n"
     "  -A, --auth-type basic|digest|bearer   how -a authenticates (default basic)\n"
@@ -172,6 +173,26 @@ static int is_method_token(const char *s) {
 static int option_value(int argc, char **argv, int *i, const char **out) {
     if (*i + 1 >= argc) return usage_error("%s needs a value", argv[*i]);
     *out = argv[++*i];
+    return 0;
+}
+
+/* -H 'Name: value' (curl's spelling) as the header item Name:value: the spaces after the
+   colon go, in place (argv is the program's to change). 'Name;' stays an empty header. */
+static int header_option(char *text, char **item) {
+    char *colon = strchr(text, ':'), *value;
+    size_t name_length = colon ? (size_t)(colon - text) : strlen(text);
+    int empty = !colon && name_length > 1 && text[name_length - 1] == ';';
+    if (!colon && !empty) return usage_error("-H needs 'Name: value' (or 'Name;' for an empty header), not '%s'", text);
+    if (empty) name_length--;
+    if (name_length == 0 || strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                         "!#$%&'*+-.^_`|~") < name_length)
+        return usage_error("-H '%s': the header name must be a token (RFC 9110) before the colon", text);
+    if (colon) {
+        value = colon + 1;
+        while (*value == ' ' || *value == '\t') value++;
+        memmove(colon + 1, value, strlen(value) + 1);
+    }
+    *item = text;
     return 0;
 }
 
@@ -337,6 +358,10 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--check-status") == 0) run.check_status = 1;
         else if (strcmp(a, "-f") == 0 || strcmp(a, "--form") == 0) spec.form = 1;
         else if (strcmp(a, "--ignore-stdin") == 0) ignore_stdin = 1;
+        else if (strcmp(a, "-H") == 0 || strcmp(a, "--header") == 0) {
+            const char *header;
+            if ((status = option_value(argc, argv, &i, &header)) == 0) status = header_option(argv[i], &items[count++]);
+        }
         else if (strcmp(a, "-a") == 0 || strcmp(a, "--auth") == 0) status = option_value(argc, argv, &i, &credentials);
         else if (strncmp(a, "--auth=", 7) == 0) credentials = a + 7;
         else if (strcmp(a, "-A") == 0 || strcmp(a, "--auth-type") == 0) status = option_value(argc, argv, &i, &auth_type);
@@ -352,6 +377,7 @@ int main(int argc, char **argv) {
         if (mode == MODE_WS && !request_only && a[0] == '-' && strcmp(a, "-") != 0 && !only_items
             && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
             && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
+            && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0
             && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
             && strcmp(a, "--timeout") != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
             && strcmp(a, "-h") != 0)
