@@ -13,7 +13,9 @@ import NetlayerJSON
 ///
 /// The sequence ends when the connection closes (`closeCode` and `closeReason` then
 /// say how) and throws the `NetworkError` of a connection that failed. It can be
-/// iterated once. Releasing the last reference ends the connection.
+/// iterated once. Releasing the last reference ends the connection. A reader that
+/// falls behind makes the server wait: once `bufferLimit` messages wait for it, the
+/// connection stops reading from its socket until half of them were taken.
 public final class WebSocket: AsyncSequence, Sendable {
     /// One message: text (UTF-8) or binary.
     public enum Message: Sendable, Equatable {
@@ -30,20 +32,36 @@ public final class WebSocket: AsyncSequence, Sendable {
     private let connection: any WebSocketConnection
     private let messages: AsyncThrowingStream<Message, any Error>
     private let ending: Locked<(code: Int, reason: String)?>
+    private let flow: ReadingFlow
 
     fileprivate init(opening: WebSocketOpening, connection: any WebSocketConnection,
-                     messages: AsyncThrowingStream<Message, any Error>, ending: Locked<(code: Int, reason: String)?>) {
+                     messages: AsyncThrowingStream<Message, any Error>, ending: Locked<(code: Int, reason: String)?>,
+                     flow: ReadingFlow) {
         subprotocol = opening.subprotocol
         response = opening.response
         self.connection = connection
         self.messages = messages
         self.ending = ending
+        self.flow = flow
     }
 
     deinit { connection.abandon() }
 
-    public func makeAsyncIterator() -> AsyncThrowingStream<Message, any Error>.AsyncIterator {
-        messages.makeAsyncIterator()
+    /// The messages in order; each one taken lets the connection read again once the
+    /// reader has caught up by half.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate var base: AsyncThrowingStream<Message, any Error>.AsyncIterator
+        fileprivate let flow: ReadingFlow
+
+        public mutating func next() async throws -> Message? {
+            let message = try await base.next()
+            if message != nil { flow.took() }
+            return message
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: messages.makeAsyncIterator(), flow: flow)
     }
 
     /// Queues a text message; throws `notConnected` once the connection is closing
@@ -83,25 +101,31 @@ extension NetlayerClient {
     /// other than 101, `protocol`, `tls`, `timeout`, ...
     ///
     /// - Parameter bufferLimit: messages held for a reader that has not taken them
-    ///   yet; a reader further behind fails the connection with `tooLarge` rather than
-    ///   let a fast server fill memory.
+    ///   yet before the connection stops reading from its socket (the server then
+    ///   waits, by TCP flow control); it reads again when half of them were taken.
+    ///   Over a transport that cannot pause, a reader more than `bufferLimit` plus
+    ///   4096 messages behind fails the connection with `tooLarge` rather than let a
+    ///   fast server fill memory.
     public func webSocket(_ endpoint: Endpoint<JSON>, options: WebSocketOptions = WebSocketOptions(),
                           bufferLimit: Int = 4096) async throws(NetworkError) -> WebSocket {
         var endpoint = endpoint
         endpoint.path = WebSocketOptions.httpURL(endpoint.path)
         let (messages, continuation) = AsyncThrowingStream.makeStream(of: WebSocket.Message.self, throwing: (any Error).self,
-                                                                      bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
+                                                                      bufferingPolicy: .bufferingOldest(ReadingFlow.hardLimit(for: max(1, bufferLimit))))
         let opened = OneShot<Result<WebSocketOpening, NetworkError>>()
         let ending = Locked<(code: Int, reason: String)?>(nil)
         let failure = Locked<NetworkError?>(nil)
         let connectionBox = Locked<(any WebSocketConnection)?>(nil)
+        let flow = ReadingFlow(limit: max(1, bufferLimit), connection: connectionBox)
         let handlers = WebSocketHandlers(opened: { opened.fulfil(.success($0)) }, message: { kind, bytes in
             let message: WebSocket.Message = kind == .text ? .text(String(decoding: bytes, as: UTF8.self)) : .binary([UInt8](bytes))
             if case .dropped = continuation.yield(message) {
-                failure.withLock { $0 = $0 ?? .tooLarge("the WebSocket's reader is \(bufferLimit) messages behind") }
+                failure.withLock { $0 = $0 ?? .tooLarge("the WebSocket's reader is \(flow.hardLimit) messages behind") }
                 connectionBox.withLock { $0 }?.abandon()
                 continuation.finish(throwing: failure.withLock { $0 })
+                return
             }
+            flow.received()
         }, failed: { error, _ in
             failure.withLock { $0 = $0 ?? error }
             opened.fulfil(.failure(error))
@@ -115,11 +139,55 @@ extension NetlayerClient {
         connectionBox.withLock { $0 = connection }
         switch await opened.value {
         case .success(let opening):
-            return WebSocket(opening: opening, connection: connection, messages: messages, ending: ending)
+            return WebSocket(opening: opening, connection: connection, messages: messages, ending: ending, flow: flow)
         case .failure(let error):
             connection.abandon()
             throw error
         }
+    }
+}
+
+/// How many messages wait for a WebSocket's reader, and whether its connection stopped
+/// reading because of them.
+private final class ReadingFlow: Sendable {
+    let limit: Int
+    /// Past `limit`, what one read of the socket may still bring (a read of 4 KiB holds
+    /// at most 2048 empty frames) and more: only a transport that cannot pause gets there.
+    var hardLimit: Int { Self.hardLimit(for: limit) }
+    private let state = Locked<(waiting: Int, paused: Bool)>((0, false))
+    private let connection: Locked<(any WebSocketConnection)?>
+
+    static func hardLimit(for limit: Int) -> Int { limit + 4096 }
+
+    init(limit: Int, connection: Locked<(any WebSocketConnection)?>) {
+        self.limit = limit
+        self.connection = connection
+    }
+
+    /// A message was queued for the reader (a handler's thread).
+    func received() {
+        guard let connection = connection.withLock({ $0 }) else {
+            state.withLock { $0.waiting += 1 }  // not opened yet: the next message pauses
+            return
+        }
+        let pause = state.withLock { state -> Bool in
+            state.waiting += 1
+            guard state.waiting >= limit, !state.paused else { return false }
+            state.paused = true
+            return true
+        }
+        if pause { connection.pauseReading(true) }
+    }
+
+    /// The reader took a message.
+    func took() {
+        let resume = state.withLock { state -> Bool in
+            state.waiting -= 1
+            guard state.paused, state.waiting <= limit / 2 else { return false }
+            state.paused = false
+            return true
+        }
+        if resume { connection.withLock { $0 }?.pauseReading(false) }
     }
 }
 
