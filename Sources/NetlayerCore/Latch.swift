@@ -5,46 +5,33 @@ import NetlayerJSON
 /// the event loop. A pthread condition variable, since the waiting thread is a
 /// foreign (C or Python) thread, not a Swift concurrency task.
 package final class Latch: @unchecked Sendable {
-    // Allocated, not stored properties: `&property` is a Swift access that lasts for the
-    // whole call, so a waiter inside pthread_cond_wait and an opener taking the mutex
-    // would be two overlapping accesses (a race to the exclusivity checker and TSan).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let gate = MutexCondition()
     private var remaining: Int
 
     /// A latch that opens after `count` calls to `countDown()`.
     package init(count: Int = 1) {
         remaining = count
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     /// One more `countDown()` is needed before the latch opens (work whose count is
     /// only known as it starts).
     package func countUp() {
-        pthread_mutex_lock(mutex)
+        gate.lock()
         remaining += 1
-        pthread_mutex_unlock(mutex)
+        gate.unlock()
     }
 
     package func countDown() {
-        pthread_mutex_lock(mutex)
+        gate.lock()
         remaining -= 1
-        if remaining <= 0 { pthread_cond_broadcast(condition) }
-        pthread_mutex_unlock(mutex)
+        if remaining <= 0 { gate.broadcast() }
+        gate.unlock()
     }
 
     package func wait() {
-        pthread_mutex_lock(mutex)
-        while remaining > 0 { pthread_cond_wait(condition, mutex) }
-        pthread_mutex_unlock(mutex)
+        gate.lock()
+        while remaining > 0 { gate.wait() }
+        gate.unlock()
     }
 
     /// Waits until the latch opens (true) or a byte arrives on `interrupt` (false; the
@@ -69,12 +56,12 @@ package final class Latch: @unchecked Sendable {
             deadline.tv_sec += 1
             deadline.tv_nsec -= 1_000_000_000
         }
-        pthread_mutex_lock(mutex)
+        gate.lock()
         while remaining > 0 {
-            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+            if !gate.wait(until: &deadline) { break }
         }
         let open = remaining <= 0
-        pthread_mutex_unlock(mutex)
+        gate.unlock()
         return open
     }
 }

@@ -16,21 +16,13 @@ public class CompletionSignal: @unchecked Sendable {
     private let sleepers = Atomic<Int>(0)
     /// The mutex and condition a sleeping thread waits on, made by the first thread that
     /// goes to sleep: a caller that drives its own request never sleeps, and a blocking
-    /// request is itself a signal, so most never need one. Allocated rather than stored
-    /// properties: `&property` is a Swift access for the whole call, so a waiter inside
-    /// pthread_cond_wait and an opener taking the mutex would overlap (a race to
-    /// ThreadSanitizer).
-    private let parkingSpot = Atomic<UnsafeMutablePointer<Parking>?>(nil)
-
-    private struct Parking {
-        var mutex = pthread_mutex_t()
-        var condition = pthread_cond_t()
-    }
+    /// request is itself a signal, so most never need one.
+    private let parkingSpot = Atomic<Unmanaged<MutexCondition>?>(nil)
 
     public init() {}
 
     deinit {
-        if let parking = parkingSpot.load(ordering: .acquiring) { Self.destroy(parking) }
+        parkingSpot.load(ordering: .acquiring)?.release()
     }
 
     /// Whether it was opened (an acquiring read: what was stored before is visible).
@@ -43,10 +35,11 @@ public class CompletionSignal: @unchecked Sendable {
         // A sleeper makes the parking spot, then counts itself under its mutex before it
         // looks at `opened`: either it saw the store above, or it is counted here (and
         // the spot is there) and waits for the broadcast.
-        if sleepers.load(ordering: .sequentiallyConsistent) > 0, let parking = parkingSpot.load(ordering: .acquiring) {
-            pthread_mutex_lock(&parking.pointee.mutex)
-            pthread_cond_broadcast(&parking.pointee.condition)
-            pthread_mutex_unlock(&parking.pointee.mutex)
+        if sleepers.load(ordering: .sequentiallyConsistent) > 0,
+           let parking = parkingSpot.load(ordering: .acquiring)?.takeUnretainedValue() {
+            parking.lock()
+            parking.broadcast()
+            parking.unlock()
         }
         return true
     }
@@ -65,24 +58,14 @@ public class CompletionSignal: @unchecked Sendable {
     }
 
     /// The parking spot, made by the first thread that needs it.
-    private func parking() -> UnsafeMutablePointer<Parking> {
-        if let parking = parkingSpot.load(ordering: .acquiring) { return parking }
-        let fresh = UnsafeMutablePointer<Parking>.allocate(capacity: 1)
-        fresh.initialize(to: Parking())
-        pthread_mutex_init(&fresh.pointee.mutex, nil)
-        pthread_cond_init(&fresh.pointee.condition, nil)
+    private func parking() -> MutexCondition {
+        if let parking = parkingSpot.load(ordering: .acquiring) { return parking.takeUnretainedValue() }
+        let fresh = Unmanaged.passRetained(MutexCondition())
         let (stored, existing) = parkingSpot.compareExchange(expected: nil, desired: fresh,
                                                              ordering: .acquiringAndReleasing)
-        if stored { return fresh }
-        Self.destroy(fresh)
-        return existing!
-    }
-
-    private static func destroy(_ parking: UnsafeMutablePointer<Parking>) {
-        pthread_cond_destroy(&parking.pointee.condition)
-        pthread_mutex_destroy(&parking.pointee.mutex)
-        parking.deinitialize(count: 1)
-        parking.deallocate()
+        if stored { return fresh.takeUnretainedValue() }
+        fresh.release()
+        return existing!.takeUnretainedValue()
     }
 
     /// Sleeps until opened, or at most `nanoseconds`; whether it is open.
@@ -97,17 +80,17 @@ public class CompletionSignal: @unchecked Sendable {
             }
         }
         let parking = parking()
-        pthread_mutex_lock(&parking.pointee.mutex)
+        parking.lock()
         sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
         while !opened.load(ordering: .sequentiallyConsistent) {
             if nanoseconds == nil {
-                pthread_cond_wait(&parking.pointee.condition, &parking.pointee.mutex)
-            } else if pthread_cond_timedwait(&parking.pointee.condition, &parking.pointee.mutex, &deadline) == ETIMEDOUT {
+                parking.wait()
+            } else if !parking.wait(until: &deadline) {
                 break
             }
         }
         sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-        pthread_mutex_unlock(&parking.pointee.mutex)
+        parking.unlock()
         return isOpen
     }
 }

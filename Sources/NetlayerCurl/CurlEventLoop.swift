@@ -59,11 +59,10 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     let multi: UnsafeMutableRawPointer
     let epoll: Int32
     let wakeFD: Int32
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
-    /// Guarded by `mutex`.
+    private let gate = MutexCondition()
+    /// Guarded by `gate`.
     var inbox = Inbox()
-    /// Set (under `mutex`) whenever the inbox gets work, a hand-over or a stop, and
+    /// Set (under `gate`) whenever the inbox gets work, a hand-over or a stop, and
     /// cleared by the driver as it takes them: a driver with nothing queued for it
     /// looks here instead of taking the lock.
     let inboxPending = Atomic<Bool>(false)
@@ -116,8 +115,6 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         paused = PausedTransfers(epoll: epoll)
         watched = WatchedDescriptors(epoll: epoll)
         self.maxConcurrent = max(1, maxConcurrent)
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, self.maxConcurrent))
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // libcurl calls these only from inside curl_multi_* calls, made by the driver,
@@ -140,8 +137,6 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         curl_multi_cleanup(multi)
         close(epoll)
         close(wakeFD)
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
     }
 
     /// Whether the caller is this loop's thread (inside a completion or hook).
@@ -151,8 +146,8 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     // MARK: Any thread
 
-    func lock() { pthread_mutex_lock(&mutex) }
-    func unlock() { pthread_mutex_unlock(&mutex) }
+    func lock() { gate.lock() }
+    func unlock() { gate.unlock() }
 
     /// Adds work to the inbox and makes sure a driver will see it: the one driving now
     /// (woken through the eventfd if it sleeps in epoll), else the loop's thread
@@ -185,7 +180,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// condition. False when the thread cannot start (then no one would drive).
     private func summonThread() -> Bool {
         if inbox.threadStarted {
-            if inbox.threadParked { pthread_cond_signal(&condition) }
+            if inbox.threadParked { gate.signal() }
             return true
         }
         guard let started = try? startThread("event-loop thread") else { return false }
@@ -261,13 +256,13 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             wake()
         }
         if threadStarted {
-            if inbox.threadParked { pthread_cond_signal(&condition) }
+            if inbox.threadParked { gate.signal() }
             unlock()
             if first { pthread_join(thread, nil) }  // it drains, once a caller driving is done
             return
         }
         // No thread: drain here, once the caller driving (if any) is done.
-        while inbox.owner == .caller { pthread_cond_wait(&condition, &mutex) }
+        while inbox.owner == .caller { gate.wait() }
         let drains = first && !inbox.stopped
         if drains { inbox.owner = .thread }
         unlock()
@@ -283,7 +278,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             lock()
             while !(inbox.owner == .none && (inbox.stopping || inbox.workLeft || !inbox.isEmpty)) {
                 inbox.threadParked = true
-                pthread_cond_wait(&condition, &mutex)
+                gate.wait()
             }
             inbox.threadParked = false
             inbox.owner = .thread
@@ -340,7 +335,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             if inbox.stopping || !left || summonThread() {
                 inbox.owner = .none
                 inbox.workLeft = hasWork
-                pthread_cond_broadcast(&condition)  // the loop's thread, or a shutdown without one
+                gate.broadcast()  // the loop's thread, or a shutdown without one
                 unlock()
                 return end
             }

@@ -24,21 +24,11 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
         var joined = false
     }
 
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    private let gate = MutexCondition()
     private var queue = Queue()
     private var thread = pthread_t()
     private let threadStarted = Atomic<Bool>(false)
 
-    init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
-    }
 
     /// Whether the caller is this thread (inside a completion it runs).
     var isCurrentThread: Bool {
@@ -49,7 +39,7 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
     /// thread first if needed); after `shutdown()` has drained the queue, or when no
     /// thread can be started, on the calling thread.
     func submit(_ task: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(&mutex)
+        gate.lock()
         if !queue.joined && !queue.started {
             if let thread = try? startThread("delivery thread") {
                 self.thread = thread
@@ -58,30 +48,30 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
             }
         }
         if queue.joined || !queue.started {
-            pthread_mutex_unlock(&mutex)
+            gate.unlock()
             task()
             return
         }
         queue.tasks.append(task)
         let wake = queue.sleeping
         queue.sleeping = false
-        pthread_mutex_unlock(&mutex)
-        if wake { pthread_cond_signal(&condition) }
+        gate.unlock()
+        if wake { gate.signal() }
     }
 
     /// Runs every task submitted so far (and those they submit), then stops the thread.
     /// From this thread it does nothing.
     func shutdown() {
         if isCurrentThread { return }
-        pthread_mutex_lock(&mutex)
+        gate.lock()
         let first = !queue.stopping
         let started = queue.started
         queue.stopping = true
         queue.sleeping = false
         if !started { queue.joined = true }
-        pthread_mutex_unlock(&mutex)
+        gate.unlock()
         guard first, started else { return }
-        pthread_cond_signal(&condition)
+        gate.signal()
         pthread_join(thread, nil)
     }
 
@@ -92,18 +82,18 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
 
     package func run() {
         while true {
-            pthread_mutex_lock(&mutex)
+            gate.lock()
             while queue.tasks.isEmpty && !queue.stopping {
                 queue.sleeping = true
-                pthread_cond_wait(&condition, &mutex)
+                gate.wait()
             }
             if queue.tasks.isEmpty {  // stopping, and nothing left
                 queue.joined = true
-                pthread_mutex_unlock(&mutex)
+                gate.unlock()
                 return
             }
             swap(&running, &queue.tasks)
-            pthread_mutex_unlock(&mutex)
+            gate.unlock()
             for task in running { task() }
             running.removeAll(keepingCapacity: true)
         }

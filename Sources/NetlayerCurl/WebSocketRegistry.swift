@@ -12,35 +12,24 @@ import NetlayerJSON
 package final class WebSocketRegistry: @unchecked Sendable {
     static let maxOpeners = 4
 
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    private let gate = MutexCondition()
     private var connections: [ObjectIdentifier: CurlWebSocket] = [:]
     private var waiting: [CurlWebSocket] = []
     private var openers = 0
     private var shutDown = false
 
-    init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
-    }
-
     /// Whether `shutdown()` ran: a connection that reaches the loop after it ends.
     var isShutDown: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        gate.lock()
+        defer { gate.unlock() }
         return shutDown
     }
 
     /// Keeps `socket` and queues its opening; false after shutdown (nothing queued).
     func open(_ socket: CurlWebSocket) -> Bool {
-        pthread_mutex_lock(&mutex)
+        gate.lock()
         guard !shutDown else {
-            pthread_mutex_unlock(&mutex)
+            gate.unlock()
             return false
         }
         connections[ObjectIdentifier(socket)] = socket
@@ -50,13 +39,13 @@ package final class WebSocketRegistry: @unchecked Sendable {
             openers += 1
             start = true
         }
-        pthread_mutex_unlock(&mutex)
+        gate.unlock()
         if start, !startOpener() {
-            pthread_mutex_lock(&mutex)
+            gate.lock()
             openers -= 1
             let orphans = openers == 0 ? waiting : []
             if openers == 0 { waiting = [] }
-            pthread_mutex_unlock(&mutex)
+            gate.unlock()
             for orphan in orphans { orphan.connectFailed(.generic("could not start a thread to open the WebSocket", curlCode: -1)) }
         }
         return true
@@ -64,22 +53,22 @@ package final class WebSocketRegistry: @unchecked Sendable {
 
     /// Forgets a connection that ended.
     func remove(_ socket: CurlWebSocket) {
-        pthread_mutex_lock(&mutex)
+        gate.lock()
         connections[ObjectIdentifier(socket)] = nil
-        pthread_mutex_unlock(&mutex)
+        gate.unlock()
     }
 
     /// Stops what is opening and waits for the opener threads to leave; what reaches
     /// the loop after this ends as cancelled there.
     func shutdown() {
-        pthread_mutex_lock(&mutex)
+        gate.lock()
         shutDown = true
         let all = Array(connections.values)
-        pthread_mutex_unlock(&mutex)
+        gate.unlock()
         for socket in all { socket.cancelOpening() }
-        pthread_mutex_lock(&mutex)
-        while openers > 0 { pthread_cond_wait(&condition, &mutex) }
-        pthread_mutex_unlock(&mutex)
+        gate.lock()
+        while openers > 0 { gate.wait() }
+        gate.unlock()
     }
 
     private func startOpener() -> Bool {
@@ -101,16 +90,16 @@ package final class WebSocketRegistry: @unchecked Sendable {
 
     private func runOpener() {
         while true {
-            pthread_mutex_lock(&mutex)
+            gate.lock()
             guard !waiting.isEmpty else {
                 openers -= 1
-                pthread_cond_broadcast(&condition)
-                pthread_mutex_unlock(&mutex)
+                gate.broadcast()
+                gate.unlock()
                 return
             }
             let next = waiting.removeFirst()
             if shutDown { next.cancelOpening() }
-            pthread_mutex_unlock(&mutex)
+            gate.unlock()
             next.connect()
         }
     }
