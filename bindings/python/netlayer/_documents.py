@@ -282,20 +282,27 @@ _BODY_WORDS = {"body": "the body", "json": "a JSON body", "data": "a form or raw
                "uploadFrom": "a body read from a file"}
 
 
-def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, Any]:
-    """Keyword arguments of a request as endpoint keys: requests' and httpx's names
-    mapped, snake_case renamed (``query_alias``: ``params`` is the query, as in
-    get/post/request; in call() it is the path parameters)."""
-    document = dict(_convert_object(keys, ENDPOINT, ""))
+def _requests_names(document: Dict[str, Any], query_alias: bool = True) -> Dict[str, Any]:
+    """``document`` (keyword arguments already converted) with requests' names read as
+    Netlayer's: ``params`` as the query (unless ``query_alias`` is off), ``auth=(user,
+    password)`` as basic authentication."""
     if query_alias and "params" in document:
         if "query" in document:
             raise _both("params", "query", "params= is the URL query, as in requests; give one")
         document["query"] = document.pop("params")
+    if "auth" in document:
+        document["auth"] = _auth(document["auth"])
+    return document
+
+
+def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, Any]:
+    """Keyword arguments of a request as endpoint keys: requests' and httpx's names
+    mapped, snake_case renamed (``query_alias``: ``params`` is the query, as in
+    get/post/request; in call() it is the path parameters)."""
+    document = _requests_names(dict(_convert_object(keys, ENDPOINT, "")), query_alias=query_alias)
     if "followRedirects" in document or "follow_redirects" in document:
         raise TypeError("netlayer: follow_redirects is a client setting: "
                         "netlayer.Client(base_url, follow_redirects=...)")
-    if "auth" in document:
-        document["auth"] = _auth(document["auth"])
     if "cookies" in document:
         document["headers"] = _cookie_header(document.get("headers"), document.pop("cookies"))
     if "json" in document or "data" in document or "files" in document:
@@ -384,13 +391,7 @@ def config(document: Union[Mapping[str, Any], str, None], keys: Mapping[str, Any
                         f"not {type(document).__name__}")
     out = dict(_convert_object(document or {}, CONFIG, ""))
     if keys:
-        given = dict(_convert_object(keys, CONFIG, ""))
-        if "params" in given:
-            if "query" in given:
-                raise _both("params", "query", "params= is the URL query, as in requests; give one")
-            given["query"] = given.pop("params")
-        if "auth" in given:
-            given["auth"] = _auth(given["auth"])
+        given = _requests_names(dict(_convert_object(keys, CONFIG, "")))
         if from_string and "baseURL" in given:
             raise TypeError("netlayer: the base URL is given twice: as Client()'s first argument "
                             "and as a keyword; give it once")
@@ -411,13 +412,7 @@ def websocket(document: Union[Mapping[str, Any], str], keys: Mapping[str, Any]) 
                         f"first argument ('path'), not {type(document).__name__}")
     out = dict(_convert_object(document, WEBSOCKET, ""))
     if keys:
-        given = dict(_convert_object(keys, WEBSOCKET, ""))
-        if "params" in given:
-            if "query" in given:
-                raise _both("params", "query", "params= is the URL query, as in requests; give one")
-            given["query"] = given.pop("params")
-        if "auth" in given:
-            given["auth"] = _auth(given["auth"])
+        given = _requests_names(dict(_convert_object(keys, WEBSOCKET, "")))
         out.update(given)
     if "cookies" in out:
         out["headers"] = _cookie_header(out.get("headers"), out.pop("cookies"))
