@@ -125,6 +125,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         }
     }
 
+    /// `withEachFieldUTF8`, with whether each field is plain: a name of `tchar`s and a
+    /// value of printable ASCII without `"` or `\`, which JSON text may hold as they
+    /// are. Known for received fields as they arrived; false for any other field, and
+    /// `false` is always safe (the writer then checks the bytes).
+    package func withEachFieldUTF8(marking body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, Bool) -> Void) {
+        guard received.isEmpty else { return received.forEachField(marking: body) }
+        withEachFieldUTF8 { name, value in body(name, value, false) }
+    }
+
     private mutating func materialize() {
         guard !received.isEmpty else { return }
         list = received.fields

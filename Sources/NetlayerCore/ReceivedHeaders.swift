@@ -3,7 +3,8 @@ import NetlayerJSON
 
 /// A response's header fields as libcurl hands them over, kept as bytes: records of
 /// `[name length][value length][lower-cased name][value]` (lengths as 32-bit native
-/// integers) in one buffer. Making two strings per field costs more than the rest of
+/// integers, the name's top bit marking a plain field: see `forEachField(marking:)`)
+/// in one buffer. Making two strings per field costs more than the rest of
 /// the header handling together, and most responses only have their fields copied
 /// into a result document; `HTTPHeaders` makes strings when they are asked for.
 ///
@@ -96,12 +97,19 @@ package struct ReceivedHeaders: @unchecked Sendable {
         let record = block.bytes + recordStart
         UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon), as: UInt32.self)
         UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
-        // Header names are ASCII tokens: lower-case the bytes, not Unicode.
+        // Header names are ASCII tokens: lower-case the bytes, not Unicode. The byte
+        // classes seen tell whether the field is plain (`isPlain`) at a load per byte.
+        let classes = Self.byteClass
+        var seen: UInt8 = 0
         for i in 0..<colon {
             let b = base[i]
             record[8 + i] = Self.lowercased(b)
+            seen |= classes[Int(b)]
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
+        if seen == 0, Self.isPlainValue(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {
+            UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
+        }
         block.count += 8 + colon + valueLength
         block.records += 1
 
@@ -178,6 +186,26 @@ package struct ReceivedHeaders: @unchecked Sendable {
         }
     }
 
+    /// `forEachField`, with whether each field is plain: a name of RFC 9110 `tchar`s
+    /// and a value of printable ASCII without `"` or `\`, which a JSON writer may copy
+    /// between quotes as they are. Decided once, as the field arrives, so that writing
+    /// a result document does not look at each byte again. (A repeated name's joined
+    /// value is reported as not plain: the writer then checks it.)
+    func forEachField(marking body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, Bool) -> Void) {
+        guard hasRepeats else {
+            guard let block else { return }
+            let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
+            var offset = 0
+            while offset < all.count {
+                let record = Record(all, at: offset)
+                body(record.name, record.value, record.isPlain)
+                offset = record.end
+            }
+            return
+        }
+        forEachField { name, value in body(name, value, false) }
+    }
+
     /// Each record's name and value bytes, in order (repeats not joined).
     func forEachRecord(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         guard let block else { return }
@@ -193,14 +221,63 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// An ASCII letter in lower case; any other byte as it is.
     private static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 
+    /// The top bit of a record's name length: the field is plain.
+    private static let plainFlag: UInt32 = 1 << 31
+
+    /// Whether every byte of a value is printable ASCII other than `"` and `\`: eight
+    /// bytes at a time, then one by one.
+    private static func isPlainValue(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = value.baseAddress else { return true }
+        let n = value.count
+        var i = 0
+        let raw = UnsafeRawPointer(base)
+        while i + 8 <= n {
+            guard isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) else { return false }
+            i += 8
+        }
+        let classes = byteClass
+        while i < n {
+            guard classes[Int(base[i])] <= 1 else { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Whether eight bytes are all printable ASCII other than `"` and `\`, tested
+    /// together: no byte below 0x20 or from 0x7F up, none equal to 0x22 or 0x5C.
+    @inline(__always)
+    private static func isPlainWord(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        if word & highs != 0 { return false }  // a byte from 0x80 up
+        if (word &- ones &* 0x20) & ~word & highs != 0 { return false }  // a byte below 0x20
+        if (word &+ ones) & highs != 0 { return false }  // 0x7F: adding 1 reaches the high bit
+        return !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
+    /// Byte classes, one load per byte: 0 a `tchar`, 1 other printable ASCII but `"`
+    /// and `\`, 2 anything else (controls, `"`, `\`, DEL, non-ASCII).
+    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for i in 0..<256 {
+            let b = UInt8(i)
+            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+            table[i] = isHTTPTokenByte(b) ? 0 : plain ? 1 : 2
+        }
+        return UnsafePointer(table)
+    }()
+
     private struct Record {
         let name: UnsafeBufferPointer<UInt8>
         let value: UnsafeBufferPointer<UInt8>
         let end: Int
+        let isPlain: Bool
 
         init(_ all: UnsafeBufferPointer<UInt8>, at offset: Int) {
             let raw = UnsafeRawPointer(all.baseAddress! + offset)
-            let nameLength = Int(raw.loadUnaligned(as: UInt32.self))
+            let nameWord = raw.loadUnaligned(as: UInt32.self)
+            isPlain = nameWord & ReceivedHeaders.plainFlag != 0
+            let nameLength = Int(nameWord & ~ReceivedHeaders.plainFlag)
             let valueLength = Int(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
             name = UnsafeBufferPointer(start: all.baseAddress! + offset + 8, count: nameLength)
             value = UnsafeBufferPointer(start: all.baseAddress! + offset + 8 + nameLength, count: valueLength)

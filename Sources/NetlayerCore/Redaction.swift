@@ -62,10 +62,19 @@ public enum Redaction {
     /// case ignored, "-" and "_" left out.
     private static func isSecretName(_ name: UnsafeBufferPointer<UInt8>, names: Set<String>) -> Bool {
         var length = 0
+        var first: UInt8 = 0
         for b in name {
             if b >= 0x80 || b == UInt8(ascii: "%") { return true }  // the full rules decide
-            if b != UInt8(ascii: "-"), b != UInt8(ascii: "_") { length += 1 }
+            if b != UInt8(ascii: "-"), b != UInt8(ascii: "_") {
+                if length == 0 { first = b &- 0x41 < 26 ? b | 0x20 : b }
+                length += 1
+            }
         }
+        if !names.isEmpty, names.contains(normalized(name)) { return true }
+        // Most names ("page", "id") share no first letter and length with a secret one.
+        guard first &- UInt8(ascii: "a") < 26, length < 32,
+              defaultQueryNameShapes[Int(first &- UInt8(ascii: "a"))] & (1 << UInt32(length)) != 0
+        else { return false }
         for secret in defaultQueryNameBytes where secret.count == length {
             var i = 0
             var same = true
@@ -75,10 +84,18 @@ public enum Redaction {
             }
             if same { return true }
         }
-        return !names.isEmpty && names.contains(normalized(name))
+        return false
     }
 
     private static let defaultQueryNameBytes: [[UInt8]] = defaultQueryNames.map { Array($0.utf8) }
+
+    /// Per first letter (a to z), a bit per length of the `defaultQueryNames` starting
+    /// with it: the cheap test before any comparison.
+    private static let defaultQueryNameShapes: [UInt32] = {
+        var shapes = [UInt32](repeating: 0, count: 26)
+        for name in defaultQueryNameBytes where name.count < 32 { shapes[Int(name[0] - UInt8(ascii: "a"))] |= 1 << UInt32(name.count) }
+        return shapes
+    }()
 
     /// The values of secret query parameters in `text` replaced by `replacement`: a
     /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a

@@ -5,13 +5,15 @@ import NetlayerJSON
 /// C's `nl_request`, Python's and a Swift caller's `RequestResult.document`.
 package enum ResultDocument {
     /// The document of `result`.
-    package static func write(_ result: RequestResult) -> JSONWriter {
+    package static func write(_ result: consuming RequestResult) -> JSONWriter {
         if let error = result.error {
             return failureDocument(error, response: result.response, attempts: result.attempts)
         }
-        guard let response = result.response, let value = result.value else {
+        guard result.response != nil, result.value != nil else {
             return failureDocument(.noResponse, response: result.response, attempts: result.attempts)
         }
+        // Moved out rather than copied: the caller is done with the result.
+        let response = result.response.take()!, value = result.value.take()!
         return success(response, value: value, attempts: result.attempts, decoder: result.decoderChoice,
                        charset: result.charset, redactedQuery: result.secretQueryNames)
     }
@@ -20,7 +22,7 @@ package enum ResultDocument {
     /// - Parameter charset: the encoding the auto decoder read a textual body in, written as `charset`.
     /// - Parameter redactedQuery: the config's own secret query names, whose values
     ///   are kept out of `url` and `redirects` as the well-known ones are.
-    static func success(_ response: HTTPResponse, value: ResponseValue, attempts: Int,
+    package static func success(_ response: HTTPResponse, value: ResponseValue, attempts: Int,
                         decoder: AutoResponseDecoder.Choice?, charset: TextEncoding?,
                         redactedQuery: Set<String>) -> JSONWriter {
         var w = JSONWriter(capacity: 512 + response.body.count)
@@ -174,9 +176,11 @@ package enum ResultDocument {
         var first = true
         var latin1: [String] = []
         var sawSetCookie = false
-        headers.withEachFieldUTF8 { name, value in
+        headers.withEachFieldUTF8(marking: { name, value, isPlain in
             if name.count == 10, name.elementsEqual("set-cookie".utf8) { sawSetCookie = true }
-            if !w.write(member: name, value: value, first: first) {
+            if isPlain {
+                w.write(plainMember: name, value: value, first: first)  // checked as it arrived
+            } else if !w.write(member: name, value: value, first: first) {
                 let field = String(decoding: name, as: UTF8.self)
                 if !first { w.raw(",") }
                 w.write(string: field)
@@ -185,7 +189,7 @@ package enum ResultDocument {
                 latin1.append(field)
             }
             first = false
-        }
+        })
         w.raw("}")
         if sawSetCookie {
             // Each cookie on its own: joined with ", " (the rule for `headers`) they

@@ -285,6 +285,30 @@ package struct JSONWriter: ~Copyable {
         return true
     }
 
+    /// `"name":"value"`, preceded by a comma unless `first`, for a name and value the
+    /// caller knows need no escaping (printable ASCII without `"` or `\\`, as
+    /// `ReceivedHeaders` marks a plain field when it arrives): one reservation, two copies.
+    package mutating func write(plainMember name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                                first: Bool) {
+        let n = name.count, v = value.count
+        reserve(n + v + 6)
+        var out = storage + count
+        if !first {
+            out[0] = UInt8(ascii: ",")
+            out += 1
+        }
+        out[0] = UInt8(ascii: "\"")
+        if let base = name.baseAddress { (out + 1).update(from: base, count: n) }
+        out += 1 + n
+        out[0] = UInt8(ascii: "\"")
+        out[1] = UInt8(ascii: ":")
+        out[2] = UInt8(ascii: "\"")
+        if let base = value.baseAddress { (out + 3).update(from: base, count: v) }
+        out += 3 + v
+        out[0] = UInt8(ascii: "\"")
+        count = out + 1 - storage
+    }
+
     /// Valid UTF-8 as a quoted, escaped JSON string.
     private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))

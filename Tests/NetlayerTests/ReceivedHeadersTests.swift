@@ -76,6 +76,46 @@ import Testing
         #expect(received(["Content-Length: 5\r\n", "content-length: 5\r\n"]).1 == nil)
     }
 
+    /// Fields are marked plain as they arrive only when JSON may hold their bytes as
+    /// they are; the result document's `headers` read back exactly either way.
+    @Test func onlyPlainFieldsAreMarkedAndEveryFieldWritesBackExactly() throws {
+        var block = ReceivedHeaders()
+        let lines: [[UInt8]] = [
+            Array("HTTP/1.1 200 OK\r\n".utf8), Array("Server: nginx/1.22 (Debian)\r\n".utf8),
+            Array("ETag: \"v1\"\r\n".utf8), Array("X-Back: a\\b\r\n".utf8), Array("X-Tab: a\tb\r\n".utf8),
+            Array("X-Long: 0123456789abcdef0123456789\r\n".utf8), Array("X-Quote-Late: 0123456789abcdef\"\r\n".utf8),
+            Array("X-U: caf\u{e9}\r\n".utf8), Array("X-L: caf".utf8) + [0xE9, 0x0D, 0x0A], Array("X-Empty:\r\n".utf8),
+            Array("X-Del: a".utf8) + [0x7F, 0x0D, 0x0A], Array("\r\n".utf8),
+        ]
+        for line in lines {
+            var bytes = line
+            _ = bytes.withUnsafeMutableBytes { block.append(line: UnsafeRawBufferPointer($0)) }
+        }
+        let headers = HTTPHeaders(received: block)
+        var plain: [String: Bool] = [:]
+        headers.withEachFieldUTF8(marking: { name, _, isPlain in plain[String(decoding: name, as: UTF8.self)] = isPlain })
+        #expect(plain == ["server": true, "etag": false, "x-back": false, "x-tab": false, "x-long": true,
+                          "x-quote-late": false, "x-u": false, "x-l": false, "x-empty": true, "x-del": false])
+
+        let response = HTTPResponse(statusCode: 200, headers: headers, body: Array("{}".utf8))
+        let document = ResultDocument.success(response, value: .text(RawJSON(.object(JSONObject()))), attempts: 1,
+                                              decoder: nil, charset: nil, redactedQuery: []).bytes
+        guard case .object(let root) = try JSONParser.parse(document), case .object(let written)? = root["headers"] else {
+            Issue.record("no headers object in \(String(decoding: document, as: UTF8.self))")
+            return
+        }
+        #expect(written["server"] == .string("nginx/1.22 (Debian)"))
+        #expect(written["etag"] == .string("\"v1\""))
+        #expect(written["x-back"] == .string("a\\b"))
+        #expect(written["x-tab"] == .string("a\tb"))
+        #expect(written["x-quote-late"] == .string("0123456789abcdef\""))
+        #expect(written["x-u"] == .string("caf\u{e9}"))
+        #expect(written["x-l"] == .string("caf\u{e9}"))
+        #expect(written["x-empty"] == .string(""))
+        #expect(written["x-del"] == .string("a\u{7f}"))
+        #expect(root["latin1Headers"] == .array([.string("x-l")]))
+    }
+
     @Test func writesTheSameJSONFromBytesAsFromStrings() {
         let value = "caf\u{e9} \"q\" \\ \t\u{1}"
         var fromString = JSONWriter()
