@@ -66,8 +66,12 @@ package enum URLBuilder {
             }
             return nil
         }
-        let mayHaveDots = copy.withUTF8 { $0.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") } }
-        if problem == nil, mayHaveDots, climbsOut(path) {
+        // A ".." segment needs two dots side by side or a percent-encoded one.
+        let mayClimb = copy.withUTF8 { bytes in
+            bytes.indices.contains { bytes[$0] == UInt8(ascii: "%")
+                || (bytes[$0] == UInt8(ascii: ".") && $0 + 1 < bytes.count && bytes[$0 + 1] == UInt8(ascii: ".")) }
+        }
+        if problem == nil, mayClimb, climbsOut(path) {
             throw .urlGeneration("path '\(path.escapedForMessage)' climbs out of the base URL's path with '..' segments")
         }
         guard let problem else { return }
