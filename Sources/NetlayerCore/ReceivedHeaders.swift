@@ -30,29 +30,54 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// Fields, counting a repeated name once.
     var count: Int { hasRepeats ? fields.count : recordCount }
 
-    private final class Block {
-        var bytes: UnsafeMutablePointer<UInt8>
+    /// The records and their counts in one allocation (a `ManagedBuffer`: the bytes
+    /// follow the header in memory). A block does not grow in place: `reserve` moves
+    /// the records to a larger one.
+    private final class Block: ManagedBuffer<BlockCounts, UInt8> {
+        static func make(capacity: Int) -> Block {
+            unsafeDowncast(create(minimumCapacity: capacity) { _ in BlockCounts(capacity: capacity) }, to: Block.self)
+        }
+
+        var bytes: UnsafeMutablePointer<UInt8> { withUnsafeMutablePointerToElements { $0 } }
+        var count: Int {
+            get { header.count }
+            set { header.count = newValue }
+        }
+        var records: Int {
+            get { header.records }
+            set { header.records = newValue }
+        }
+        var hasRepeats: Bool {
+            get { header.hasRepeats }
+            set { header.hasRepeats = newValue }
+        }
+    }
+
+    private struct BlockCounts {
+        let capacity: Int
         var count = 0
-        var capacity: Int
         var records = 0
         var hasRepeats = false
 
-        init(capacity: Int) {
-            self.capacity = capacity
-            bytes = .allocate(capacity: capacity)
-        }
+        init(capacity: Int) { self.capacity = capacity }
+    }
 
-        deinit { bytes.deallocate() }
-
-        /// Room for `extra` more bytes.
-        func reserve(_ extra: Int) {
-            guard count + extra > capacity else { return }
-            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: max(capacity * 2, count + extra))
-            bigger.update(from: bytes, count: count)
-            bytes.deallocate()
-            bytes = bigger
-            capacity = max(capacity * 2, count + extra)
+    /// The block, with room for `extra` more bytes.
+    private mutating func reserve(_ extra: Int) -> Block {
+        guard let block else {
+            let made = Block.make(capacity: max(512, extra))  // a typical response's fields: one allocation
+            self.block = made
+            return made
         }
+        let needed = block.count + extra
+        guard needed > block.header.capacity else { return block }
+        let bigger = Block.make(capacity: max(block.header.capacity * 2, needed))
+        bigger.bytes.update(from: block.bytes, count: block.count)
+        bigger.count = block.count
+        bigger.records = block.records
+        bigger.hasRepeats = block.hasRepeats
+        self.block = bigger
+        return bigger
     }
 
     /// Takes one header line as libcurl delivers it (with its line end). Returns why
@@ -90,10 +115,8 @@ package struct ReceivedHeaders: @unchecked Sendable {
         while valueEnd > valueStart, base[valueEnd - 1] == 0x20 || base[valueEnd - 1] == 0x09 { valueEnd -= 1 }
         let valueLength = valueEnd - valueStart
 
-        let block = self.block ?? Block(capacity: 512)  // a typical response's fields: one allocation
-        self.block = block
+        let block = reserve(8 + colon + valueLength)
         let recordStart = block.count
-        block.reserve(8 + colon + valueLength)
         let record = block.bytes + recordStart
         UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon), as: UInt32.self)
         UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
