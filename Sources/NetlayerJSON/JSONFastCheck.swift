@@ -54,6 +54,18 @@ package enum JSONFastCheck {
             if p < end, p.pointee <= 0x20 { p = skipWhitespaceRun(p) }
         }
 
+        /// The next byte that is not whitespace, moving past it; nil at the end.
+        @inline(__always)
+        func next(_ p: inout UnsafePointer<UInt8>) -> UInt8? {
+            guard p < end else { return nil }
+            if p.pointee <= 0x20 {
+                p = skipWhitespaceRun(p)
+                guard p < end else { return nil }
+            }
+            defer { p += 1 }
+            return p.pointee
+        }
+
         @inline(never)
         func skipWhitespaceRun(_ p: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
             var p = p
@@ -70,14 +82,16 @@ package enum JSONFastCheck {
         @inline(__always)  // into `object` and `array`: no call for a scalar member
         func value(_ p: UnsafePointer<UInt8>, depth: Int, keyCount: Int) -> UnsafePointer<UInt8>? {
             guard p < end else { return nil }
-            switch p.pointee {
+            let c = p.pointee
+            // Strings and numbers, the usual members, before the switch's table.
+            if c == UInt8(ascii: "\"") { return string(p, escapes: true) }
+            if Self.isDigit(c) || c == UInt8(ascii: "-") { return number(p) }
+            switch c {
             case UInt8(ascii: "{"): return depth < JSONParser.maxDepth ? object(p, depth: depth + 1, firstKey: keyCount) : nil
             case UInt8(ascii: "["): return depth < JSONParser.maxDepth ? array(p, depth: depth + 1, keyCount: keyCount) : nil
-            case UInt8(ascii: "\""): return string(p, escapes: true)
             case UInt8(ascii: "t"): return literal(p, 0x6575_7274)  // "true", as a little-endian load reads it
             case UInt8(ascii: "f"): return literal(p + 1, 0x6573_6C61)  // "alse" after the f
             case UInt8(ascii: "n"): return literal(p, 0x6C6C_756E)  // "null"
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number(p)
             default: return nil
             }
         }
@@ -154,12 +168,9 @@ package enum JSONFastCheck {
             skipWhitespace(&p)
             if p < end, p.pointee == UInt8(ascii: "]") { return p + 1 }
             while true {
-                guard let next = value(p, depth: depth, keyCount: keyCount) else { return nil }
-                p = next
-                skipWhitespace(&p)
-                guard p < end else { return nil }
-                let c = p.pointee
-                p += 1
+                guard let after = value(p, depth: depth, keyCount: keyCount) else { return nil }
+                p = after
+                guard let c = next(&p) else { return nil }
                 if c != UInt8(ascii: ",") { return c == UInt8(ascii: "]") ? p : nil }
                 skipWhitespace(&p)
             }
@@ -189,16 +200,11 @@ package enum JSONFastCheck {
                 keys[keyCount] = Key(start: UInt32(truncatingIfNeeded: p + 1 - base), count: UInt32(truncatingIfNeeded: count))
                 keyCount += 1
                 p = afterKey
+                guard let colon = next(&p), colon == UInt8(ascii: ":") else { return nil }
                 skipWhitespace(&p)
-                guard p < end, p.pointee == UInt8(ascii: ":") else { return nil }
-                p += 1
-                skipWhitespace(&p)
-                guard let next = value(p, depth: depth, keyCount: keyCount) else { return nil }
-                p = next
-                skipWhitespace(&p)
-                guard p < end else { return nil }
-                let c = p.pointee
-                p += 1
+                guard let after = value(p, depth: depth, keyCount: keyCount) else { return nil }
+                p = after
+                guard let c = next(&p) else { return nil }
                 if c != UInt8(ascii: ",") { return c == UInt8(ascii: "}") ? p : nil }
                 skipWhitespace(&p)
             }
