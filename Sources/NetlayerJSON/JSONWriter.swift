@@ -205,23 +205,37 @@ package struct JSONWriter: ~Copyable {
     /// without the cost of `Double.description`.
     package mutating func write(thousandths value: Double) {
         guard value >= 0, value < 1e12 else { write(double: value); return }  // NaN fails both
-        // Rounded half away from zero, as `rounded()` does, without its libm call: the
-        // scaled value is below 2^53, so its integer part and what is left are exact.
+        // Rounded half away from zero, as `rounded()` does, without its libm call or a
+        // checked conversion: below 2^52, adding 2^52 rounds to an integer (a tie to
+        // even), which is then the low bits of the sum. A tie rounded down goes up.
         let scaledValue = value * 1000
-        var scaled = Int64(scaledValue)
-        if scaledValue - Double(scaled) >= 0.5 { scaled &+= 1 }
-        let whole = UInt64(truncatingIfNeeded: scaled) / 1000
-        let fraction = UInt32(truncatingIfNeeded: UInt64(truncatingIfNeeded: scaled) &- whole &* 1000)
+        let magic = 4_503_599_627_370_496.0  // 2^52
+        let shifted = scaledValue + magic
+        var scaled = shifted.bitPattern & 0x000F_FFFF_FFFF_FFFF
+        if scaledValue - (shifted - magic) == 0.5 { scaled &+= 1 }
+        guard scaled < 10_000 else { return write(thousandths: scaled) }
+        // Most timings: one digit and a fraction.
         reserve(5)
-        if whole < 10 {  // most timings: one digit
-            storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: whole)
-            count &+= 1
-        } else {
-            write(uint: whole)
-            reserve(4)
-        }
+        let whole = UInt32(truncatingIfNeeded: scaled) / 1000
+        storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: whole)
+        count &+= 1
+        appendFraction(UInt32(truncatingIfNeeded: scaled) &- whole &* 1000)
+    }
+
+    /// `scaled` thousandths, from 10 up.
+    @inline(never)
+    private mutating func write(thousandths scaled: UInt64) {
+        let whole = scaled / 1000
+        write(uint: whole)
+        reserve(4)
+        appendFraction(UInt32(truncatingIfNeeded: scaled &- whole &* 1000))
+    }
+
+    /// ".d", ".dd" or ".ddd" for a fraction below 1000, trailing zeros left out;
+    /// nothing for 0. Room for four bytes has been reserved.
+    @inline(__always)
+    private mutating func appendFraction(_ fraction: UInt32) {
         guard fraction != 0 else { return }
-        // ".d", ".dd" or ".ddd": three digits, trailing zeros left out.
         let hundreds = fraction / 100, tens = fraction / 10 &- hundreds &* 10
         let ones = fraction &- fraction / 10 &* 10
         let out = storage + count
