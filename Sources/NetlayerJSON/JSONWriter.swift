@@ -189,6 +189,10 @@ package struct JSONWriter: ~Copyable {
     package static func appendDecimal(_ number: Int64, to out: inout [UInt8]) {
         if number < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = number.magnitude
+        if magnitude < 10 {  // a page number, an index: one append
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude))
+            return
+        }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
         withUnsafeMutableBytes(of: &digits) { scratch in
             var n = 0
@@ -197,7 +201,8 @@ package struct JSONWriter: ~Copyable {
                 magnitude /= 10
                 n += 1
             } while magnitude > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[(24 - n)...]))
+            // Byte by byte: for a few digits, cheaper than the generic append(contentsOf:).
+            for i in (24 - n)..<24 { out.append(scratch[i]) }
         }
     }
 
