@@ -223,8 +223,8 @@ public struct JSONParser {
     /// again and go through its general path, several times the cost. (A test checks
     /// that both give the same bits for every length.)
     @inline(__always)
-    package static func asciiString(_ start: UnsafePointer<UInt8>, _ count: Int, base: UnsafePointer<UInt8>,
-                                     end: UnsafePointer<UInt8>) -> String {
+    static func asciiString(_ start: UnsafePointer<UInt8>, _ count: Int, base: UnsafePointer<UInt8>,
+                             end: UnsafePointer<UInt8>) -> String {
         #if _pointerBitWidth(_64) && _endian(little)
         if count <= 15 {
             var words: (UInt64, UInt64) = (0, 0)

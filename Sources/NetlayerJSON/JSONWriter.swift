@@ -289,7 +289,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// The common case in one pass: copies `utf8` between quotes while it is printable
-    /// ASCII without `"` or `\\` (only `tchar`s with `tokenOnly`). At the first other
+    /// ASCII without `"` or `\` (only `tchar`s with `tokenOnly`). At the first other
     /// byte: with `tokenOnly`, or when that byte is not ASCII, takes the write back
     /// and returns false; else finishes with `writeEscaped`.
     @inline(__always)
