@@ -29,7 +29,10 @@ public struct JSONParser {
     }
 
     private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
-        var parser = JSONParser(buffer: buffer)
+        guard let base = buffer.baseAddress, buffer.count > 0 else {
+            return .failure(JSONParseError(offset: 0, reason: "unexpected end of input"))
+        }
+        var parser = JSONParser(base: base, end: base + buffer.count)
         return parser.parseBuffer()
     }
 
@@ -38,7 +41,7 @@ public struct JSONParser {
             skipWhitespace()
             let value = try parseValue(depth: 0)
             skipWhitespace()
-            if index != buffer.count {
+            if p != end {
                 throw error("unexpected data after the JSON value")
             }
             return .success(value)
@@ -47,27 +50,39 @@ public struct JSONParser {
         }
     }
 
-    private let buffer: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    // The text is walked with a pointer, `p`, rather than an index into a buffer: no
+    // bounds check on every byte. `index` gives the offsets errors report.
+    private let base: UnsafePointer<UInt8>
+    /// One past the text.
+    private let end: UnsafePointer<UInt8>
+    /// The next byte to read.
+    private var p: UnsafePointer<UInt8>
+    private var index: Int { p - base }
 
-    private init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+    private init(base: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) {
+        self.base = base
+        self.end = end
+        self.p = base
+    }
 
     private func error(_ reason: String, at offset: Int? = nil) -> JSONParseError {
         JSONParseError(offset: offset ?? index, reason: reason)
     }
 
+    @inline(__always)
     private mutating func skipWhitespace() {
-        while index < buffer.count {
-            switch buffer[index] {
-            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+        // All four whitespace bytes are at most 0x20: one comparison for the usual byte.
+        while p < end, p.pointee <= 0x20 {
+            switch p.pointee {
+            case 0x20, 0x0A, 0x0D, 0x09: p += 1
             default: return
             }
         }
     }
 
     private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSON {
-        guard index < buffer.count else { throw error("unexpected end of input") }
-        switch buffer[index] {
+        guard p < end else { throw error("unexpected end of input") }
+        switch p.pointee {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try parseString())
@@ -81,28 +96,26 @@ public struct JSONParser {
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
-        guard index + count <= buffer.count,
-              memcmp(buffer.baseAddress! + index, literal.utf8Start, count) == 0
-        else { throw error("invalid literal") }
-        index += count
+        guard end - p >= count, memcmp(p, literal.utf8Start, count) == 0 else { throw error("invalid literal") }
+        p += count
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         guard depth <= Self.maxDepth else { throw error("nesting deeper than \(Self.maxDepth)") }
-        index += 1
-        var object = JSONObject()
+        p += 1
         skipWhitespace()
-        if index < buffer.count, buffer[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(object)
+        if p < end, p.pointee == UInt8(ascii: "}") {
+            p += 1
+            return .object(JSONObject())
         }
+        var object = JSONObject()
         object.reserveCapacity(4)
         // Keys are looked for member by member in the few most objects have; past
         // that a set of them keeps an object of many members linear to parse.
         var keys: Set<String>?
         while true {
             skipWhitespace()
-            guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else {
+            guard p < end, p.pointee == UInt8(ascii: "\"") else {
                 throw error("expected a string key")
             }
             let keyOffset = index
@@ -111,65 +124,85 @@ public struct JSONParser {
             let duplicate = keys != nil ? !keys!.insert(key).inserted : object[key] != nil
             if duplicate { throw error("duplicate key '\(key)'", at: keyOffset) }
             skipWhitespace()
-            guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
-            index += 1
+            guard p < end, p.pointee == UInt8(ascii: ":") else { throw error("expected ':'") }
+            p += 1
             skipWhitespace()
             object.appendUnchecked(key, try parseValue(depth: depth))
             skipWhitespace()
-            guard index < buffer.count else { throw error("unexpected end of input in an object") }
-            if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
-            if buffer[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+            guard p < end else { throw error("unexpected end of input in an object") }
+            let c = p.pointee
+            if c == UInt8(ascii: ",") { p += 1; continue }
+            if c == UInt8(ascii: "}") { p += 1; return .object(object) }
             throw error("expected ',' or '}'")
         }
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSON {
         guard depth <= Self.maxDepth else { throw error("nesting deeper than \(Self.maxDepth)") }
-        index += 1
-        var array: [JSON] = []
+        p += 1
         skipWhitespace()
-        if index < buffer.count, buffer[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(array)
+        if p < end, p.pointee == UInt8(ascii: "]") {
+            p += 1
+            return .array([])
         }
+        var array: [JSON] = []
         array.reserveCapacity(4)
         while true {
             skipWhitespace()
             array.append(try parseValue(depth: depth))
             skipWhitespace()
-            guard index < buffer.count else { throw error("unexpected end of input in an array") }
-            if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
-            if buffer[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+            guard p < end else { throw error("unexpected end of input in an array") }
+            let c = p.pointee
+            if c == UInt8(ascii: ",") { p += 1; continue }
+            if c == UInt8(ascii: "]") { p += 1; return .array(array) }
             throw error("expected ',' or ']'")
         }
     }
 
     private mutating func parseString() throws(JSONParseError) -> String {
-        index += 1
-        let start = index
+        let start = p + 1
+        var q = start
+        // Fast path: eight bytes at a time to the first quote, backslash, control
+        // character or non-ASCII byte; when that is the closing quote, the bytes are
+        // the string, ASCII, needing no validation.
+        while end - q >= 8 {
+            let special = Self.specialBytes(UInt64(littleEndian: UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)))
+            if special != 0 {
+                q += special.trailingZeroBitCount >> 3
+                break
+            }
+            q += 8
+        }
+        if end - q < 8 {
+            while q < end, Self.isPlainASCII(q.pointee) { q += 1 }
+        }
+        if q < end, q.pointee == UInt8(ascii: "\"") {
+            p = q + 1
+            return Self.asciiString(start, q - start, base: base, end: end)
+        }
+        // Anything else, from the byte found on (all before it is plain ASCII).
         var ascii = true
-        // Fast path: no escapes, so the bytes are the string.
-        while index < buffer.count {
-            let byte = buffer[index]
+        while q < end {
+            let byte = q.pointee
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
-                index += 1
-                // ASCII needs no validation; decoding it cannot repair anything.
-                return ascii ? String(decoding: slice, as: UTF8.self) : try validatedString(slice, offset: start)
+                p = q + 1
+                let slice = UnsafeBufferPointer(start: start, count: q - start)
+                return ascii ? String(decoding: slice, as: UTF8.self) : try validatedString(slice, offset: start - base)
             }
             ascii = ascii && byte < 0x80
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string") }
-            index += 1
+            if byte < 0x20 { p = q; throw error("control character in a string") }
+            q += 1
         }
-        var bytes = [UInt8](UnsafeBufferPointer(rebasing: buffer[start..<index]))
-        while index < buffer.count {
-            let byte = buffer[index]
+        p = q
+        var bytes = [UInt8](UnsafeBufferPointer(start: start, count: q - start))
+        while p < end {
+            let byte = p.pointee
             switch byte {
             case UInt8(ascii: "\""):
-                index += 1
+                p += 1
                 return try bytes.withUnsafeBufferPointer { (b) throws(JSONParseError) -> String in
-                    try validatedString(b, offset: start)
+                    try validatedString(b, offset: start - base)
                 }
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &bytes)
@@ -177,10 +210,71 @@ public struct JSONParser {
                 throw error("control character in a string")
             default:
                 bytes.append(byte)
-                index += 1
+                p += 1
             }
         }
-        throw error("unterminated string", at: start - 1)
+        throw error("unterminated string", at: start - base - 1)
+    }
+
+    /// ASCII bytes as a String: most keys and short values are 15 bytes or fewer,
+    /// which Swift keeps inline as a "small string", two words holding the bytes and,
+    /// in the top byte, 0xE0 (immortal, small, ASCII) and the count. Those two words
+    /// are put together here directly: `String(decoding:as:)` would scan the bytes
+    /// again and go through its general path, several times the cost. (A test checks
+    /// that both give the same bits for every length.)
+    @inline(__always)
+    static func asciiString(_ start: UnsafePointer<UInt8>, _ count: Int, base: UnsafePointer<UInt8>,
+                             end: UnsafePointer<UInt8>) -> String {
+        #if _pointerBitWidth(_64) && _endian(little)
+        if count <= 15 {
+            var words: (UInt64, UInt64) = (0, 0)
+            if end - start >= 16 {
+                let raw = UnsafeRawPointer(start)
+                words = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            } else if end - base >= 16 {
+                // Near the end of the text: its last sixteen bytes, shifted down to the
+                // string's first, reading nothing past the end.
+                let raw = UnsafeRawPointer(end - 16)
+                let low = raw.loadUnaligned(as: UInt64.self), high = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let shift = UInt64(16 &- (end - start)) &* 8  // 8...120: the string's quote is in the text
+                words = shift >= 64 ? (high &>> (shift &- 64), 0) : ((low &>> shift) | (high &<< (64 &- shift)), high &>> shift)
+            } else {
+                // A text shorter than sixteen bytes: byte by byte.
+                for i in 0..<count {
+                    let byte = UInt64(start[i])
+                    if i < 8 { words.0 |= byte &<< UInt64(i &* 8) } else { words.1 |= byte &<< UInt64((i &- 8) &* 8) }
+                }
+            }
+            // Only `count` bytes are the string's: the rest of the words are zero.
+            if count < 8 {
+                words.0 &= (1 &<< UInt64(count &* 8)) &- 1
+                words.1 = 0
+            } else {
+                words.1 &= (1 &<< UInt64((count &- 8) &* 8)) &- 1
+            }
+            words.1 |= UInt64(0xE0 | count) &<< 56
+            return unsafeBitCast(words, to: String.self)
+        }
+        #endif
+        return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+    }
+
+    /// A byte with its high bit (0x80) set at the first byte of `word` (in memory
+    /// order) that is a quote, a backslash, below 0x20 or from 0x80 up; zero when
+    /// there is none. Bytes above that first one may be marked wrongly (a borrow runs
+    /// upwards), which the caller never looks at. As `JSONFastCheck` finds string ends.
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let control = (word &- ones &* 0x20) & ~word & highs
+        return (word & highs) | control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+    }
+
+    /// Printable ASCII other than a quote and a backslash (0x7F included, as strings allow it).
+    @inline(__always)
+    private static func isPlainASCII(_ c: UInt8) -> Bool {
+        c &- 0x20 < 0x60 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\")
     }
 
     private func validatedString(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int) throws(JSONParseError) -> String {
@@ -189,10 +283,10 @@ public struct JSONParser {
     }
 
     private mutating func parseEscape(into bytes: inout [UInt8]) throws(JSONParseError) {
-        index += 1
-        guard index < buffer.count else { throw error("unterminated escape") }
-        let c = buffer[index]
-        index += 1
+        p += 1
+        guard p < end else { throw error("unterminated escape") }
+        let c = p.pointee
+        p += 1
         switch c {
         case UInt8(ascii: "\""): bytes.append(0x22)
         case UInt8(ascii: "\\"): bytes.append(0x5C)
@@ -205,10 +299,9 @@ public struct JSONParser {
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
-                guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"),
-                      buffer[index + 1] == UInt8(ascii: "u")
+                guard end - p >= 2, p[0] == UInt8(ascii: "\\"), p[1] == UInt8(ascii: "u")
                 else { throw error("unpaired surrogate") }
-                index += 2
+                p += 2
                 let low = try parseHex4()
                 guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
@@ -222,10 +315,10 @@ public struct JSONParser {
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
-        guard index + 4 <= buffer.count else { throw error("truncated \\u escape") }
+        guard end - p >= 4 else { throw error("truncated \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let c = buffer[index]
+            let c = p.pointee
             let digit: UInt32
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
@@ -234,44 +327,46 @@ public struct JSONParser {
             default: throw error("invalid hex digit in \\u escape")
             }
             value = value << 4 | digit
-            index += 1
+            p += 1
         }
         return value
     }
 
     private mutating func parseNumber() throws(JSONParseError) -> JSON {
-        let start = index
+        let start = p
+        let startOffset = index
         var isInteger = true
-        if buffer[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < buffer.count, isDigit(buffer[index]) else { throw error("invalid number", at: start) }
-        if buffer[index] == UInt8(ascii: "0") {
-            index += 1
-            if index < buffer.count, isDigit(buffer[index]) { throw error("leading zero in a number", at: start) }
+        if p.pointee == UInt8(ascii: "-") { p += 1 }
+        guard p < end, isDigit(p.pointee) else { throw error("invalid number", at: startOffset) }
+        if p.pointee == UInt8(ascii: "0") {
+            p += 1
+            if p < end, isDigit(p.pointee) { throw error("leading zero in a number", at: startOffset) }
         } else {
-            while index < buffer.count, isDigit(buffer[index]) { index += 1 }
+            while p < end, isDigit(p.pointee) { p += 1 }
         }
-        if index < buffer.count, buffer[index] == UInt8(ascii: ".") {
+        if p < end, p.pointee == UInt8(ascii: ".") {
             isInteger = false
-            index += 1
-            guard index < buffer.count, isDigit(buffer[index]) else { throw error("invalid number", at: start) }
-            while index < buffer.count, isDigit(buffer[index]) { index += 1 }
+            p += 1
+            guard p < end, isDigit(p.pointee) else { throw error("invalid number", at: startOffset) }
+            while p < end, isDigit(p.pointee) { p += 1 }
         }
-        if index < buffer.count, buffer[index] == UInt8(ascii: "e") || buffer[index] == UInt8(ascii: "E") {
+        if p < end, p.pointee == UInt8(ascii: "e") || p.pointee == UInt8(ascii: "E") {
             isInteger = false
-            index += 1
-            if index < buffer.count, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") {
-                index += 1
+            p += 1
+            if p < end, p.pointee == UInt8(ascii: "+") || p.pointee == UInt8(ascii: "-") {
+                p += 1
             }
-            guard index < buffer.count, isDigit(buffer[index]) else { throw error("invalid number", at: start) }
-            while index < buffer.count, isDigit(buffer[index]) { index += 1 }
+            guard p < end, isDigit(p.pointee) else { throw error("invalid number", at: startOffset) }
+            while p < end, isDigit(p.pointee) { p += 1 }
         }
-        if isInteger, index - start <= 18 {  // at most 18 digits: no Int64 overflows
+        let literal = UnsafeBufferPointer(start: start, count: p - start)
+        if isInteger, literal.count <= 18 {  // at most 18 digits: no Int64 overflows
             var value: Int64 = 0
-            let negative = buffer[start] == UInt8(ascii: "-")
-            for i in (negative ? start + 1 : start)..<index { value = value * 10 + Int64(buffer[i] &- UInt8(ascii: "0")) }
+            let negative = start.pointee == UInt8(ascii: "-")
+            for c in negative ? literal.dropFirst() : literal[...] { value = value &* 10 &+ Int64(c &- UInt8(ascii: "0")) }
             return .int(negative ? -value : value)
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self)
+        let text = String(decoding: literal, as: UTF8.self)
         if isInteger {
             if let i = Int64(text) { return .int(i) }
             return .number(text)
@@ -279,17 +374,16 @@ public struct JSONParser {
         // A magnitude no Double reaches is refused: no reader of the document could
         // hold it. A decimal of at most 15 significant digits survives a Double both
         // ways; a longer one, or one a Double rounds to zero, keeps its text.
-        guard let d = Double(text), d.isFinite else { throw error("number out of range", at: start) }
-        if significantDigits(start..<index) <= 15, d != 0 || isZero(start..<index) { return .double(d) }
+        guard let d = Double(text), d.isFinite else { throw error("number out of range", at: startOffset) }
+        if significantDigits(literal) <= 15, d != 0 || isZero(literal) { return .double(d) }
         return .number(text)
     }
 
     /// Digits of the mantissa without leading zeros ("0.00120" has 3).
-    private func significantDigits(_ range: Range<Int>) -> Int {
+    private func significantDigits(_ literal: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
         var leading = true
-        for i in range {
-            let c = buffer[i]
+        for c in literal {
             if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
             guard isDigit(c) else { continue }
             if leading, c == UInt8(ascii: "0") { continue }
@@ -300,9 +394,8 @@ public struct JSONParser {
     }
 
     /// Whether the mantissa is all zeros (so that 1e-400, which a Double rounds to 0, keeps its text).
-    private func isZero(_ range: Range<Int>) -> Bool {
-        for i in range {
-            let c = buffer[i]
+    private func isZero(_ literal: UnsafeBufferPointer<UInt8>) -> Bool {
+        for c in literal {
             if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
             if isDigit(c), c != UInt8(ascii: "0") { return false }
         }
@@ -310,7 +403,7 @@ public struct JSONParser {
     }
 
     @inline(__always) private func isDigit(_ c: UInt8) -> Bool {
-        c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")
+        c &- UInt8(ascii: "0") < 10
     }
 }
 

@@ -49,9 +49,10 @@ package struct JSONWriter: ~Copyable {
 
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(extra) }
+        if count &+ extra > capacity { grow(extra) }
     }
 
+    @inline(never)  // rare: kept out of the inlined appends
     private mutating func grow(_ extra: Int) {
         let newCapacity = Swift.max(capacity * 2, count + extra)
         guard let bigger = realloc(storage, newCapacity) else { fatalError("JSONWriter: out of memory") }
@@ -116,8 +117,41 @@ package struct JSONWriter: ~Copyable {
     /// Appends JSON text the caller has already validated.
     package mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
 
+    /// Appends a literal: a document's fixed parts (`,"status":`), most of them 2 to 32
+    /// bytes. Those are copied as two or four overlapping words, without the call to
+    /// `memmove` that costs as much again as the rest of this.
     package mutating func raw(_ text: StaticString) {
-        append(text.utf8Start, text.utf8CodeUnitCount)
+        let n = text.utf8CodeUnitCount
+        // Growing is out of line, so that this needs no registers saved.
+        guard count &+ n <= capacity else { return rawGrowing(text) }
+        let from = UnsafeRawPointer(text.utf8Start), to = UnsafeMutableRawPointer(storage + count)
+        func copy<Word>(_: Word.Type, at offset: Int) {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: offset, as: Word.self), toByteOffset: offset, as: Word.self)
+        }
+        switch n {
+        case 8...16:
+            copy(UInt64.self, at: 0)
+            copy(UInt64.self, at: n &- 8)
+        case 17...32:
+            copy(UInt64.self, at: 0)
+            copy(UInt64.self, at: 8)
+            copy(UInt64.self, at: n &- 16)
+            copy(UInt64.self, at: n &- 8)
+        case 4...7:
+            copy(UInt32.self, at: 0)
+            copy(UInt32.self, at: n &- 4)
+        case 0...3:
+            for i in 0..<n { to.storeBytes(of: from.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+        default:
+            to.copyMemory(from: from, byteCount: n)
+        }
+        count &+= n
+    }
+
+    @inline(never)
+    private mutating func rawGrowing(_ text: StaticString) {
+        reserve(text.utf8CodeUnitCount)
+        raw(text)
     }
 
     package mutating func write(int: Int64) {
@@ -126,24 +160,39 @@ package struct JSONWriter: ~Copyable {
     }
 
     package mutating func write(uint: UInt64) {
-        if uint < 10 { append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: uint)); return }
-        var magnitude = uint
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var n = 0
-            while magnitude > 0 {
-                scratch[23 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                n += 1
-            }
-            append(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + (24 - n), n)
+        if uint < 10 {
+            reserve(1)
+            storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: uint)
+            count += 1
+            return
         }
+        // Written backwards straight into the buffer, once the digits are counted.
+        var digits = 2
+        var rest = uint / 100
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        reserve(digits)
+        var out = storage + count + digits
+        var magnitude = uint
+        repeat {
+            out -= 1
+            let next = magnitude / 10
+            out.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude &- next &* 10)
+            magnitude = next
+        } while magnitude > 0
+        count += digits
     }
 
     /// `number` in decimal, appended to `out` (a query value), as `String(number)` writes it.
     package static func appendDecimal(_ number: Int64, to out: inout [UInt8]) {
         if number < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = number.magnitude
+        if magnitude < 10 {  // a page number, an index: one append
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude))
+            return
+        }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
         withUnsafeMutableBytes(of: &digits) { scratch in
             var n = 0
@@ -152,7 +201,8 @@ package struct JSONWriter: ~Copyable {
                 magnitude /= 10
                 n += 1
             } while magnitude > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[(24 - n)...]))
+            // Byte by byte: for a few digits, cheaper than the generic append(contentsOf:).
+            for i in (24 - n)..<24 { out.append(scratch[i]) }
         }
     }
 
@@ -160,19 +210,45 @@ package struct JSONWriter: ~Copyable {
     /// without the cost of `Double.description`.
     package mutating func write(thousandths value: Double) {
         guard value >= 0, value < 1e12 else { write(double: value); return }  // NaN fails both
-        let scaled = UInt64((value * 1000).rounded())
+        // Rounded half away from zero, as `rounded()` does, without its libm call or a
+        // checked conversion: below 2^52, adding 2^52 rounds to an integer (a tie to
+        // even), which is then the low bits of the sum. A tie rounded down goes up.
+        let scaledValue = value * 1000
+        let magic = 4_503_599_627_370_496.0  // 2^52
+        let shifted = scaledValue + magic
+        var scaled = shifted.bitPattern & 0x000F_FFFF_FFFF_FFFF
+        if scaledValue - (shifted - magic) == 0.5 { scaled &+= 1 }
+        guard scaled < 10_000 else { return write(thousandths: scaled) }
+        // Most timings: one digit and a fraction.
+        reserve(5)
+        let whole = UInt32(truncatingIfNeeded: scaled) / 1000
+        storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: whole)
+        count &+= 1
+        appendFraction(UInt32(truncatingIfNeeded: scaled) &- whole &* 1000)
+    }
+
+    /// `scaled` thousandths, from 10 up.
+    @inline(never)
+    private mutating func write(thousandths scaled: UInt64) {
         let whole = scaled / 1000
         write(uint: whole)
-        let fraction = scaled &- whole &* 1000
-        guard fraction != 0 else { return }
-        // ".d", ".dd" or ".ddd": three digits, trailing zeros left out.
         reserve(4)
+        appendFraction(UInt32(truncatingIfNeeded: scaled &- whole &* 1000))
+    }
+
+    /// ".d", ".dd" or ".ddd" for a fraction below 1000, trailing zeros left out;
+    /// nothing for 0. Room for four bytes has been reserved.
+    @inline(__always)
+    private mutating func appendFraction(_ fraction: UInt32) {
+        guard fraction != 0 else { return }
+        let hundreds = fraction / 100, tens = fraction / 10 &- hundreds &* 10
+        let ones = fraction &- fraction / 10 &* 10
         let out = storage + count
         out[0] = UInt8(ascii: ".")
-        out[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100)
-        out[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 10 % 10)
-        out[3] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
-        count += fraction % 10 != 0 ? 4 : fraction % 100 != 0 ? 3 : 2
+        out[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: hundreds)
+        out[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens)
+        out[3] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: ones)
+        count &+= ones != 0 ? 4 : tens != 0 ? 3 : 2
     }
 
     package mutating func write(double: Double) {
@@ -193,10 +269,16 @@ package struct JSONWriter: ~Copyable {
     }
 
     package mutating func write(string: String) {
-        var string = string
-        string.withUTF8 { utf8 in
-            // Valid UTF-8 already: the one-pass copy where it is plain ASCII.
+        // Valid UTF-8 already: the one-pass copy where it is plain ASCII. A native
+        // string lends its bytes without the copy (and retain) `withUTF8` needs.
+        let written: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
             if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
+        }
+        if written == nil {
+            var string = string
+            string.withUTF8 { utf8 in
+                if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
+            }
         }
     }
 
@@ -210,26 +292,46 @@ package struct JSONWriter: ~Copyable {
     /// ASCII without `"` or `\` (only `tchar`s with `tokenOnly`). At the first other
     /// byte: with `tokenOnly`, or when that byte is not ASCII, takes the write back
     /// and returns false; else finishes with `writeEscaped`.
+    @inline(__always)
     private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, tokenOnly: Bool) -> Bool {
         let n = utf8.count
-        reserve(n + 2)
+        reserve(n &+ 2)
         let out = storage + count
         out[0] = UInt8(ascii: "\"")
         var i = 0
         if let src = utf8.baseAddress {
-            (out + 1).update(from: src, count: n)
-            if !tokenOnly {
-                // Eight bytes at a time while none of them needs a look of its own.
-                let raw = UnsafeRawPointer(src)
-                while i + 8 <= n, Self.isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+            // Each byte is checked and copied in the same pass, with no call to memcpy:
+            // eight bytes at a time while none of them needs a look of its own, the
+            // last (partial) eight as the eight ending the string, overlapping.
+            if n >= 8 {
+                let raw = UnsafeRawPointer(src), to = UnsafeMutableRawPointer(out + 1)
+                func isPlain(_ word: UInt64) -> Bool { tokenOnly ? Self.isLowercaseTokenWord(word) : Self.isPlainWord(word) }
+                while i &+ 8 <= n {
+                    let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    guard isPlain(word) else { break }
+                    to.storeBytes(of: word, toByteOffset: i, as: UInt64.self)
+                    i &+= 8
+                }
+                if i &+ 8 > n, i < n {
+                    let word = raw.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                    if isPlain(word) {
+                        to.storeBytes(of: word, toByteOffset: n &- 8, as: UInt64.self)
+                        i = n
+                    }
+                }
             }
             let classes = Self.byteClass
-            let limit: UInt8 = tokenOnly ? 0 : 1
-            while i < n, classes[Int(src[i])] <= limit { i += 1 }
+            let limit: UInt8 = tokenOnly ? UInt8(ascii: "0") : UInt8(ascii: "1")
+            while i < n {
+                let c = src[i]
+                guard classes[Int(c)] <= limit else { break }
+                out[i &+ 1] = c
+                i &+= 1
+            }
         }
         if i == n {
-            out[n + 1] = UInt8(ascii: "\"")
-            count += n + 2
+            out[n &+ 1] = UInt8(ascii: "\"")
+            count &+= n &+ 2
             return true
         }
         if tokenOnly || utf8[i] >= 0x80 { return false }
@@ -239,29 +341,49 @@ package struct JSONWriter: ~Copyable {
 
     /// Whether eight bytes are all printable ASCII other than `"` and `\\` (class 0 or
     /// 1 of `byteClass`), tested together: no byte below 0x20 or from 0x7F up, none
-    /// equal to 0x22 or 0x5C.
+    /// equal to 0x22 or 0x5C. One branch: the tests' high bits are or'ed. (When no byte
+    /// is from 0x80 up, adding 1 or 0x20 to a byte carries into no other; when one is,
+    /// the word is refused whatever the other tests give.)
     @inline(__always)
     private static func isPlainWord(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
-        if word & highs != 0 { return false }  // a byte from 0x80 up
-        if (word &- ones &* 0x20) & ~word & highs != 0 { return false }  // a byte below 0x20
-        if (word &+ ones &* 0x01) & highs != 0 { return false }  // 0x7F: adding 1 reaches the high bit
-        return !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v }
+        let control = (word &- ones &* 0x20) & ~word  // a byte below 0x20
+        let delete = word &+ ones  // 0x7F: adding 1 reaches the high bit
+        return (word | control | delete | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))) & highs == 0
     }
 
-    /// Byte classes for `writeQuoted`, one load per byte: 0 a header-name `tchar`
-    /// (`isHTTPTokenByte`), 1 other printable ASCII that needs no escape, 2
-    /// anything else (controls, `"`, `\\`, DEL, non-ASCII).
-    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
-        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        for i in 0..<256 {
-            let b = UInt8(i)
-            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
-            table[i] = isHTTPTokenByte(b) ? 0 : plain ? 1 : 2
-        }
-        return UnsafePointer(table)
-    }()
+    /// Whether eight bytes are all lowercase letters, digits or `-`: what header names
+    /// are made of, almost always (all `tchar`s, class 0 of `byteClass`). Each range test
+    /// adds to every byte what takes its bounds to 0x80; below 0x80, no sum carries.
+    @inline(__always)
+    private static func isLowercaseTokenWord(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        guard word & highs == 0 else { return false }
+        let letter = (word &+ ones &* (0x80 - 0x61)) & ~(word &+ ones &* (0x80 - 0x7B))  // a...z
+        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x80 - 0x3A))  // 0...9
+        let dash = ~((word ^ (ones &* 0x2D)) &+ ones &* 0x7F)  // high bit set where the byte is 0x2D
+        return (letter | digit | dash) & highs == highs
+    }
+
+    /// Byte classes for `writeQuoted`, one load per byte, as digits: "0" a header-name
+    /// `tchar` (`isHTTPTokenByte`), "1" other printable ASCII that needs no escape, "2"
+    /// anything else (controls, `"`, `\\`, DEL, non-ASCII). A string literal, 32 bytes
+    /// a line, rather than a table built at first use: no lazy initialization to check
+    /// on every call. (A test checks it against `isHTTPTokenByte`.)
+    package static var byteClass: UnsafePointer<UInt8> {
+        let table: StaticString = """
+            22222222222222222222222222222222\
+            10200000110010010000000000111111\
+            10000000000000000000000000012100\
+            00000000000000000000000000010102\
+            22222222222222222222222222222222\
+            22222222222222222222222222222222\
+            22222222222222222222222222222222\
+            22222222222222222222222222222222
+            """
+        return table.utf8Start
+    }
 
     /// `"name":"value"`, preceded by a comma unless `first`: one object member whose
     /// name should be a header token and whose value is UTF-8 bytes (the members of a
@@ -270,10 +392,14 @@ package struct JSONWriter: ~Copyable {
     package mutating func write(member name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                                first: Bool) -> Bool {
         let start = count
-        reserve(name.count + value.count + 6)
-        if !first { append(UInt8(ascii: ",")) }
+        reserve(name.count &+ value.count &+ 6)
+        if !first {
+            storage[count] = UInt8(ascii: ",")
+            count &+= 1
+        }
         if writeQuoted(name, tokenOnly: true) {
-            append(UInt8(ascii: ":"))
+            storage[count] = UInt8(ascii: ":")  // within the room reserved above
+            count &+= 1
             if writeQuoted(value, tokenOnly: false) { return true }
         }
         count = start  // not plain: again, escaping as needed

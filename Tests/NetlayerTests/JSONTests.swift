@@ -154,4 +154,204 @@ import Testing
             #expect(error.message.contains("'missing'"))
         }
     }
+
+    // The fast check, the parser and the writer walk bytes with pointers, eight at a
+    // time: the edges of those walks (the 8-byte steps, the end of the text, lengths
+    // and digit counts at their limits) against what the parser decides.
+
+    private func fast(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { JSONFastCheck.isValid($0) } }
+    private func fast(_ text: String) -> Bool { fast(Array(text.utf8)) }
+    private func parses(_ text: String) -> Bool { (try? JSONParser.parse(text)) != nil }
+
+    @Test func fastCheckEdges() {
+        // Escapes: the simple ones are checked, \u goes to the parser.
+        for escape in [#"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#] {
+            #expect(fast("[\"a\(escape)b\"]"), "\(escape)")
+            #expect(fast("[\"\(escape)\"]"), "\(escape)")
+        }
+        for text in [#"["\u0041"]"#, #"["\x"]"#, #"["\"]"#, #"["abc\"]"#, #"{"a\nb":1}"#] {
+            #expect(!fast(text), "\(text)")
+        }
+        // At most 15 digits, integer and fraction together; no exponent.
+        for (text, accepted) in [("123456789012345", true), ("1234567890123456", false), ("-123456789012345", true),
+                                 ("1.23456789012345", true), ("1.234567890123456", false), ("0.00000000000001", true),
+                                 ("0.000000000000001", false), ("1e5", false), ("1E5", false), ("1.5e3", false),
+                                 ("-0", true), ("-", false), ("0.", false), (".5", false), ("01", false), ("-01", false)] {
+            #expect(fast(text) == accepted, "\(text)")
+            if accepted { #expect(parses(text), "\(text)") }
+        }
+        // Duplicate keys, also ones of equal length that differ only inside, or only at the end.
+        let long = String(repeating: "k", count: 40)
+        for (text, accepted) in [(#"{"abcdefghij":1,"abcdefghik":2}"#, true), (#"{"abcdefghij":1,"abcdefghij":2}"#, false),
+                                 (#"{"abXcd":1,"abYcd":2}"#, true), (#"{"abXcd":1,"abXcd":2}"#, false),
+                                 ("{\"\(long)1\":1,\"\(long)2\":2}", true), ("{\"\(long)1\":1,\"\(long)2\":2,\"\(long)1\":3}", false),
+                                 (#"{"":1,"":2}"#, false), (#"{"":1,"a":2}"#, true),
+                                 // Lengths 1 and 65 share a bit of the length filter, and are still compared.
+                                 ("{\"a\":1,\"\(String(repeating: "a", count: 65))\":2}", true),
+                                 ("{\"\(String(repeating: "a", count: 65))\":1,\"\(String(repeating: "a", count: 65))\":2}", false)] {
+            #expect(fast(text) == accepted, "\(text)")
+            #expect(parses(text) == accepted, "\(text)")
+        }
+        // Nesting up to the parser's limit, not past it.
+        for depth in [255, 256, 257] {
+            let arrays = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let inner = String(repeating: "[", count: depth - 1) + #"{"a":1}"# + String(repeating: "]", count: depth - 1)
+            #expect(fast(arrays) == (depth <= 256))
+            #expect(fast(inner) == (depth <= 256))
+            #expect(parses(arrays) == (depth <= 256))
+        }
+        // Keys of the open objects: room for 128, then the parser decides.
+        for depth in [128, 129] {
+            let objects = String(repeating: #"{"a":"#, count: depth) + "1" + String(repeating: "}", count: depth)
+            #expect(fast(objects) == (depth <= 128))
+            #expect(parses(objects))
+        }
+        // Whitespace wherever it may be.
+        #expect(fast(" \t\r\n{ \"a\" :\n[ 1 ,\t\"x\" , true , false , null , { } , [ ] ] , \"b\" : -0.5 }\r\n "))
+        // Bytes from 0x80 up (valid UTF-8 or not), and control characters, go to the parser.
+        for bytes: [UInt8] in [[0x22, 0xC3, 0xA9, 0x22], [0x22, 0xFF, 0x22], [0x22, 0x61, 0x01, 0x22], [0x22, 0x7F, 0x22]] {
+            let expected = bytes.contains(0x7F)  // DEL is plain ASCII in a string
+            #expect(fast(bytes) == expected, "\(bytes)")
+        }
+    }
+
+    @Test func fastCheckFindsEveryStringEndAroundTheEightByteSteps() throws {
+        // A special byte at each place of strings around eight bytes long, with the
+        // text ending right after the string or later.
+        for length in 0...20 {
+            for special: UInt8 in [0x22, 0x5C, 0x01, 0x1F, 0x7F, 0x80, 0xE9] {
+                for position in 0..<max(length, 1) {
+                    for tail in ["", "]", "  ]"] {
+                        var bytes = Array("[\"".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                        if length > 0 { bytes[2 + position] = special }
+                        bytes += Array("\"".utf8) + Array(tail.utf8)
+                        let accepted = fast(bytes)
+                        let parsed = (try? JSONParser.parse(bytes)) != nil
+                        #expect(!accepted || parsed, "\(bytes)")
+                        // Plain ASCII (DEL included) and a whole text: the check accepts what the parser does.
+                        if length == 0 || special == 0x7F || special == 0x01 || special == 0x1F {
+                            #expect(accepted == parsed, "\(bytes)")
+                        }
+                    }
+                }
+            }
+        }
+        // Every prefix of a valid text is refused by both (truncated input).
+        let text = Array(#"{"id":1,"title":"Dune and more","year":2021,"tags":["sf","novel"],"rating":8.1,"ok":true,"n":null}"#.utf8)
+        #expect(fast(text))
+        for count in 0..<text.count {
+            let prefix = Array(text.prefix(count))
+            #expect(!fast(prefix), "\(count)")
+            #expect((try? JSONParser.parse(prefix)) == nil, "\(count)")
+        }
+    }
+
+    @Test func parsesStringsOfEveryShortLengthAnywhereInTheText() throws {
+        // Strings of up to 15 ASCII bytes are built as small strings directly: the same
+        // value and the same bits as String(decoding:), wherever they sit in the text.
+        for length in 0...20 {
+            let content = String((0..<length).map { Character(UnicodeScalar(UInt8(0x20 + ($0 * 7 + length) % 0x5F))) })
+                .replacingOccurrences(of: "\\", with: "a").replacingOccurrences(of: "\"", with: "b")
+            for text in ["\"\(content)\"", "[\"\(content)\"]", "[\"\(content)\",        1]", "{\"\(content)\":1}"] {
+                let value = try JSONParser.parse(text)
+                let string = value.stringValue ?? value.arrayValue?.first?.stringValue ?? value.objectValue?.keys.first
+                #expect(string == content, "\(text)")
+                #expect(string?.utf8.count == length)
+                if let string {
+                    let expected = String(decoding: Array(content.utf8), as: UTF8.self)
+                    if length <= 15 {  // small strings: equal bits (longer ones are on the heap)
+                        #expect(unsafeBitCast(string, to: (UInt64, UInt64).self) == unsafeBitCast(expected, to: (UInt64, UInt64).self))
+                    }
+                    #expect(string.hashValue == expected.hashValue)
+                }
+            }
+        }
+        // Escapes and non-ASCII after a plain start, and the offsets of errors in strings.
+        #expect(try JSONParser.parse(#""abcdefghij\n\u00e9é""#) == .string("abcdefghij\né\u{e9}"))
+        for (text, offset) in [("\"abcdefghij\u{01}\"", 11), ("\"abcdefghij", 0), (#""abcdefghij\q""#, 12),
+                               (#"["abcdefghijklmnop"#, 1)] {
+            do {
+                _ = try JSONParser.parse(text)
+                Issue.record("parsed \(text)")
+            } catch {
+                #expect(error.offset == offset, "\(text): \(error)")
+            }
+        }
+    }
+
+    @Test func writesTimingsAsThousandthsRoundedHalfAwayFromZero() {
+        // What `write(thousandths:)` did with `rounded()` and divisions.
+        func reference(_ value: Double) -> String {
+            let scaled = UInt64((value * 1000).rounded())
+            let fraction = scaled % 1000
+            var text = String(scaled / 1000)
+            if fraction != 0 {
+                text += "." + String(String(fraction + 1000).dropFirst())
+                while text.hasSuffix("0") { text.removeLast() }
+            }
+            return text
+        }
+        var values: [Double] = [0, 0.0004, 0.0005, 0.0015, 0.0025, 0.4995, 0.49999999999999994, 0.5, 1, 1.0005, 12.5,
+                                0.692, 9.9995, 10, 999.9995, 123456.789, 999_999_999_999.9, 4_503_599_627.3705]
+        for i in 0..<2000 { values.append(Double(i) * 0.0005 + Double(i % 7) * 1.25) }
+        for value in values {
+            var writer = JSONWriter()
+            writer.write(thousandths: value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == reference(value), "\(value)")
+        }
+        for value in [-1, 1e12, .nan, .infinity] {
+            var writer = JSONWriter()
+            writer.write(thousandths: value)
+            #expect(writer.bytes == JSONWriter.serialize(.double(value)), "\(value)")
+        }
+    }
+
+    @Test func writesIntegersAndLiteralsOfEveryLength() {
+        for value: UInt64 in [0, 9, 10, 99, 100, 101, 999, 1000, 65535, 1 << 32, 9_999_999_999_999_999_999, .max] {
+            var writer = JSONWriter(capacity: 1)
+            writer.write(uint: value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        }
+        let literals: [StaticString] = ["", "{", "[]", "nul", "null", "false", ",\"url\":", ",\"value\":", "{\"ok\":true,\"status\":",
+                                        ",\"fromCache\":false,\"attempts\":", "0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef!"]
+        var writer = JSONWriter(capacity: 1)  // growing along the way
+        var expected = ""
+        for literal in literals + literals.reversed() {
+            writer.raw(literal)
+            expected += literal.description
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == expected)
+        }
+    }
+
+    @Test func writesHeaderNamesAndValuesAsTheyAreOrEscaped() {
+        // The byte-class table is the tchar rule and the plain-ASCII rule.
+        for byte in 0...255 {
+            let b = UInt8(byte)
+            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+            #expect(JSONWriter.byteClass[byte] == (isHTTPTokenByte(b) ? 0x30 : plain ? 0x31 : 0x32), "\(byte)")
+        }
+        // Names around eight bytes with a byte of each kind at each place: as a token,
+        // else as an escaped string; values likewise, only escaped.
+        for length in 1...20 {
+            for position in 0..<length {
+                for byte: UInt8 in [UInt8(ascii: "a"), UInt8(ascii: "Z"), UInt8(ascii: "7"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                                    UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x01, 0x7F, 0xC3] {
+                    var name = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                    name[position] = byte
+                    let value = name
+                    var writer = JSONWriter()
+                    let written = name.withUnsafeBufferPointer { n in
+                        value.withUnsafeBufferPointer { writer.write(member: n, value: $0, first: false) }
+                    }
+                    guard let text = String(validating: value, as: UTF8.self) else {
+                        #expect(!written)
+                        continue
+                    }
+                    #expect(written)
+                    let quoted = String(decoding: JSONWriter.serialize(.string(text)), as: UTF8.self)
+                    #expect(String(decoding: writer.bytes, as: UTF8.self) == ",\(quoted):\(quoted)", "\(name)")
+                }
+            }
+        }
+    }
 }
