@@ -24,11 +24,13 @@ Clients:
          (`pip install ./bindings/python`, which brings orjson, in a clean virtualenv),
          with the `fast` extra, and without dependencies (`--no-deps`: the json module).
 
---check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.35 times
+--check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.3 times
 the libcurl loop (compression offered by both, as Netlayer does by default), the
-default Python install at most 1.3 times pycurl + json.loads. The C budget is the
-figure reached (1.27 to 1.31 in repeated runs, benchmarks/README.md) plus room for the count's movement
-between runs, not the 1.25 aimed at: it stops a change from making requests dearer.
+default Python install at most 1.3 times pycurl + json.loads. The C loop reaches the
+1.25 aimed at (1.24 to 1.25 in repeated runs, benchmarks/README.md); its budget adds
+room for the count's movement between runs (each loop's count, the libcurl loop's
+too, moves by a percent or so with when a response arrives), so that it stops a change
+from making requests dearer without failing a run of unchanged code.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BUDGETS = {"C": 1.35, "Python": 1.3}
+BUDGETS = {"C": 1.3, "Python": 1.3}
 
 
 def run(cmd: List[str], **kwargs) -> subprocess.CompletedProcess:

@@ -122,12 +122,14 @@ package struct ReceivedHeaders: @unchecked Sendable {
         UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
         // Header names are ASCII tokens: lower-case the bytes, not Unicode. The byte
         // classes seen tell whether the field is plain (`isPlain`) at a load per byte.
-        let classes = Self.byteClass
         var seen: UInt8 = 0
-        for i in 0..<colon {
-            let b = base[i]
-            record[8 + i] = Self.lowercased(b)
-            seen |= classes[Int(b)]
+        if colon < 8 || !Self.lowercaseSimpleName(from: base, into: record + 8, count: colon) {
+            let classes = Self.byteClass
+            for i in 0..<colon {
+                let b = base[i]
+                record[8 + i] = Self.lowercased(b)
+                seen |= classes[Int(b)]
+            }
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
         if seen == 0, Self.isPlainValue(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {
@@ -258,12 +260,51 @@ package struct ReceivedHeaders: @unchecked Sendable {
             guard isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) else { return false }
             i += 8
         }
+        if i < n, n >= 8 {  // the last eight bytes, overlapping ones already checked
+            return isPlainWord(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+        }
         let classes = byteClass
         while i < n {
             guard classes[Int(base[i])] <= 1 else { return false }
             i += 1
         }
         return true
+    }
+
+    /// Lower-cases a name of at least eight bytes into `out` eight bytes at a time
+    /// (the last eight overlapping, lower-casing being idempotent) when every byte is
+    /// a letter, a digit or `-` (a token, as nearly every name is); else returns false
+    /// and the caller goes byte by byte.
+    private static func lowercaseSimpleName(from name: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+                                            count: Int) -> Bool {
+        let source = UnsafeRawPointer(name), target = UnsafeMutableRawPointer(out)
+        var i = 0
+        while true {
+            let offset = min(i, count - 8)
+            guard let lower = lowercasedSimpleWord(source.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            else { return false }
+            target.storeBytes(of: lower, toByteOffset: offset, as: UInt64.self)
+            if offset == count - 8 { return true }
+            i += 8
+        }
+    }
+
+    /// Eight bytes lower-cased, when each is an ASCII letter, digit or `-`; else nil.
+    /// Every byte is below 0x80 once the first test passes, so adding a constant below
+    /// 0x80 to each byte carries into no other, and a byte's high bit then says
+    /// whether it reached a bound.
+    @inline(__always)
+    private static func lowercasedSimpleWord(_ word: UInt64) -> UInt64? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        guard word & highs == 0 else { return nil }
+        func atLeast(_ bound: UInt8) -> UInt64 { (word &+ ones &* UInt64(0x80 - bound)) & highs }
+        let upper = atLeast(0x41) & ~atLeast(0x5B)  // A-Z
+        let lower = atLeast(0x61) & ~atLeast(0x7B)  // a-z
+        let digit = atLeast(0x30) & ~atLeast(0x3A)  // 0-9
+        let other = word ^ (ones &* 0x2D)  // zero where a byte is "-"
+        let hyphen = ~(((other & ~highs) &+ ~highs) | other) & highs
+        guard upper | lower | digit | hyphen == highs else { return nil }
+        return word | (upper &>> 2)  // 0x80 >> 2 is the case bit, 0x20
     }
 
     /// Whether eight bytes are all printable ASCII other than `"` and `\`, tested

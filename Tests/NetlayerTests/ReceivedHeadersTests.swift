@@ -85,7 +85,9 @@ import Testing
             Array("ETag: \"v1\"\r\n".utf8), Array("X-Back: a\\b\r\n".utf8), Array("X-Tab: a\tb\r\n".utf8),
             Array("X-Long: 0123456789abcdef0123456789\r\n".utf8), Array("X-Quote-Late: 0123456789abcdef\"\r\n".utf8),
             Array("X-U: caf\u{e9}\r\n".utf8), Array("X-L: caf".utf8) + [0xE9, 0x0D, 0x0A], Array("X-Empty:\r\n".utf8),
-            Array("X-Del: a".utf8) + [0x7F, 0x0D, 0x0A], Array("\r\n".utf8),
+            Array("X-Del: a".utf8) + [0x7F, 0x0D, 0x0A], Array("X_Under.Score-NAME: v\r\n".utf8),
+            Array("ABCDEFGH: 12345678\r\n".utf8), Array("Content-Security-Policy-Report-Only: 123456789\"\r\n".utf8),
+            Array("\r\n".utf8),
         ]
         for line in lines {
             var bytes = line
@@ -95,7 +97,8 @@ import Testing
         var plain: [String: Bool] = [:]
         headers.withEachFieldUTF8(marking: { name, _, isPlain in plain[String(decoding: name, as: UTF8.self)] = isPlain })
         #expect(plain == ["server": true, "etag": false, "x-back": false, "x-tab": false, "x-long": true,
-                          "x-quote-late": false, "x-u": false, "x-l": false, "x-empty": true, "x-del": false])
+                          "x-quote-late": false, "x-u": false, "x-l": false, "x-empty": true, "x-del": false,
+                          "x_under.score-name": true, "abcdefgh": true, "content-security-policy-report-only": false])
 
         let response = HTTPResponse(statusCode: 200, headers: headers, body: Array("{}".utf8))
         let document = ResultDocument.success(response, value: .text(RawJSON(.object(JSONObject()))), attempts: 1,
@@ -113,6 +116,9 @@ import Testing
         #expect(written["x-l"] == .string("caf\u{e9}"))
         #expect(written["x-empty"] == .string(""))
         #expect(written["x-del"] == .string("a\u{7f}"))
+        #expect(written["x_under.score-name"] == .string("v"))
+        #expect(written["abcdefgh"] == .string("12345678"))
+        #expect(written["content-security-policy-report-only"] == .string("123456789\""))
         #expect(root["latin1Headers"] == .array([.string("x-l")]))
     }
 
