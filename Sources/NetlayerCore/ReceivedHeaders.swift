@@ -120,11 +120,12 @@ package struct ReceivedHeaders: @unchecked Sendable {
         let record = block.bytes + recordStart
         UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon), as: UInt32.self)
         UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
-        // Header names are ASCII tokens: lower-case the bytes, not Unicode. The byte
-        // classes seen tell whether the field is plain (`isPlain`) at a load per byte.
-        var seen: UInt8 = 0
+        // Header names are ASCII tokens: lower-case the bytes, not Unicode. The JSON
+        // writer's byte classes seen tell whether the field is plain (`isPlain`), at a
+        // load per byte ("0" a `tchar`: the name is one when only "0" was seen).
+        var seen = UInt8(ascii: "0")
         if colon < 8 || !Self.lowercaseSimpleName(from: base, into: record + 8, count: colon) {
-            let classes = Self.byteClass
+            let classes = JSONWriter.byteClass
             for i in 0..<colon {
                 let b = base[i]
                 record[8 + i] = Self.lowercased(b)
@@ -132,7 +133,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
             }
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
-        if seen == 0, Self.isPlainValue(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {
+        if seen == UInt8(ascii: "0"), JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {
             UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
         }
         block.count += 8 + colon + valueLength
@@ -249,28 +250,6 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// The top bit of a record's name length: the field is plain.
     private static let plainFlag: UInt32 = 1 << 31
 
-    /// Whether every byte of a value is printable ASCII other than `"` and `\`: eight
-    /// bytes at a time, then one by one.
-    private static func isPlainValue(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = value.baseAddress else { return true }
-        let n = value.count
-        var i = 0
-        let raw = UnsafeRawPointer(base)
-        while i + 8 <= n {
-            guard isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) else { return false }
-            i += 8
-        }
-        if i < n, n >= 8 {  // the last eight bytes, overlapping ones already checked
-            return isPlainWord(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
-        }
-        let classes = byteClass
-        while i < n {
-            guard classes[Int(base[i])] <= 1 else { return false }
-            i += 1
-        }
-        return true
-    }
-
     /// Lower-cases a name of at least eight bytes into `out` eight bytes at a time
     /// (the last eight overlapping, lower-casing being idempotent) when every byte is
     /// a letter, a digit or `-` (a token, as nearly every name is); else returns false
@@ -306,30 +285,6 @@ package struct ReceivedHeaders: @unchecked Sendable {
         guard upper | lower | digit | hyphen == highs else { return nil }
         return word | (upper &>> 2)  // 0x80 >> 2 is the case bit, 0x20
     }
-
-    /// Whether eight bytes are all printable ASCII other than `"` and `\`, tested
-    /// together: no byte below 0x20 or from 0x7F up, none equal to 0x22 or 0x5C.
-    @inline(__always)
-    private static func isPlainWord(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
-        if word & highs != 0 { return false }  // a byte from 0x80 up
-        if (word &- ones &* 0x20) & ~word & highs != 0 { return false }  // a byte below 0x20
-        if (word &+ ones) & highs != 0 { return false }  // 0x7F: adding 1 reaches the high bit
-        return !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
-    }
-
-    /// Byte classes, one load per byte: 0 a `tchar`, 1 other printable ASCII but `"`
-    /// and `\`, 2 anything else (controls, `"`, `\`, DEL, non-ASCII).
-    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
-        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        for i in 0..<256 {
-            let b = UInt8(i)
-            let plain = b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
-            table[i] = isHTTPTokenByte(b) ? 0 : plain ? 1 : 2
-        }
-        return UnsafePointer(table)
-    }()
 
     private struct Record {
         let name: UnsafeBufferPointer<UInt8>

@@ -38,6 +38,26 @@ package enum JSONFastCheck {
     /// position after it, or nil when the text is not plainly valid there. Passing the
     /// position (and the number of keys noted) in and out, rather than keeping them in
     /// a mutable struct, keeps them in registers.
+    /// A byte with its high bit (0x80) set at the first byte of `word` (in memory
+    /// order) that is a quote, a backslash, below 0x20 or from 0x80 up; zero when
+    /// there is none. Bytes above that first one may be marked wrongly (a borrow runs
+    /// upwards), which the caller never looks at. How the check and `JSONParser` find
+    /// a string's end eight bytes at a time.
+    @inline(__always)
+    static func specialBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let control = (word &- ones &* 0x20) & ~word & highs
+        return (word & highs) | control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+    }
+
+    /// Printable ASCII other than a quote and a backslash (0x7F included, as strings
+    /// allow it): a string's byte that needs no closer look, one at a time.
+    @inline(__always)
+    static func isPlain(_ c: UInt8) -> Bool {
+        c &- 0x20 < 0x60 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\")
+    }
+
     private struct Checker {
         let base: UnsafePointer<UInt8>
         /// One past the text.
@@ -115,11 +135,11 @@ package enum JSONFastCheck {
                 // bytes at a time while eight are left, then one at a time.
                 if end - p >= 8 {
                     let word = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
-                    let special = Self.specialBytes(word)
+                    let special = JSONFastCheck.specialBytes(word)
                     if special == 0 { p += 8; continue }
                     p += special.trailingZeroBitCount >> 3
                 } else {
-                    while p < end, Self.isPlain(p.pointee) { p += 1 }
+                    while p < end, JSONFastCheck.isPlain(p.pointee) { p += 1 }
                     guard p < end else { return nil }
                 }
                 if p.pointee == UInt8(ascii: "\"") { return p + 1 }
@@ -221,24 +241,6 @@ package enum JSONFastCheck {
                 if memcmp(earlier, start, count) == 0 { return false }
             }
             return true
-        }
-
-        /// A byte with its high bit (0x80) set at the first byte of `word` (in memory
-        /// order) that is a quote, a backslash, below 0x20 or from 0x80 up; zero when
-        /// there is none. Bytes above that first one may be marked wrongly (a borrow
-        /// runs upwards), which the caller never looks at.
-        @inline(__always)
-        static func specialBytes(_ word: UInt64) -> UInt64 {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
-            let control = (word &- ones &* 0x20) & ~word & highs
-            return (word & highs) | control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
-        }
-
-        /// Printable ASCII other than a quote and a backslash.
-        @inline(__always)
-        static func isPlain(_ c: UInt8) -> Bool {
-            c &- 0x20 < 0x60 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\")
         }
 
         @inline(__always)

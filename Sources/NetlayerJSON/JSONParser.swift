@@ -166,7 +166,7 @@ public struct JSONParser {
         // character or non-ASCII byte; when that is the closing quote, the bytes are
         // the string, ASCII, needing no validation.
         while end - q >= 8 {
-            let special = Self.specialBytes(UInt64(littleEndian: UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)))
+            let special = JSONFastCheck.specialBytes(UInt64(littleEndian: UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)))
             if special != 0 {
                 q += special.trailingZeroBitCount >> 3
                 break
@@ -174,7 +174,7 @@ public struct JSONParser {
             q += 8
         }
         if end - q < 8 {
-            while q < end, Self.isPlainASCII(q.pointee) { q += 1 }
+            while q < end, JSONFastCheck.isPlain(q.pointee) { q += 1 }
         }
         if q < end, q.pointee == UInt8(ascii: "\"") {
             p = q + 1
@@ -214,24 +214,6 @@ public struct JSONParser {
             }
         }
         throw error("unterminated string", at: start - base - 1)
-    }
-
-    /// A byte with its high bit (0x80) set at the first byte of `word` (in memory
-    /// order) that is a quote, a backslash, below 0x20 or from 0x80 up; zero when
-    /// there is none. Bytes above that first one may be marked wrongly (a borrow runs
-    /// upwards), which the caller never looks at. As `JSONFastCheck` finds string ends.
-    @inline(__always)
-    private static func specialBytes(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
-        let control = (word &- ones &* 0x20) & ~word & highs
-        return (word & highs) | control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
-    }
-
-    /// Printable ASCII other than a quote and a backslash (0x7F included, as strings allow it).
-    @inline(__always)
-    private static func isPlainASCII(_ c: UInt8) -> Bool {
-        c &- 0x20 < 0x60 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\")
     }
 
     private func validatedString(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int) throws(JSONParseError) -> String {

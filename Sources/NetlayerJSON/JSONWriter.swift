@@ -233,6 +233,26 @@ package struct JSONWriter: ~Copyable {
         return true
     }
 
+    /// Whether `utf8` may stand between quotes as it is: printable ASCII other than `"`
+    /// and `\\` (class 0 or 1 of `byteClass`), eight bytes at a time, the last eight
+    /// overlapping ones already checked. (`ReceivedHeaders` marks a header field so as
+    /// it arrives, for `write(plainMember:value:first:)`.)
+    package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return true }
+        let n = utf8.count, raw = UnsafeRawPointer(base)
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                guard isPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) else { return false }
+                i += 8
+            }
+            return i == n || isPlainWord(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+        }
+        let classes = byteClass
+        for i in 0..<n where classes[Int(base[i])] > UInt8(ascii: "1") { return false }
+        return true
+    }
+
     /// Whether eight bytes are all printable ASCII other than `"` and `\\` (class 0 or
     /// 1 of `byteClass`), tested together: no byte below 0x20 or from 0x7F up, none
     /// equal to 0x22 or 0x5C. One branch: the tests' high bits are or'ed. (When no byte
