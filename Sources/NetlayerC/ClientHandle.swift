@@ -1,4 +1,5 @@
 import Netlayer
+import Synchronization
 
 /// The object behind an `nl_client *`: the core client, its named endpoints and its
 /// hooks. It reads documents into requests and writes results as documents; the
@@ -18,6 +19,9 @@ final class ClientHandle: Sendable {
     private let resolver: HookErrorResolver
     /// Serialises `setHook`, which installs or removes the adapters above.
     private let hookChanges = Locked(())
+    /// A LOG hook is set (`awaitLogEvents`), kept here by `setHook` so that a request
+    /// of a client without hooks asks nothing of the hook table.
+    private let logHookSet = Atomic<Bool>(false)
 
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
@@ -32,10 +36,6 @@ final class ClientHandle: Sendable {
         }
         interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
         resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver, owner: owner)
-        // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way, and
-        // hooks run on a library thread: with one of them set, requests start and
-        // complete on the client's event loop.
-        parts.startsOnLoopThread = { hooks.needsLoopThread }
         client = try NetlayerClient(parts)
         owner.client = client
         forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })
@@ -45,6 +45,11 @@ final class ClientHandle: Sendable {
     func setHook(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
         hookChanges.withLock { _ in
             hooks.set(kind, function, userData)
+            // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way,
+            // and hooks run on a library thread: with one of them set, requests start
+            // and complete on the client's event loop.
+            client.setStartsOnLoopThread(hooks.needsLoopThread)
+            logHookSet.store(hooks.isSet(.log), ordering: .releasing)
             switch kind {
             case .adapt, .retry:
                 client.setInterceptor(hooks.isSet(.adapt) || hooks.isSet(.retry) ? interceptor : nil)
@@ -59,7 +64,7 @@ final class ClientHandle: Sendable {
     /// Returns once the LOG hook has had the events logged so far on this thread: a
     /// blocking call returns after its request's events, as when the hook ran inline.
     private func awaitLogEvents() {
-        guard hooks.isSet(.log) else { return }
+        guard logHookSet.load(ordering: .acquiring) else { return }
         let delivered = CompletionSignal()
         client.deliver { delivered.signal() }
         _ = delivered.wait()

@@ -24,11 +24,6 @@ public final class NetlayerClient: @unchecked Sendable {
         public var logger: any NetworkErrorLogger & DataTransferErrorLogger = DefaultNetworkErrorLogger()
         /// A new response cache (one per transport), or nil for none.
         public var makeCache: (@Sendable () -> any ResponseCaching)?
-        /// Whether requests must start and complete on the transport's own thread, now:
-        /// true while callbacks that promise to run on a library thread (the C ABI's
-        /// hooks) are set. Otherwise a blocking request runs on its caller's thread
-        /// when it can, and completions on a delivery thread beside the transport's.
-        public var startsOnLoopThread: @Sendable () -> Bool = { false }
         /// Makes the `JSONDecoder` of `send`'s `JSONResponseDecoder`s that name none
         /// (dates, key strategy); nil is a plain `JSONDecoder()`.
         public var makeJSONDecoder: (@Sendable () -> JSONDecoder)?
@@ -54,9 +49,12 @@ public final class NetlayerClient: @unchecked Sendable {
         let defaults: RequestDefaults
         /// `ProcessFork.generation` when it started.
         let generation: UInt64
+        /// `setStartsOnLoopThread`'s setting (a child of `fork()` keeps its parent's).
+        let startsOnLoopThread: Atomic<Bool>
 
         init(_ parts: Parts, inheriting parent: Engine? = nil) throws(NetworkError) {
             generation = ProcessFork.generation
+            startsOnLoopThread = Atomic(parent?.startsOnLoopThread.load(ordering: .acquiring) ?? false)
             let transport = try parts.makeTransport(parent?.transport)
             do {
                 try transport.check(parts.config.requestOptions)
@@ -73,10 +71,10 @@ public final class NetlayerClient: @unchecked Sendable {
 
         /// Runs what follows a transfer (decoding, the caller's completion), called on
         /// the transport's thread: beside it (`deliver`), since with requests in flight
-        /// that thread is the bottleneck; with `onLoop` (callbacks that promise the
-        /// transport's thread are set), at once.
-        func followUp(onLoop: Bool, _ task: @escaping @Sendable () -> Void) {
-            if onLoop { task() } else { transport.deliver(task) }
+        /// that thread is the bottleneck; while `startsOnLoopThread` (callbacks that
+        /// promise the transport's thread are set), at once.
+        func followUp(_ task: @escaping @Sendable () -> Void) {
+            if startsOnLoopThread.load(ordering: .acquiring) { task() } else { transport.deliver(task) }
         }
     }
 
@@ -150,6 +148,17 @@ public final class NetlayerClient: @unchecked Sendable {
         engine.environment.interceptor = interceptor
     }
 
+    /// Whether requests start and complete on the transport's own thread from now on:
+    /// the C ABI sets it while a hook that runs while a request is on its way (and so
+    /// must run on a library thread) is set. Otherwise, the default, a blocking request
+    /// runs on its caller's thread when it can, and completions on a delivery thread
+    /// beside the transport's.
+    public func setStartsOnLoopThread(_ onLoop: Bool) {
+        engine.startsOnLoopThread.store(onLoop, ordering: .releasing)
+    }
+
+    private var startsOnLoopThread: Bool { engine.startsOnLoopThread.load(ordering: .acquiring) }
+
     /// Replaces the error resolver (`Parts.errorResolver`) for the requests decoded from
     /// now on; nil gives back the one the client was made with.
     public func setErrorResolver(_ resolver: (any DataTransferErrorResolver)?) {
@@ -188,7 +197,7 @@ public final class NetlayerClient: @unchecked Sendable {
     /// Runs `task` where completions of `start` run (the delivery thread; the
     /// transport's thread while `startsOnLoopThread`), one at a time with them.
     package func deliver(_ task: @escaping @Sendable () -> Void) {
-        if parts.startsOnLoopThread() { engine.transport.execute(task) } else { engine.transport.deliver(task) }
+        if startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliver(task) }
     }
 
     /// Sends `request` and returns at once; `completion` runs exactly once, on a
@@ -201,15 +210,18 @@ public final class NetlayerClient: @unchecked Sendable {
         // The table, not the client, is captured: a weak reference to the client would
         // give it a side table, after which every retain of it takes the slow path.
         let inFlight = self.inFlight
-        let startsOnLoopThread = parts.startsOnLoopThread
         let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { outcome in
-            engine.followUp(onLoop: startsOnLoopThread()) {
+            engine.followUp {
                 inFlight.withLock { _ = $0.removeValue(forKey: id) }
                 completion(outcome)
             }
         }
         token.attach(attempts)
-        if startsOnLoopThread() { engine.transport.execute { attempts.start() } } else { attempts.start() }
+        if engine.startsOnLoopThread.load(ordering: .acquiring) {
+            engine.transport.execute { attempts.start() }
+        } else {
+            attempts.start()
+        }
     }
 
     /// Cancels a request started with `start`; whether it was still in flight.
@@ -228,7 +240,7 @@ public final class NetlayerClient: @unchecked Sendable {
         // Without a completion, the attempts are what the caller waits for.
         let attempts = RequestAttempts(environment: engine.environment, request: request, id: id, completion: nil)
         let interrupt = ThreadInterrupt.armed()
-        let finished = if parts.startsOnLoopThread() {
+        let finished = if engine.startsOnLoopThread.load(ordering: .acquiring) {
             { engine.transport.execute { attempts.start() }; return attempts.wait(interruptedBy: interrupt) }()
         } else {
             engine.transport.run({ attempts.start() }, until: attempts, interrupt: interrupt)
@@ -254,14 +266,13 @@ public final class NetlayerClient: @unchecked Sendable {
     ) -> [Element?] {
         let results = BatchResults<Element>(count: count)
         let engine = self.engine
-        let startsOnLoopThread = parts.startsOnLoopThread
-        let onLoop = startsOnLoopThread()
+        let onLoop = engine.startsOnLoopThread.load(ordering: .acquiring)
         let interrupt = ThreadInterrupt.armed()
         for index in 0..<count {
             guard let (request, id, finish) = prepare(index) else { continue }
             results.expectOneMore()
             let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { outcome in
-                engine.followUp(onLoop: startsOnLoopThread()) { results.set(index, finish(outcome)) }
+                engine.followUp { results.set(index, finish(outcome)) }
             }
             results.track(attempts)
             if onLoop { engine.transport.execute { attempts.start() } } else { attempts.start() }
