@@ -8,9 +8,10 @@ import Testing
 @Suite struct NetlayerClientTests {
     private func client(startsOnLoopThread: Bool = false,
                         options: RequestOptions = RequestOptions()) throws -> NetlayerClient {
-        var parts = NetlayerClient.Parts(config: NetworkConfig(baseURL: TestServer.shared.baseURL, requestOptions: options))
-        parts.startsOnLoopThread = { startsOnLoopThread }
-        return try NetlayerClient(parts)
+        let parts = NetlayerClient.Parts(config: NetworkConfig(baseURL: TestServer.shared.baseURL, requestOptions: options))
+        let client = try NetlayerClient(parts)
+        client.setStartsOnLoopThread(startsOnLoopThread)
+        return client
     }
 
     private func request(_ client: NetlayerClient, _ path: String,
