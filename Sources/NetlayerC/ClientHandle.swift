@@ -28,7 +28,7 @@ final class ClientHandle: Sendable {
         let owner = ClientReference()
         self.hooks = hooks
         redactedQuery = config.redactedQuery
-        var parts = config.clientParts { event in
+        let parts = config.clientParts { event in
             guard hooks.isSet(.log), let client = owner.client else { return LogEvent.writeToStderr(event) }
             // Hooks run on a library thread (contract, section 6), also for a request that
             // runs on its caller's thread: the event goes to the delivery thread, in order.
