@@ -159,7 +159,9 @@ def main() -> int:
         if args.python == "yes":
             pip_env = dict(os.environ, PYCURL_SSL_LIBRARY="openssl")
             package = os.path.join(ROOT, "bindings", "python")
-            env = dict(os.environ, NETLAYER_LIBRARY=os.path.join(lib, "libnetlayer.so.1"))
+            # A fixed hash seed: with a random one, dict and set layouts, and so the
+            # interpreter's counts, differ a little from run to run.
+            env = dict(os.environ, NETLAYER_LIBRARY=os.path.join(lib, "libnetlayer.so.1"), PYTHONHASHSEED="0")
             env.pop("PYTHONPATH", None)
             # As the README installs it (with its dependency, orjson), with the `fast`
             # extra, and without any dependency (the json module: what orjson buys).
