@@ -180,7 +180,7 @@ public final class NetlayerClient: @unchecked Sendable {
     /// The request `endpoint` describes under the client's config, built and checked.
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
         let engine = self.engine
-        let request = try RequestBuilder.build(endpoint, defaults: engine.defaults)
+        let request = try HTTPRequest.build(endpoint, defaults: engine.defaults)
         if request.transfer.useCache, engine.environment.cache == nil {
             throw .invalidRequest("useCache needs a response cache (config cache.enabled)")
         }

@@ -119,7 +119,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
 
     public var cookieSource: (any CookieSource)? { share.cookiesEnabled ? share : nil }
 
-    public var urlParser: any URLParsing { CurlURLParser() }
+    /// libcurl's parser, made once: every response asks for it (a redirect is resolved with it).
+    public let urlParser: any URLParsing = CurlURLParser()
 
     public func check(_ options: RequestOptions) throws(NetworkError) {
         if options.transport.httpVersion == .http3, !CurlGlobal.hasHTTP3 {

@@ -14,7 +14,7 @@ extension CurlTransfer {
             self.mime = mime
             // Names and filenames as RFC 9110 quoted strings (\" and \\), which parsers
             // following RFC 9110 decode; libcurl's default, the HTML standard's "%22"
-            // with "\" left bare, reaches them as other text. RequestBuilder has refused
+            // with "\" left bare, reaches them as other text. HTTPRequest+Building has refused
             // the control characters a quoted string cannot carry.
             check(nl_curl_setopt_long(easy, CURLOPT_MIME_OPTIONS, Int(CURLMIMEOPT_FORMESCAPE)))
             for part in parts {

@@ -74,7 +74,7 @@ public struct DefaultNetworkService: NetworkService {
     }
 
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
-        let request = try RequestBuilder.build(endpoint, defaults: try defaults.get())
+        let request = try HTTPRequest.build(endpoint, defaults: try defaults.get())
         if request.transfer.useCache, environment.cache == nil {
             throw .invalidRequest("useCache needs a response cache (config cache.enabled)")
         }

@@ -5,6 +5,6 @@ extension Requestable {
     /// The request for this endpoint under `config` (the seeds' form), with URLs read
     /// by libcurl's parser.
     public func httpRequest(with config: any NetworkConfigurable) throws(NetworkError) -> HTTPRequest {
-        try RequestBuilder.build(self, defaults: try RequestDefaults(config, parser: CurlURLParser()))
+        try HTTPRequest.build(self, defaults: try RequestDefaults(config, parser: CurlURLParser()))
     }
 }

@@ -1,38 +1,17 @@
 import FoundationEssentials
 import NetlayerJSON
 
-/// What every request of a service starts from, checked once when the service is
-/// made: the base URL, and the config's headers, query and options. A class: every
-/// request reads it, and a reference is one retain where the fields are a dozen.
-package final class RequestDefaults: Sendable {
-    let base: BaseURL?
-    let headers: HTTPHeaders
-    let query: JSONObject
-    let options: RequestOptions
-    /// How URLs are read: the transport's parser.
-    let parser: any URLParsing
-
-    package init(_ config: any NetworkConfigurable, parser: any URLParsing) throws(NetworkError) {
-        self.parser = parser
-        base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL, parser: parser)
-        var headers = config.headers
-        try headers.validateOnce()
-        self.headers = headers
-        query = config.queryParameters
-        _ = try QueryEncoding.pairs(from: query, context: "config query")
-        options = config.requestOptions
-        try RequestBuilder.validate(options)
-    }
-}
-
-/// Builds an `HTTPRequest` from an endpoint and a config: the merge rules of
-/// headers, query, body and options live here and nowhere else, and this is where
-/// a request is checked, once.
-package enum RequestBuilder {
+/// Building a request from an endpoint and a config: the merge rules of headers,
+/// query, body and options live here and nowhere else, and this is where a request is
+/// checked, once.
+extension HTTPRequest {
+    /// The request `endpoint` describes under `defaults`, built and checked. A static
+    /// function rather than an initializer: an initializer takes its arguments owned,
+    /// which copied the endpoint for every request.
     package static func build(_ endpoint: some Requestable, defaults: RequestDefaults) throws(NetworkError) -> HTTPRequest {
         var query = defaults.query
         if let encodable = endpoint.queryParametersEncodable {
-            guard case .object(let object) = try encodeToJSON(encodable, what: "query") else {
+            guard case .object(let object) = try Self.encodeToJSON(encodable, what: "query") else {
                 throw .invalidRequest("queryParametersEncodable must encode to a JSON object")
             }
             for member in object where !member.value.isNull { query[member.key] = member.value }
@@ -53,7 +32,7 @@ package enum RequestBuilder {
             body = [UInt8](data)
             if headers["Content-Type"] == nil { headers.setChecked("Content-Type", "application/octet-stream") }
         } else if let encodable = endpoint.bodyParametersEncodable {
-            let (bytes, contentType) = try encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
+            let (bytes, contentType) = try Self.encodeBody(encodable, encoding: endpoint.bodyEncoding, xmlRoot: endpoint.xmlRoot)
             body = bytes
             if headers["Content-Type"] == nil { headers.setChecked("Content-Type", contentType) }
         } else if let parameters = endpoint.bodyParameters {
@@ -63,7 +42,7 @@ package enum RequestBuilder {
         }
 
         let transfer = endpoint.transfer
-        try validate(transfer, method: endpoint.method, hasBody: body != nil)
+        try Self.validate(transfer, method: endpoint.method, hasBody: body != nil)
         if transfer.uploadFrom != nil, headers["Content-Type"] == nil {
             headers.setChecked("Content-Type", "application/octet-stream")
         }
@@ -73,7 +52,7 @@ package enum RequestBuilder {
         if endpoint.timeout != nil || endpoint.configureOptions != nil {
             if let timeout = endpoint.timeout { options.timeout = timeout }
             endpoint.configureOptions?(&options)
-            try validate(options)
+            try Self.validate(options)
         }
         if let auth = options.auth, let value = try auth.authorization(for: url, parser: defaults.parser) {
             headers.setChecked("Authorization", value)
