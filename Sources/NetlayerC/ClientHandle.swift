@@ -1,5 +1,4 @@
 import Netlayer
-import Synchronization
 
 /// The object behind an `nl_client *`: the core client, its named endpoints and its
 /// hooks. It reads documents into requests and writes results as documents; the
@@ -19,9 +18,6 @@ final class ClientHandle: Sendable {
     private let resolver: HookErrorResolver
     /// Serialises `setHook`, which installs or removes the adapters above.
     private let hookChanges = Locked(())
-    /// A LOG hook is set (`awaitLogEvents`), kept here by `setHook` so that a request
-    /// of a client without hooks asks nothing of the hook table.
-    private let logHookSet = Atomic<Bool>(false)
 
     init(config: ConfigDocument) throws(NetworkError) {
         let hooks = HookTable()
@@ -49,7 +45,6 @@ final class ClientHandle: Sendable {
             // and hooks run on a library thread: with one of them set, requests start
             // and complete on the client's event loop.
             client.setStartsOnLoopThread(hooks.needsLoopThread)
-            logHookSet.store(hooks.isSet(.log), ordering: .releasing)
             switch kind {
             case .adapt, .retry:
                 client.setInterceptor(hooks.isSet(.adapt) || hooks.isSet(.retry) ? interceptor : nil)
@@ -64,7 +59,7 @@ final class ClientHandle: Sendable {
     /// Returns once the LOG hook has had the events logged so far on this thread: a
     /// blocking call returns after its request's events, as when the hook ran inline.
     private func awaitLogEvents() {
-        guard logHookSet.load(ordering: .acquiring) else { return }
+        guard hooks.isSet(.log) else { return }
         let delivered = CompletionSignal()
         client.deliver { delivered.signal() }
         _ = delivered.wait()

@@ -202,6 +202,8 @@ enum MIMEScan {
         return text
     }
 
+    /// An ASCII letter in lower case, any other byte as it is: the core's one byte
+    /// lower-casing (media types, header and query names).
     static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 
     /// HTTP token code points (RFC 9110 `tchar`).

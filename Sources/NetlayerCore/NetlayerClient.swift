@@ -50,11 +50,12 @@ public final class NetlayerClient: @unchecked Sendable {
         /// `ProcessFork.generation` when it started.
         let generation: UInt64
         /// `setStartsOnLoopThread`'s setting (a child of `fork()` keeps its parent's).
-        let startsOnLoopThread: Atomic<Bool>
+        let loopThreadOnly: Atomic<Bool>
+        var startsOnLoopThread: Bool { loopThreadOnly.load(ordering: .acquiring) }
 
         init(_ parts: Parts, inheriting parent: Engine? = nil) throws(NetworkError) {
             generation = ProcessFork.generation
-            startsOnLoopThread = Atomic(parent?.startsOnLoopThread.load(ordering: .acquiring) ?? false)
+            loopThreadOnly = Atomic(parent?.startsOnLoopThread ?? false)
             let transport = try parts.makeTransport(parent?.transport)
             do {
                 try transport.check(parts.config.requestOptions)
@@ -74,7 +75,7 @@ public final class NetlayerClient: @unchecked Sendable {
         /// that thread is the bottleneck; while `startsOnLoopThread` (callbacks that
         /// promise the transport's thread are set), at once.
         func followUp(_ task: @escaping @Sendable () -> Void) {
-            if startsOnLoopThread.load(ordering: .acquiring) { task() } else { transport.deliver(task) }
+            if startsOnLoopThread { task() } else { transport.deliver(task) }
         }
     }
 
@@ -154,10 +155,8 @@ public final class NetlayerClient: @unchecked Sendable {
     /// runs on its caller's thread when it can, and completions on a delivery thread
     /// beside the transport's.
     public func setStartsOnLoopThread(_ onLoop: Bool) {
-        engine.startsOnLoopThread.store(onLoop, ordering: .releasing)
+        engine.loopThreadOnly.store(onLoop, ordering: .releasing)
     }
-
-    private var startsOnLoopThread: Bool { engine.startsOnLoopThread.load(ordering: .acquiring) }
 
     /// Replaces the error resolver (`Parts.errorResolver`) for the requests decoded from
     /// now on; nil gives back the one the client was made with.
@@ -197,7 +196,8 @@ public final class NetlayerClient: @unchecked Sendable {
     /// Runs `task` where completions of `start` run (the delivery thread; the
     /// transport's thread while `startsOnLoopThread`), one at a time with them.
     package func deliver(_ task: @escaping @Sendable () -> Void) {
-        if startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliver(task) }
+        let engine = self.engine
+        if engine.startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliver(task) }
     }
 
     /// Sends `request` and returns at once; `completion` runs exactly once, on a
@@ -217,11 +217,7 @@ public final class NetlayerClient: @unchecked Sendable {
             }
         }
         token.attach(attempts)
-        if engine.startsOnLoopThread.load(ordering: .acquiring) {
-            engine.transport.execute { attempts.start() }
-        } else {
-            attempts.start()
-        }
+        if engine.startsOnLoopThread { engine.transport.execute { attempts.start() } } else { attempts.start() }
     }
 
     /// Cancels a request started with `start`; whether it was still in flight.
@@ -240,7 +236,7 @@ public final class NetlayerClient: @unchecked Sendable {
         // Without a completion, the attempts are what the caller waits for.
         let attempts = RequestAttempts(environment: engine.environment, request: request, id: id, completion: nil)
         let interrupt = ThreadInterrupt.armed()
-        let finished = if engine.startsOnLoopThread.load(ordering: .acquiring) {
+        let finished = if engine.startsOnLoopThread {
             { engine.transport.execute { attempts.start() }; return attempts.wait(interruptedBy: interrupt) }()
         } else {
             engine.transport.run({ attempts.start() }, until: attempts, interrupt: interrupt)
@@ -266,7 +262,7 @@ public final class NetlayerClient: @unchecked Sendable {
     ) -> [Element?] {
         let results = BatchResults<Element>(count: count)
         let engine = self.engine
-        let onLoop = engine.startsOnLoopThread.load(ordering: .acquiring)
+        let onLoop = engine.startsOnLoopThread
         let interrupt = ThreadInterrupt.armed()
         for index in 0..<count {
             guard let (request, id, finish) = prepare(index) else { continue }

@@ -128,7 +128,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
             let classes = JSONWriter.byteClass
             for i in 0..<colon {
                 let b = base[i]
-                record[8 + i] = Self.lowercased(b)
+                record[8 + i] = MIMEScan.lowercased(b)
                 seen |= classes[Int(b)]
             }
         }
@@ -197,7 +197,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
             var joined: [UInt8]?  // only when the name repeats
             forEachRecord { recordName, value in
                 guard recordName.count == wanted.count,
-                      zip(recordName, wanted).allSatisfy({ $0 == Self.lowercased($1) })
+                      zip(recordName, wanted).allSatisfy({ $0 == MIMEScan.lowercased($1) })
                 else { return }
                 if let earlier = first {
                     if joined == nil { joined = Array(earlier) }
@@ -244,9 +244,6 @@ package struct ReceivedHeaders: @unchecked Sendable {
         }
     }
 
-    /// An ASCII letter in lower case; any other byte as it is.
-    private static func lowercased(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
-
     /// The top bit of a record's name length: the field is plain.
     private static let plainFlag: UInt32 = 1 << 31
 
@@ -260,30 +257,12 @@ package struct ReceivedHeaders: @unchecked Sendable {
         var i = 0
         while true {
             let offset = min(i, count - 8)
-            guard let lower = lowercasedSimpleWord(source.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            guard let lower = JSONWriter.lowercasedTokenWord(source.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             else { return false }
             target.storeBytes(of: lower, toByteOffset: offset, as: UInt64.self)
             if offset == count - 8 { return true }
             i += 8
         }
-    }
-
-    /// Eight bytes lower-cased, when each is an ASCII letter, digit or `-`; else nil.
-    /// Every byte is below 0x80 once the first test passes, so adding a constant below
-    /// 0x80 to each byte carries into no other, and a byte's high bit then says
-    /// whether it reached a bound.
-    @inline(__always)
-    private static func lowercasedSimpleWord(_ word: UInt64) -> UInt64? {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        guard word & highs == 0 else { return nil }
-        func atLeast(_ bound: UInt8) -> UInt64 { (word &+ ones &* UInt64(0x80 - bound)) & highs }
-        let upper = atLeast(0x41) & ~atLeast(0x5B)  // A-Z
-        let lower = atLeast(0x61) & ~atLeast(0x7B)  // a-z
-        let digit = atLeast(0x30) & ~atLeast(0x3A)  // 0-9
-        let other = word ^ (ones &* 0x2D)  // zero where a byte is "-"
-        let hyphen = ~(((other & ~highs) &+ ~highs) | other) & highs
-        guard upper | lower | digit | hyphen == highs else { return nil }
-        return word | (upper &>> 2)  // 0x80 >> 2 is the case bit, 0x20
     }
 
     private struct Record {

@@ -66,7 +66,7 @@ public enum Redaction {
         for b in name {
             if b >= 0x80 || b == UInt8(ascii: "%") { return true }  // the full rules decide
             if b != UInt8(ascii: "-"), b != UInt8(ascii: "_") {
-                if length == 0 { first = b &- 0x41 < 26 ? b | 0x20 : b }
+                if length == 0 { first = MIMEScan.lowercased(b) }
                 length += 1
             }
         }
@@ -79,7 +79,7 @@ public enum Redaction {
             var i = 0
             var same = true
             for b in name where b != UInt8(ascii: "-") && b != UInt8(ascii: "_") {
-                if (b &- 0x41 < 26 ? b | 0x20 : b) != secret[i] { same = false; break }
+                if MIMEScan.lowercased(b) != secret[i] { same = false; break }
                 i += 1
             }
             if same { return true }

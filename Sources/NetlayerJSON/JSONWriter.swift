@@ -199,7 +199,7 @@ package struct JSONWriter: ~Copyable {
             // last (partial) eight as the eight ending the string, overlapping.
             if n >= 8 {
                 let raw = UnsafeRawPointer(src), to = UnsafeMutableRawPointer(out + 1)
-                func isPlain(_ word: UInt64) -> Bool { tokenOnly ? Self.isLowercaseTokenWord(word) : Self.isPlainWord(word) }
+                func isPlain(_ word: UInt64) -> Bool { tokenOnly ? Self.lowercasedTokenWord(word) == word : Self.isPlainWord(word) }
                 while i &+ 8 <= n {
                     let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
                     guard isPlain(word) else { break }
@@ -254,30 +254,33 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Whether eight bytes are all printable ASCII other than `"` and `\\` (class 0 or
-    /// 1 of `byteClass`), tested together: no byte below 0x20 or from 0x7F up, none
-    /// equal to 0x22 or 0x5C. One branch: the tests' high bits are or'ed. (When no byte
-    /// is from 0x80 up, adding 1 or 0x20 to a byte carries into no other; when one is,
-    /// the word is refused whatever the other tests give.)
+    /// 1 of `byteClass`): none of the bytes `JSONFastCheck.specialBytes` finds (a quote,
+    /// a backslash, below 0x20 or from 0x80 up), and no 0x7F (adding 1 reaches its high
+    /// bit; with no byte from 0x80 up, that carries into no other).
     @inline(__always)
     private static func isPlainWord(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v }
-        let control = (word &- ones &* 0x20) & ~word  // a byte below 0x20
-        let delete = word &+ ones  // 0x7F: adding 1 reaches the high bit
-        return (word | control | delete | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))) & highs == 0
+        return JSONFastCheck.specialBytes(word) | ((word &+ ones) & highs) == 0
     }
 
-    /// Whether eight bytes are all lowercase letters, digits or `-`: what header names
-    /// are made of, almost always (all `tchar`s, class 0 of `byteClass`). Each range test
-    /// adds to every byte what takes its bounds to 0x80; below 0x80, no sum carries.
+    /// Eight bytes lower-cased, when each is an ASCII letter, digit or `-` (what header
+    /// names are made of, almost always: all `tchar`s, class 0 of `byteClass`); else
+    /// nil. Every byte is below 0x80 once the first test passes, so adding a constant
+    /// below 0x80 to each byte carries into no other, and a byte's high bit then says
+    /// whether it reached a bound. (`ReceivedHeaders` lower-cases names with it; the
+    /// writer copies a word of a name as it is when this gives it back unchanged.)
     @inline(__always)
-    private static func isLowercaseTokenWord(_ word: UInt64) -> Bool {
+    package static func lowercasedTokenWord(_ word: UInt64) -> UInt64? {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        guard word & highs == 0 else { return false }
-        let letter = (word &+ ones &* (0x80 - 0x61)) & ~(word &+ ones &* (0x80 - 0x7B))  // a...z
-        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x80 - 0x3A))  // 0...9
-        let dash = ~((word ^ (ones &* 0x2D)) &+ ones &* 0x7F)  // high bit set where the byte is 0x2D
-        return (letter | digit | dash) & highs == highs
+        guard word & highs == 0 else { return nil }
+        func atLeast(_ bound: UInt8) -> UInt64 { (word &+ ones &* UInt64(0x80 - bound)) & highs }
+        let upper = atLeast(0x41) & ~atLeast(0x5B)  // A-Z
+        let lower = atLeast(0x61) & ~atLeast(0x7B)  // a-z
+        let digit = atLeast(0x30) & ~atLeast(0x3A)  // 0-9
+        let other = word ^ (ones &* 0x2D)  // zero where a byte is "-"
+        let hyphen = ~(((other & ~highs) &+ ~highs) | other) & highs
+        guard upper | lower | digit | hyphen == highs else { return nil }
+        return word | (upper &>> 2)  // 0x80 >> 2 is the case bit, 0x20
     }
 
     /// Byte classes for `writeQuoted`, one load per byte, as digits: "0" a header-name
