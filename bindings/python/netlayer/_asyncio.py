@@ -49,6 +49,12 @@ _AsyncCancelled = asyncio.CancelledError
 #: The result of a request whose queue was freed before it came back (cannot happen
 #: while the library keeps its contract; better an error than a task waiting forever).
 _LOST = {"ok": False, "error": {"kind": "cancelled", "message": "netlayer: the request's result was lost"}}
+#: The result of a request still in flight when close() was called: close() cancels
+#: those, and a response that arrives before the free (which runs later, on another
+#: thread, when close() is called from a hook) does not change that.
+_CLOSED = {"ok": False, "error": {"kind": "cancelled",
+                                  "message": "netlayer: the client was closed while the request was in flight"}}
+_CLOSED_RAW = _dumps(_CLOSED)
 
 
 class _Queue:
@@ -175,6 +181,8 @@ class AsyncMixin(ClientBase):
         except _AsyncCancelled:
             self._cancel(request_id)
             raise
+        if self._closing:
+            document = _CLOSED
         return _document_or_raise(document, request_id)
 
     def _submit(self, loop: asyncio.AbstractEventLoop, payload: bytes,
@@ -260,6 +268,8 @@ class AsyncMixin(ClientBase):
         except _AsyncCancelled:
             self._cancel(request_id)
             raise
+        if self._closing:
+            raw = _CLOSED_RAW
         return entry.response_or_raise(raw, request_id)
 
 
