@@ -56,13 +56,13 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     }
 
     /// Where the request is, for the interceptor and the logger (made only for them).
-    fileprivate var contextForLog: RequestContext { context }
+    var contextForLog: RequestContext { context }
     private var context: RequestContext { RequestContext(id: id, attempt: attempt, cookies: environment.cookies) }
 
     // MARK: Async driver
 
     package func start() {
-        if let (cached, refresh) = cachedAnswer() {
+        if environment.hasCache, let (cached, refresh) = cachedAnswer() {
             // Like any answer, on a transport thread and never inside send(): a caller
             // may hold a lock its completion takes. Until then it can be cancelled.
             environment.sessionManager.schedule(after: 0) { [self] in
@@ -93,7 +93,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects.count,
                                        parser: environment.sessionManager.urlParser) {
             case .follow(let next):
-                environment.logger?.log(request: next, context: context)  // each hop is a request of its own
+                if environment.logs { environment.logger?.log(request: next, context: context) }  // each hop is a request of its own
                 let hop = RedirectHop(status: (try? result.get())?.statusCode ?? 0, url: request.url)
                 send(next, redirects: redirects + [hop], redirectMs: redirectMs + Self.spent(result))
             case .fail(let error):
@@ -166,7 +166,8 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     // MARK: Shared steps
 
     private var cache: (any ResponseCaching)? {
-        guard let cache = environment.cache, original.transfer.useCache, cache.isCacheable(original) else { return nil }
+        guard environment.hasCache, let cache = environment.cache, original.transfer.useCache,
+              cache.isCacheable(original) else { return nil }
         return cache
     }
 
@@ -201,7 +202,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// request that got `result` (another URL after a redirect).
     private func throughCache(_ result: consuming Result<HTTPResponse, NetworkError>,
                               hop: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
-        guard environment.cache != nil else { return result }  // a client without a cache
+        guard environment.hasCache else { return result }  // a client without a cache
         guard let cache else {
             if let cache = environment.cache, !original.method.isSafe, case .success(let response) = result {
                 cache.invalidate(after: response, to: original, finalURL: hop.url,
@@ -251,7 +252,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                 request.headers[field.name] = field.value
             }
         }
-        if let adapter = environment.interceptor {
+        if environment.mayIntercept, let adapter = environment.interceptor {
             do {
                 request = try adapter.adapt(request, context: context)
                 try request.headers.validate()
@@ -259,8 +260,8 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                 return .failure(error)
             }
         }
-        if cache != nil { sentCredentials = RequestCredentials(of: request, cookies: environment.cookies) }
-        environment.logger?.log(request: request, context: context)
+        if environment.hasCache, cache != nil { sentCredentials = RequestCredentials(of: request, cookies: environment.cookies) }
+        if environment.logs { environment.logger?.log(request: request, context: context) }
         return .success(request)
     }
 
@@ -272,7 +273,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         let policy = original.options.retry
         guard attempt < policy.maxAttempts else { return .success(.doNotRetry) }
         var decision = RetryDecision.useDefault
-        if let retrier = environment.interceptor {
+        if environment.mayIntercept, let retrier = environment.interceptor {
             do {
                 decision = try environment.retrierLock.withLock { _ throws(NetworkError) -> RetryDecision in
                     try retrier.retry(request, context: context, dueTo: error)
@@ -295,80 +296,6 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             delay = min(delay, remaining)  // the next attempt then ends at the deadline
         }
         return .success(.retry(delay: delay))
-    }
-}
-
-/// What the attempts of a request need from their service: the transport, the
-/// interceptor, the logger and the status check. One per service.
-package final class AttemptEnvironment: Sendable {
-    let sessionManager: any NetworkSessionManager
-    /// `interceptor` is not nil: read before taking the lock, so that a client without
-    /// one pays an atomic load per attempt for it.
-    private let hasInterceptor: Atomic<Bool>
-    private let installed: Locked<(any RequestInterceptor)?>
-    /// nil when it logs nothing: then no event is made at all.
-    let logger: (any NetworkErrorLogger)?
-    package let cache: (any ResponseCaching)?
-    let retrierLock = Locked(())
-    /// The transport's cookie jar, for those that must know every credential.
-    let cookies: (any CookieSource)?
-    private let nextID = Atomic<UInt64>(1)
-
-    package init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
-         logger: any NetworkErrorLogger, cache: (any ResponseCaching)?) {
-        self.sessionManager = sessionManager
-        cookies = sessionManager.cookieSource
-        self.cache = cache
-        hasInterceptor = Atomic(interceptor != nil)
-        installed = Locked(interceptor)
-        self.logger = logger.isEnabled ? logger : nil
-    }
-
-    /// The interceptor of the attempts that start from now on: adapts each attempt and
-    /// decides retries before the policy (`NetlayerClient.setInterceptor`).
-    var interceptor: (any RequestInterceptor)? {
-        get {
-            guard hasInterceptor.load(ordering: .acquiring) else { return nil }
-            return installed.withLock { $0 }
-        }
-        set {
-            installed.withLock { $0 = newValue }
-            hasInterceptor.store(newValue != nil, ordering: .releasing)
-        }
-    }
-
-    package func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
-
-    /// Logs the attempt's outcome; a status outside the request's acceptable ones
-    /// becomes `NetworkError.error`.
-    func validate(_ result: consuming Result<HTTPResponse, NetworkError>, request: HTTPRequest,
-                  attempts: RequestAttempts) -> Result<HTTPResponse, NetworkError> {
-        // `result` is handed back as it came whenever it stands (no copy of the response).
-        switch result {
-        case .success(let response):
-            logger?.log(response: response, request: request, context: attempts.contextForLog)
-            guard request.options.acceptableStatus.contains(response.statusCode) else {
-                let error = NetworkError.error(statusCode: response.statusCode, response: response)
-                logger?.log(error: error, request: request, context: attempts.contextForLog)
-                return .failure(error)
-            }
-        case .failure(let error):
-            logger?.log(error: error, request: request, context: attempts.contextForLog)
-        }
-        return result
-    }
-}
-
-/// Monotonic time for deadlines.
-package enum MonotonicClock {
-    package static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    static func seconds(since start: UInt64) -> Double {
-        Double(now() &- start) / 1e9
     }
 }
 
