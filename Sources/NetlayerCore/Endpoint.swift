@@ -16,9 +16,15 @@ public struct Endpoint<R>: ResponseRequestable {
     public var isFullPath: Bool
     public var method: HTTPMethod
     public var headerParameters: HTTPHeaders
-    public var queryParametersEncodable: (any Encodable & Sendable)?
+    public var queryParametersEncodable: (any Encodable & Sendable)? {
+        get { encodables?.query }
+        set { encodables = EncodableParameters.make(query: newValue, body: encodables?.body) }
+    }
     public var queryParameters: JSONObject
-    public var bodyParametersEncodable: (any Encodable & Sendable)?
+    public var bodyParametersEncodable: (any Encodable & Sendable)? {
+        get { encodables?.body }
+        set { encodables = EncodableParameters.make(query: encodables?.query, body: newValue) }
+    }
     public var bodyParameters: JSON?
     public var bodyEncoding: BodyEncoding
     /// Bytes sent as the body as they are (`application/octet-stream` unless the
@@ -30,6 +36,10 @@ public struct Endpoint<R>: ResponseRequestable {
     public var acceptableStatus: AcceptableStatus?
     public var configureOptions: (@Sendable (inout RequestOptions) -> Void)?
     public var transfer: TransferOptions
+    /// Both encodable parameters, behind one reference that is nil for almost every
+    /// endpoint: an optional existential is copied and dropped through its type's value
+    /// witnesses even when nil, and endpoints are built and copied for every request.
+    private var encodables: EncodableParameters?
 
     public init(path: String,
                 isFullPath: Bool = false,
@@ -49,9 +59,8 @@ public struct Endpoint<R>: ResponseRequestable {
         self.isFullPath = isFullPath
         self.method = method
         self.headerParameters = headerParameters
-        self.queryParametersEncodable = queryParametersEncodable
+        self.encodables = EncodableParameters.make(query: queryParametersEncodable, body: bodyParametersEncodable)
         self.queryParameters = queryParameters
-        self.bodyParametersEncodable = bodyParametersEncodable
         self.bodyParameters = bodyParameters
         self.bodyEncoding = bodyEncoding
         self.responseDecoder = responseDecoder
@@ -59,5 +68,21 @@ public struct Endpoint<R>: ResponseRequestable {
         self.acceptableStatus = acceptableStatus
         self.configureOptions = configureOptions
         self.transfer = transfer
+    }
+}
+
+/// The encodable parameters of an endpoint that has any (immutable: a change makes a
+/// new one, so endpoints keep value semantics).
+private final class EncodableParameters: Sendable {
+    let query: (any Encodable & Sendable)?
+    let body: (any Encodable & Sendable)?
+
+    private init(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?) {
+        self.query = query
+        self.body = body
+    }
+
+    static func make(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?) -> EncodableParameters? {
+        query == nil && body == nil ? nil : EncodableParameters(query: query, body: body)
     }
 }

@@ -30,6 +30,24 @@ import Testing
         #expect(request.headers["content-type"] == "application/json")
     }
 
+    @Test func encodableParametersKeepValueSemantics() throws {
+        struct Query: Encodable, Sendable { let page: Int }
+        struct Body: Encodable, Sendable { let title: String }
+        let original = Endpoint<JSON>(path: "movies", method: .post, queryParametersEncodable: Query(page: 1))
+        var copy = original
+        copy.bodyParametersEncodable = Body(title: "Dune")  // the query stays, the original is untouched
+        copy.queryParametersEncodable = Query(page: 2)
+        let config = NetworkConfig(baseURL: "http://h/")
+        #expect(try original.httpRequest(with: config).url == "http://h/movies?page=1")
+        #expect(try original.httpRequest(with: config).body == nil)
+        #expect(try copy.httpRequest(with: config).url == "http://h/movies?page=2")
+        #expect(try copy.httpRequest(with: config).body.map { String(decoding: $0, as: UTF8.self) } == #"{"title":"Dune"}"#)
+        copy.queryParametersEncodable = nil
+        copy.bodyParametersEncodable = nil
+        #expect(copy.queryParametersEncodable == nil && copy.bodyParametersEncodable == nil)
+        #expect(try copy.httpRequest(with: config).url == "http://h/movies")
+    }
+
     @Test func endpointHeadersOverrideConfigHeadersCaseInsensitively() throws {
         let request = try Endpoint<JSON>(path: "x", headerParameters: ["accept": "text/plain"]).httpRequest(with: config)
         #expect(request.headers.count == 1)
