@@ -71,8 +71,10 @@ package final class ResponseSink {
     /// Takes the next bytes of the body.
     func write(_ data: UnsafeRawBufferPointer, statusIsAcceptable: () -> Bool) -> Outcome {
         if target == .undecided {
-            let acceptable = statusIsAcceptable()
-            target = !acceptable ? .memory : file != nil ? .file : parser != nil ? .stream : .memory
+            // Only where a download or a stream goes depends on the status (asking for
+            // it is a call into libcurl): a body for memory goes there whatever it is.
+            target = file == nil && parser == nil ? .memory
+                : !statusIsAcceptable() ? .memory : file != nil ? .file : .stream
         }
         switch target {
         case .undecided, .memory:

@@ -44,33 +44,65 @@ public struct EndpointDocument: Sendable {
                             "maxResponseBytes", "maxDownloadBytes"]
 
         init?(name: String) {
-            switch name {
-            case "path": self = .path
-            case "isFullPath": self = .isFullPath
-            case "method": self = .method
-            case "headers": self = .headers
-            case "query": self = .query
-            case "body": self = .body
-            case "bodyEncoding": self = .bodyEncoding
-            case "response": self = .response
-            case "timeout": self = .timeout
-            case "acceptableStatus": self = .acceptableStatus
-            case "retry": self = .retry
-            case "deadline": self = .deadline
-            case "multipart": self = .multipart
-            case "uploadFrom": self = .uploadFrom
-            case "downloadTo": self = .downloadTo
-            case "xmlRoot": self = .xmlRoot
-            case "progress": self = .progress
-            case "stream": self = .stream
-            case "useCache": self = .useCache
-            case "params": self = .params
-            case "auth": self = .auth
-            case "maxStreamItemBytes": self = .maxStreamItemBytes
-            case "maxResponseBytes": self = .maxResponseBytes
-            case "maxDownloadBytes": self = .maxDownloadBytes
-            default: return nil
+            // By length first: comparing two different short strings takes the slow
+            // path of String ==, and this runs for every key of every request.
+            let key: Keys? = switch name.utf8.count {
+            case 4:
+                switch name {
+                case "path": .path
+                case "body": .body
+                case "auth": .auth
+                default: nil
+                }
+            case 5:
+                switch name {
+                case "query": .query
+                case "retry": .retry
+                default: nil
+                }
+            case 6:
+                switch name {
+                case "method": .method
+                case "stream": .stream
+                case "params": .params
+                default: nil
+                }
+            case 7:
+                switch name {
+                case "headers": .headers
+                case "timeout": .timeout
+                case "xmlRoot": .xmlRoot
+                default: nil
+                }
+            case 8:
+                switch name {
+                case "response": .response
+                case "deadline": .deadline
+                case "progress": .progress
+                case "useCache": .useCache
+                default: nil
+                }
+            case 9: name == "multipart" ? .multipart : nil
+            case 10:
+                switch name {
+                case "isFullPath": .isFullPath
+                case "uploadFrom": .uploadFrom
+                case "downloadTo": .downloadTo
+                default: nil
+                }
+            case 12: name == "bodyEncoding" ? .bodyEncoding : nil
+            case 16:
+                switch name {
+                case "acceptableStatus": .acceptableStatus
+                case "maxResponseBytes": .maxResponseBytes
+                case "maxDownloadBytes": .maxDownloadBytes
+                default: nil
+                }
+            case 18: name == "maxStreamItemBytes" ? .maxStreamItemBytes : nil
+            default: nil
             }
+            guard let key else { return nil }
+            self = key
         }
     }
 
