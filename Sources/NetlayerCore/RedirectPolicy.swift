@@ -20,7 +20,7 @@ package enum RedirectPolicy {
                                  "Content-Location", "Transfer-Encoding", "Digest"]
 
     static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
-                     redirects: Int, parser: any URLParsing) -> Step {
+                     redirects: Int, parser: @autoclosure () -> any URLParsing) -> Step {
         guard case .success(let response) = result, isRedirect(response.statusCode), request.options.followRedirects,
               let location = response.headers["location"], !location.isEmpty
         else { return .done }
@@ -28,6 +28,7 @@ package enum RedirectPolicy {
             return .fail(.generic("too many redirects (maxRedirects is \(request.options.maxRedirects))",
                                   curlCode: 47))  // CURLE_TOO_MANY_REDIRECTS
         }
+        let parser = parser()  // asked for only when there is a redirect to follow
         guard let target = parser.resolve(location, against: request.url) else {
             return .fail(.protocolViolation("the redirect Location cannot be parsed as a URL",
                                             curlCode: 3))  // CURLE_URL_MALFORMAT

@@ -20,8 +20,10 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     private let completion: (@Sendable (NetworkOutcome) -> Void)?
     /// Guards `current`, `cancelled` and `finished`, which `cancel()` reaches from any thread.
     private var mutex = pthread_mutex_t()
-    /// The transfer of the hop in flight, for `cancel()`.
-    private var current: (any NetworkCancellable)?
+    /// The transfer of the hop in flight, for `cancel()`; `NothingToCancel` between
+    /// hops. Not an optional: a nil optional existential is still dropped through value
+    /// witnesses, on every request.
+    private var current: any NetworkCancellable = NothingToCancel()
     private var cancelled = false
     private var finished = false
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
@@ -137,7 +139,8 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         let first = !finished
         let wasCancelled = cancelled
         finished = true
-        let transfer = current.take()
+        let transfer = current
+        current = NothingToCancel()
         pthread_mutex_unlock(&mutex)
         _ = transfer  // released outside the lock
         guard first else { return }
@@ -157,7 +160,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         let wasLive = !finished && !cancelled
         cancelled = true
         pthread_mutex_unlock(&mutex)
-        transfer?.cancel()
+        transfer.cancel()
         return wasLive
     }
 
@@ -317,4 +320,9 @@ extension RequestAttempts {
             return response
         }
     }
+}
+
+/// What `RequestAttempts.current` holds while no hop is in flight.
+private struct NothingToCancel: NetworkCancellable {
+    func cancel() -> Bool { false }
 }
