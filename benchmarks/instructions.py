@@ -38,11 +38,9 @@ variables on every transfer, walking the whole environment each time, so the lib
 loops cost more in a larger one (about 1.2k instructions per request more with the 39
 variables of an interactive shell), while Netlayer reads them once.
 
---check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.28 times
+--check fails (exit 1) when a ratio passes its budget: C nl_request at most 1.25 times
 the libcurl loop (compression offered by both, as Netlayer does by default), the
-default Python install at most 1.3 times pycurl + json.loads. The C loop measures 1.26
-here, above the 1.25 aimed at (1.247 in the shell's environment); its budget stops a
-change that makes requests dearer by more than a percent or two.
+default Python install at most 1.3 times pycurl + json.loads.
 """
 
 from __future__ import annotations
@@ -58,7 +56,7 @@ from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BUDGETS = {"C": 1.28, "Python": 1.3}
+BUDGETS = {"C": 1.25, "Python": 1.3}
 
 
 def run(cmd: List[str], **kwargs) -> subprocess.CompletedProcess:
