@@ -82,9 +82,10 @@ package struct ReceivedHeaders: @unchecked Sendable {
 
     /// Takes one header line as libcurl delivers it (with its line end). Returns why
     /// the line breaks HTTP framing where libcurl lets it through (bare LF line ends,
-    /// conflicting Content-Length: RFC 9112 2.2, 6.3), else nil. A status line starts
-    /// a new response (a redirect, or after 100 Continue): the fields so far are dropped.
-    /// The blank line ends the section (`sectionEnded`).
+    /// conflicting Content-Length: RFC 9112 2.2, 6.3; a field name that is not a token:
+    /// RFC 9110 5.1), else nil. A status line starts a new response (a redirect, or
+    /// after 100 Continue): the fields so far are dropped. The blank line ends the
+    /// section (`sectionEnded`).
     package mutating func append(line: UnsafeRawBufferPointer) -> String? {
         let n = line.count
         guard n > 0, let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -106,6 +107,9 @@ package struct ReceivedHeaders: @unchecked Sendable {
             }
             return nil
         }
+        // An obsolete line folding (RFC 9112 5.2): a continuation of the field before,
+        // left out as a line without a colon is.
+        if base[0] == 0x20 || base[0] == 0x09 { return nil }
         guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return nil }
         let colon = UnsafeRawPointer(found) - UnsafeRawPointer(base)
         guard colon > 0 else { return nil }
@@ -121,19 +125,27 @@ package struct ReceivedHeaders: @unchecked Sendable {
         UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon), as: UInt32.self)
         UnsafeMutableRawPointer(record + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueLength), as: UInt32.self)
         // Header names are ASCII tokens: lower-case the bytes, not Unicode. The JSON
-        // writer's byte classes seen tell whether the field is plain (`isPlain`), at a
-        // load per byte ("0" a `tchar`: the name is one when only "0" was seen).
-        var seen = UInt8(ascii: "0")
+        // writer's byte classes seen tell whether the name is one, at a load per byte
+        // ("0" a `tchar`: the name is a token when only "0" was seen).
         if colon < 8 || !Self.lowercaseSimpleName(from: base, into: record + 8, count: colon) {
+            var seen = UInt8(ascii: "0")
             let classes = JSONWriter.byteClass
             for i in 0..<colon {
                 let b = base[i]
                 record[8 + i] = MIMEScan.lowercased(b)
                 seen |= classes[Int(b)]
             }
+            if seen != UInt8(ascii: "0") {
+                // RFC 9110 5.1: a field name is a token. One that is not (whitespace
+                // before the colon, a smuggling classic; bytes that are not ASCII, which
+                // two names could not be told apart by once written as JSON text) fails
+                // the response, as browsers and Go's client do.
+                let shown = String(decoding: UnsafeBufferPointer(start: base, count: min(colon, 64)), as: UTF8.self)
+                return "the response has a header field name that is not a token (\"\(shown.escapedForMessage)\"\(colon > 64 ? "..." : ""))"
+            }
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
-        if seen == UInt8(ascii: "0"), JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {
+        if JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {  // the name is a token
             UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
         }
         block.count += 8 + colon + valueLength

@@ -159,19 +159,19 @@ package struct JSONWriter: ~Copyable {
     /// UTF-8 bytes known to need no escaping when they are a header-name token (RFC
     /// 9110 `tchar`s only); anything else is written as a string.
     package mutating func write(tokenUTF8 utf8: UnsafeBufferPointer<UInt8>) {
-        if !writeQuoted(utf8, tokenOnly: true) { write(utf8: utf8) }
+        if !writeQuoted(utf8, tokenOnly: true, knownUTF8: false) { write(utf8: utf8) }
     }
 
     package mutating func write(string: String) {
         // Valid UTF-8 already: the one-pass copy where it is plain ASCII. A native
         // string lends its bytes without the copy (and retain) `withUTF8` needs.
         let written: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
-            if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
+            if !writeQuoted(utf8, tokenOnly: false, knownUTF8: true) { writeEscaped(utf8) }
         }
         if written == nil {
             var string = string
             string.withUTF8 { utf8 in
-                if !writeQuoted(utf8, tokenOnly: false) { writeEscaped(utf8) }
+                if !writeQuoted(utf8, tokenOnly: false, knownUTF8: true) { writeEscaped(utf8) }
             }
         }
     }
@@ -179,15 +179,17 @@ package struct JSONWriter: ~Copyable {
     /// UTF-8 bytes as a string; bytes that are not UTF-8 become U+FFFD, as with
     /// `String(decoding:as:)`.
     package mutating func write(utf8: UnsafeBufferPointer<UInt8>) {
-        if !writeQuoted(utf8, tokenOnly: false) { write(string: String(decoding: utf8, as: UTF8.self)) }
+        if !writeQuoted(utf8, tokenOnly: false, knownUTF8: false) { write(string: String(decoding: utf8, as: UTF8.self)) }
     }
 
     /// The common case in one pass: copies `utf8` between quotes while it is printable
     /// ASCII without `"` or `\` (only `tchar`s with `tokenOnly`). At the first other
-    /// byte: with `tokenOnly`, or when that byte is not ASCII, takes the write back
-    /// and returns false; else finishes with `writeEscaped`.
+    /// byte: with `tokenOnly`, or when that byte is not ASCII, or when bytes not known
+    /// to be UTF-8 (`knownUTF8` false) hold a non-ASCII one past it, takes the write
+    /// back and returns false; else finishes with `writeEscaped`, which copies non-ASCII
+    /// bytes as they are and so must only see UTF-8.
     @inline(__always)
-    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, tokenOnly: Bool) -> Bool {
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, tokenOnly: Bool, knownUTF8: Bool) -> Bool {
         let n = utf8.count
         reserve(n &+ 2)
         let out = storage + count
@@ -229,6 +231,7 @@ package struct JSONWriter: ~Copyable {
             return true
         }
         if tokenOnly || utf8[i] >= 0x80 { return false }
+        if !knownUTF8, utf8[i...].contains(where: { $0 >= 0x80 }) { return false }
         writeEscaped(utf8)
         return true
     }
@@ -314,10 +317,10 @@ package struct JSONWriter: ~Copyable {
             storage[count] = UInt8(ascii: ",")
             count &+= 1
         }
-        if writeQuoted(name, tokenOnly: true) {
+        if writeQuoted(name, tokenOnly: true, knownUTF8: false) {
             storage[count] = UInt8(ascii: ":")  // within the room reserved above
             count &+= 1
-            if writeQuoted(value, tokenOnly: false) { return true }
+            if writeQuoted(value, tokenOnly: false, knownUTF8: false) { return true }
         }
         count = start  // not plain: again, escaping as needed
         guard let text = String(validating: value, as: UTF8.self) else { return false }

@@ -74,6 +74,10 @@ import Testing
         let (_, conflict) = received(["Content-Length: 5\r\n", "Content-Length: 6\r\n"])
         #expect(conflict == "the response has conflicting Content-Length headers (5, 6)")
         #expect(received(["Content-Length: 5\r\n", "content-length: 5\r\n"]).1 == nil)
+        // RFC 9110 5.1: a name is a token; an obsolete folding is a continuation, left out.
+        #expect(received(["X-Bad : 1\r\n"]).1 == #"the response has a header field name that is not a token ("X-Bad ")"#)
+        #expect(received(["X-\u{1}: 1\r\n"]).1 == #"the response has a header field name that is not a token ("X-\u{1}")"#)
+        #expect(received(["A: 1\r\n", " folded: 2\r\n", "\tmore\r\n"]).1 == nil)
     }
 
     /// Fields are marked plain as they arrive only when JSON may hold their bytes as
@@ -87,6 +91,8 @@ import Testing
             Array("X-U: caf\u{e9}\r\n".utf8), Array("X-L: caf".utf8) + [0xE9, 0x0D, 0x0A], Array("X-Empty:\r\n".utf8),
             Array("X-Del: a".utf8) + [0x7F, 0x0D, 0x0A], Array("X_Under.Score-NAME: v\r\n".utf8),
             Array("ABCDEFGH: 12345678\r\n".utf8), Array("Content-Security-Policy-Report-Only: 123456789\"\r\n".utf8),
+            // A byte to escape before one that is not UTF-8 (found by Tests/fuzz): still ISO-8859-1.
+            Array("X-Ctl-L: ".utf8) + [0x04, 0x88, 0x0D, 0x0A], Array("X-Quote-L: \"".utf8) + [0xE9, 0x22, 0x0D, 0x0A],
             Array("\r\n".utf8),
         ]
         for line in lines {
@@ -98,7 +104,8 @@ import Testing
         headers.withEachFieldUTF8(marking: { name, _, isPlain in plain[String(decoding: name, as: UTF8.self)] = isPlain })
         #expect(plain == ["server": true, "etag": false, "x-back": false, "x-tab": false, "x-long": true,
                           "x-quote-late": false, "x-u": false, "x-l": false, "x-empty": true, "x-del": false,
-                          "x_under.score-name": true, "abcdefgh": true, "content-security-policy-report-only": false])
+                          "x_under.score-name": true, "abcdefgh": true, "content-security-policy-report-only": false,
+                          "x-ctl-l": false, "x-quote-l": false])
 
         let response = HTTPResponse(statusCode: 200, headers: headers, body: Array("{}".utf8))
         let document = ResultDocument.success(response, value: .text(RawJSON(.object(JSONObject()))), attempts: 1,
@@ -119,7 +126,9 @@ import Testing
         #expect(written["x_under.score-name"] == .string("v"))
         #expect(written["abcdefgh"] == .string("12345678"))
         #expect(written["content-security-policy-report-only"] == .string("123456789\""))
-        #expect(root["latin1Headers"] == .array([.string("x-l")]))
+        #expect(written["x-ctl-l"] == .string("\u{4}\u{88}"))
+        #expect(written["x-quote-l"] == .string("\"\u{e9}\""))
+        #expect(root["latin1Headers"] == .array([.string("x-l"), .string("x-ctl-l"), .string("x-quote-l")]))
     }
 
     @Test func writesTheSameJSONFromBytesAsFromStrings() {

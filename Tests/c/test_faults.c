@@ -214,6 +214,12 @@ static void test_conflicting_content_lengths_are_protocol(void)
     expect_fault("conflicting-length", "\"timeout\": 10", NULL, "protocol", 3000);
 }
 
+/* RFC 9110 5.1: a field name is a token; whitespace before the colon is not allowed. */
+static void test_a_field_name_that_is_not_a_token_is_protocol(void)
+{
+    expect_fault("bad-field-name", "\"timeout\": 10", NULL, "protocol", 3000);
+}
+
 /* A body longer than Content-Length: the response is the first 10 bytes (or a
  * protocol error), never the excess; the excess (which looks like a second
  * response) must not be read as the answer to the next request on that connection. */
@@ -479,6 +485,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_bad_status_line_is_protocol),
         NLT_TEST(test_bare_lf_response_is_protocol),
         NLT_TEST(test_conflicting_content_lengths_are_protocol),
+        NLT_TEST(test_a_field_name_that_is_not_a_token_is_protocol),
         NLT_TEST(test_body_longer_than_content_length_never_leaks_into_the_next_response),
         NLT_TEST(test_endless_headers_are_protocol_or_too_large),
         NLT_TEST(test_header_section_cut_by_a_close_is_protocol),

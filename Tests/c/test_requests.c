@@ -665,11 +665,13 @@ static void test_header_values_that_are_not_utf8_arrive_without_loss(void)
     CHECK_STR_EQ(jpath_str(r, "headers.x-latin1"), "caf\xc3\xa9 \xc3\xbf");  /* U+00E9, U+00FF */
     CHECK_STR_EQ(jpath_str(r, "headers.x-utf8"), "caf\xc3\xa9");
     CHECK_STR_EQ(jpath_str(r, "headers.x-mixed"), "a, \xc3\xa9");
+    CHECK_STR_EQ(jpath_str(r, "headers.x-ctl-latin1"), "\x04\xc2\x88");  /* U+0004, U+0088 */
     latin1 = json_object_get(r, "latin1Headers");
     REQUIRE(json_is_array(latin1));
-    CHECK_INT_EQ(json_array_size(latin1), 2);
+    CHECK_INT_EQ(json_array_size(latin1), 3);
     CHECK_STR_EQ(json_string_value(json_array_get(latin1, 0)), "x-latin1");
     CHECK_STR_EQ(json_string_value(json_array_get(latin1, 1)), "x-mixed");
+    CHECK_STR_EQ(json_string_value(json_array_get(latin1, 2)), "x-ctl-latin1");
     json_decref(r);
 
     r = request_json(c, "{\"path\": \"json\"}");

@@ -1,4 +1,5 @@
-// libFuzzer entry point over Netlayer's JSON entry points and OpenAPI documents. Built by Tests/fuzz/run.sh
+// libFuzzer entry point over Netlayer's JSON entry points, OpenAPI documents and the
+// header sections servers send. Built by Tests/fuzz/run.sh
 // together with the Netlayer and NetlayerC sources as one module, so internal types
 // are reachable. The first byte picks the entry point; the rest is its input.
 
@@ -6,13 +7,14 @@
 public func netlayerFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 0 else { return 0 }
     let input = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    switch data[0] % 7 {
+    switch data[0] % 8 {
     case 0: fuzzConfig(input)
     case 1: fuzzEndpoint(input)
     case 2: fuzzDecoding(input)
     case 3: fuzzPathTemplate(input)
     case 4: fuzzStream(input)
     case 5: fuzzOpenAPI(input)
+    case 7: fuzzResponseHeaders(input)
     default: fuzzJSONRoundTrip(input)
     }
     return 0
@@ -25,6 +27,44 @@ private func fuzzOpenAPI(_ input: UnsafeBufferPointer<UInt8>) {
     for operation in document.operations.prefix(8) {
         _ = try? document.endpointDocument(for: operation, overlay: .object(["params": .object(JSONObject())]),
                                            credentials: OpenAPICredentials(), hasBaseURL: true)
+    }
+}
+
+/// A header section as a server sends it (lines split at LF, each given the CRLF
+/// libcurl passes on), with the first line's bytes as the body: the field records, the
+/// `auto` decoder's Content-Type and charset reading (Fetch's "extract a MIME type",
+/// the Encoding Standard's labels), HTTP-date fields, and the result document, which
+/// must stay JSON whatever bytes the fields hold.
+private func fuzzResponseHeaders(_ input: UnsafeBufferPointer<UInt8>) {
+    var received = ReceivedHeaders()
+    var body: [UInt8] = []
+    var start = 0
+    for i in 0...input.count where i == input.count || input[i] == 0x0A {
+        let line = Array(input[start..<i]) + [0x0D, 0x0A]
+        if start == 0 { body = Array(input[start..<i]) }
+        start = i + 1
+        guard line.withUnsafeBytes({ received.append(line: $0) }) == nil else { return }  // refused framing
+    }
+    let headers = HTTPHeaders(received: received)
+    let response = HTTPResponse(statusCode: 200, headers: headers, body: body)
+    if let reading = AutoResponseDecoder.reading(for: response) {
+        _ = AutoResponseDecoder.decoder(for: reading.choice, charset: reading.charset)
+    }
+    for name in ["date", "expires", "last-modified", "retry-after"] {
+        for value in headers.values(named: name) { _ = HTTPDate.parse(value) }
+    }
+    _ = CacheControl(headers["cache-control"])
+    let document = ResultDocument.success(response, value: .value(.null), attempts: 1, decoder: nil, charset: nil,
+                                          redactedQuery: [])
+    let bytes = document.bytes
+    let parsed: JSON
+    do {
+        parsed = try JSONParser.parse(bytes)
+    } catch {
+        fatalError("a header section made a result document that is not JSON (\(error)): \(bytes)")
+    }
+    guard case .object(let object) = parsed, case .object? = object["headers"] else {
+        fatalError("a header section made a result document without headers: \(String(decoding: bytes, as: UTF8.self))")
     }
 }
 

@@ -21,6 +21,7 @@ The mode is the request path (the query is ignored unless noted):
   /bad-status-line     "HTTP/1.1 OOPS Not A Status" as the status line
   /bare-lf             a complete response whose lines end in LF only
   /conflicting-length  two different Content-Length headers
+  /bad-field-name      a header field name with a space before its colon
   /endless-headers     header lines forever (until the client leaves)
   /unterminated-headers
                        "HTTP/1.1 200 OK" and a Content-Type line, then closes before
@@ -237,6 +238,12 @@ def h_conflicting_length(c, q):
     return False
 
 
+def h_bad_field_name(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Bad : 1\r\n"
+           b"Content-Length: 2\r\n\r\n{}")
+    return False
+
+
 def h_endless_headers(c, q):
     c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
     i = 0
@@ -351,6 +358,7 @@ ROUTES = {
     "/bad-status-line": h_bad_status_line,
     "/bare-lf": h_bare_lf,
     "/conflicting-length": h_conflicting_length,
+    "/bad-field-name": h_bad_field_name,
     "/endless-headers": h_endless_headers,
     "/unterminated-headers": h_unterminated_headers,
     "/huge-header": h_huge_header,

@@ -24,7 +24,8 @@ Endpoints (any method unless noted):
        /typed?type=T&body=B  B (UTF-8) with Content-Type T (none when T is absent; one
                              line per T when repeated); body64=B64 sends those bytes
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
-                             X-Mixed twice: a, \xe9) beside a UTF-8 one (X-Utf8: café)
+                             X-Mixed twice: a, \xe9; X-Ctl-Latin1: \x04\x88, a byte to
+                             escape first) beside a UTF-8 one (X-Utf8: café)
        /stats /stats/reset   accepted TCP connections and requests
        /movies /movies/<id>  small demo API (GET list, GET one, POST create)
        /flaky/<key>?fails=N&status=503&retry_after=X
@@ -470,7 +471,7 @@ class Handler(BaseHTTPRequestHandler):
             # send_header writes a str as ISO-8859-1: each code point below 256 is one byte.
             return self._send(200, b"{}", "application/json", headers=[
                 ("X-Latin1", "caf\xe9 \xff"), ("X-Utf8", "café".encode().decode("latin-1")),
-                ("X-Mixed", "a"), ("X-Mixed", "\xe9")])
+                ("X-Mixed", "a"), ("X-Mixed", "\xe9"), ("X-Ctl-Latin1", "\x04\x88")])
 
         if path == "/reflect":
             # The request body, verbatim, as a JSON response: lets a test choose the

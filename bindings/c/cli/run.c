@@ -77,6 +77,34 @@ static void put_header(FILE *out, const char *prefix, const jnode *member, int t
     fputc('\n', out);
 }
 
+/* Whether `latin1Headers` (a result's array) lists `name`. */
+static int is_listed(const jnode *names, const char *name) {
+    const jnode *n;
+    for (n = names ? names->child : NULL; n; n = n->next)
+        if (n->type == J_STRING && strcmp(n->text, name) == 0) return 1;
+    return 0;
+}
+
+/* A header whose value a result holds as ISO-8859-1 text (its name in latin1Headers:
+ * the server's bytes were not UTF-8): the bytes themselves, one per code point, so that
+ * a pipe gets what the server sent and a terminal shows it escaped as any text. */
+static void put_latin1_header(FILE *out, const jnode *member, int terminal) {
+    const unsigned char *s = (const unsigned char *)member->text;
+    char *bytes = malloc(member->len + 1);
+    size_t i = 0, n = 0;
+    if (!bytes) { put_header(out, "", member, terminal); return; }
+    while (i < member->len) {  /* UTF-8 of code points below 256: one or two bytes each */
+        if (s[i] < 0x80) bytes[n++] = (char)s[i++];
+        else if (i + 1 < member->len && (s[i] & 0xFE) == 0xC2) { bytes[n++] = (char)(((s[i] & 0x03) << 6) | (s[i + 1] & 0x3F)); i += 2; }
+        else bytes[n++] = (char)s[i++];  /* not what the library writes: kept as it is */
+    }
+    put_string(out, member->key, terminal);
+    fputs(": ", out);
+    put_text(out, bytes, n, terminal);
+    fputc('\n', out);
+    free(bytes);
+}
+
 /* -v: the library's debug log events, as curl -v shows a transfer. */
 void print_log_event(const char *event_json, nl_reply *reply, void *user_data) {
     char error[128];
@@ -177,13 +205,16 @@ static void write_base64(const char *s, size_t n, FILE *out) {
 
 /* The response's status line and headers (HEAD, -i), escaped on a terminal. */
 static void print_head(const jnode *result) {
-    jnode *headers = json_get(result, "headers"), *m;
+    jnode *headers = json_get(result, "headers"), *latin1 = json_get(result, "latin1Headers"), *m;
     const char *version = json_string(result, "httpVersion");
     int terminal = isatty(STDOUT_FILENO);
     fputs("HTTP/", stdout);
     put_string(stdout, version ? version : "1.1", terminal);
     printf(" %d\n", status_of(result));
-    for (m = headers ? headers->child : NULL; m; m = m->next) put_header(stdout, "", m, terminal);
+    for (m = headers ? headers->child : NULL; m; m = m->next) {
+        if (m->type == J_STRING && is_listed(latin1, m->key)) put_latin1_header(stdout, m, terminal);
+        else put_header(stdout, "", m, terminal);
+    }
     putchar('\n');
 }
 

@@ -215,7 +215,8 @@ def test_header_values_that_are_not_utf8_keep_their_bytes(client: netlayer.Clien
     assert response.header_bytes("X-Latin1") == b"caf\xe9 \xff"
     assert response.header_bytes("x-utf8") == "café".encode()
     assert response.header_bytes("x-mixed") == b"a, \xe9"
-    assert response.latin1_headers == ("x-latin1", "x-mixed")
+    assert response.header_bytes("x-ctl-latin1") == b"\x04\x88"  # escaped, then a byte that is not UTF-8
+    assert response.latin1_headers == ("x-latin1", "x-mixed", "x-ctl-latin1")
     assert client.get("json").latin1_headers == ()
     assert client.get("json").header_bytes("missing") is None
 
