@@ -84,8 +84,9 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// the line breaks HTTP framing where libcurl lets it through (bare LF line ends,
     /// conflicting Content-Length: RFC 9112 2.2, 6.3; a field name that is not a token:
     /// RFC 9110 5.1), else nil. A status line starts a new response (a redirect, or
-    /// after 100 Continue): the fields so far are dropped. The blank line ends the
-    /// section (`sectionEnded`).
+    /// after 100 Continue): the fields so far are dropped. A line that starts with a
+    /// space or tab continues the value before it. The blank line ends the section
+    /// (`sectionEnded`).
     package mutating func append(line: UnsafeRawBufferPointer) -> String? {
         let n = line.count
         guard n > 0, let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -107,9 +108,10 @@ package struct ReceivedHeaders: @unchecked Sendable {
             }
             return nil
         }
-        // An obsolete line folding (RFC 9112 5.2): a continuation of the field before,
-        // left out as a line without a colon is.
-        if base[0] == 0x20 || base[0] == 0x09 { return nil }
+        if base[0] == 0x20 || base[0] == 0x09 {
+            continueLastValue(base, end: end)
+            return nil
+        }
         guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return nil }
         let colon = UnsafeRawPointer(found) - UnsafeRawPointer(base)
         guard colon > 0 else { return nil }
@@ -274,6 +276,37 @@ package struct ReceivedHeaders: @unchecked Sendable {
             target.storeBytes(of: lower, toByteOffset: offset, as: UInt64.self)
             if offset == count - 8 { return true }
             i += 8
+        }
+    }
+
+    /// An obsolete line folding (RFC 9112 5.2): the line continues the value of the
+    /// field before it, which a user agent reads with the fold replaced by a space.
+    /// A fold before any field of the response is left out.
+    private mutating func continueLastValue(_ base: UnsafePointer<UInt8>, end: Int) {
+        guard let old = block, old.records > 0 else { return }
+        var start = 0
+        while start < end, base[start] == 0x20 || base[start] == 0x09 { start += 1 }
+        var stop = end
+        while stop > start, base[stop - 1] == 0x20 || base[stop - 1] == 0x09 { stop -= 1 }
+        guard stop > start else { return }
+        // Records follow one another, so the last one ends the block: its value grows in place.
+        var last = 0
+        var offset = 0
+        while offset < old.count {
+            last = offset
+            offset = Record(UnsafeBufferPointer(start: old.bytes, count: old.count), at: offset).end
+        }
+        let valueLength = Record(UnsafeBufferPointer(start: old.bytes, count: old.count), at: last).value.count
+        let space = valueLength > 0 ? 1 : 0
+        let block = reserve(space + stop - start)  // may move the records to a larger block
+        if space == 1 { block.bytes[block.count] = 0x20 }
+        (block.bytes + block.count + space).update(from: base + start, count: stop - start)
+        block.count += space + stop - start
+        let header = UnsafeMutableRawPointer(block.bytes + last)
+        header.storeBytes(of: UInt32(truncatingIfNeeded: valueLength + space + stop - start), toByteOffset: 4, as: UInt32.self)
+        let record = Record(UnsafeBufferPointer(start: block.bytes, count: block.count), at: last)
+        if record.isPlain, !JSONWriter.isPlain(record.value) {
+            header.storeBytes(of: UInt32(truncatingIfNeeded: record.name.count), as: UInt32.self)
         }
     }
 

@@ -74,10 +74,25 @@ import Testing
         let (_, conflict) = received(["Content-Length: 5\r\n", "Content-Length: 6\r\n"])
         #expect(conflict == "the response has conflicting Content-Length headers (5, 6)")
         #expect(received(["Content-Length: 5\r\n", "content-length: 5\r\n"]).1 == nil)
-        // RFC 9110 5.1: a name is a token; an obsolete folding is a continuation, left out.
+        // RFC 9110 5.1: a name is a token.
         #expect(received(["X-Bad : 1\r\n"]).1 == #"the response has a header field name that is not a token ("X-Bad ")"#)
         #expect(received(["X-\u{1}: 1\r\n"]).1 == #"the response has a header field name that is not a token ("X-\u{1}")"#)
-        #expect(received(["A: 1\r\n", " folded: 2\r\n", "\tmore\r\n"]).1 == nil)
+    }
+
+    /// RFC 9112 5.2: a user agent reads an obsolete line folding as a space.
+    @Test func aFoldedLineContinuesTheValueBeforeIt() {
+        let (headers, violation) = received(["HTTP/1.1 200 OK\r\n", " before any field\r\n", "A: 1\r\n",
+                                             " folded: 2 \r\n", "\t \tmore\r\n", "Empty:\r\n", "  x\r\n",
+                                             "Quoted: q\r\n", " \"r\"\r\n", "B: 3\r\n", "\r\n"])
+        #expect(violation == nil)
+        #expect(headers["a"] == "1 folded: 2 more")
+        #expect(headers["empty"] == "x")
+        #expect(headers["quoted"] == "q \"r\"")
+        #expect(headers["b"] == "3")
+        #expect(headers.count == 4)
+        var plain: [String: Bool] = [:]
+        headers.withEachFieldUTF8(marking: { name, _, isPlain in plain[String(decoding: name, as: UTF8.self)] = isPlain })
+        #expect(plain == ["a": true, "empty": true, "quoted": false, "b": true])
     }
 
     /// Fields are marked plain as they arrive only when JSON may hold their bytes as

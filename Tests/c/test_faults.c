@@ -220,6 +220,18 @@ static void test_a_field_name_that_is_not_a_token_is_protocol(void)
     expect_fault("bad-field-name", "\"timeout\": 10", NULL, "protocol", 3000);
 }
 
+/* RFC 9112 5.2: a user agent reads an obsolete line folding as a space. */
+static void test_a_folded_header_value_is_read_with_spaces(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = fault_request(c, "folded", NULL, NULL);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.x-folded"), "a b c");
+    CHECK_STR_EQ(jpath_str(r, "headers.content-length"), "2");
+    json_decref(r);
+    nl_client_free(c);
+}
+
 /* A body longer than Content-Length: the response is the first 10 bytes (or a
  * protocol error), never the excess; the excess (which looks like a second
  * response) must not be read as the answer to the next request on that connection. */
@@ -486,6 +498,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_bare_lf_response_is_protocol),
         NLT_TEST(test_conflicting_content_lengths_are_protocol),
         NLT_TEST(test_a_field_name_that_is_not_a_token_is_protocol),
+        NLT_TEST(test_a_folded_header_value_is_read_with_spaces),
         NLT_TEST(test_body_longer_than_content_length_never_leaks_into_the_next_response),
         NLT_TEST(test_endless_headers_are_protocol_or_too_large),
         NLT_TEST(test_header_section_cut_by_a_close_is_protocol),

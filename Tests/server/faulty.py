@@ -22,6 +22,7 @@ The mode is the request path (the query is ignored unless noted):
   /bare-lf             a complete response whose lines end in LF only
   /conflicting-length  two different Content-Length headers
   /bad-field-name      a header field name with a space before its colon
+  /folded              a header value continued on two folded lines (obs-fold)
   /endless-headers     header lines forever (until the client leaves)
   /unterminated-headers
                        "HTTP/1.1 200 OK" and a Content-Type line, then closes before
@@ -244,6 +245,12 @@ def h_bad_field_name(c, q):
     return False
 
 
+def h_folded(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Folded: a\r\n  b\r\n\tc\r\n"
+           b"Content-Length: 2\r\n\r\n{}")
+    return False
+
+
 def h_endless_headers(c, q):
     c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
     i = 0
@@ -359,6 +366,7 @@ ROUTES = {
     "/bare-lf": h_bare_lf,
     "/conflicting-length": h_conflicting_length,
     "/bad-field-name": h_bad_field_name,
+    "/folded": h_folded,
     "/endless-headers": h_endless_headers,
     "/unterminated-headers": h_unterminated_headers,
     "/huge-header": h_huge_header,
