@@ -115,6 +115,15 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
 
     /// The end of an attempt: finish, or schedule the next one.
     private func conclude(_ result: Result<HTTPResponse, NetworkError>, request: HTTPRequest) {
+        if environment.hasCache, let stale = revalidation, case .success(let response) = result,
+           response.statusCode == 304, !response.selects(stored: stale.cached) {
+            // RFC 9111 section 4.3.4: a 304 that names another representation than the
+            // stored one updates nothing, and cannot answer a request that asked for
+            // none: the next attempt asks again, without validators.
+            revalidation = nil
+            attemptNext(lastError: nil)
+            return
+        }
         let validated = environment.validate(throughCache(result, hop: request), request: request, attempts: self)
         switch validated {
         case .success:

@@ -31,6 +31,23 @@ extension ResponseCaching {
                            urlParser: any URLParsing) {}
 }
 
+extension HTTPResponse {
+    /// Whether this 304 may update `stored`, the response whose validators the request
+    /// sent (RFC 9111 section 4.3.4): with an entity tag, `stored` has the same one
+    /// (compared strongly when this one is strong, weakly when it is `W/`); else with a
+    /// `Last-Modified`, `stored` has the same date; with neither, it may.
+    public func selects(stored: HTTPResponse) -> Bool {
+        if let tag = headers["etag"] {
+            guard let storedTag = stored.headers["etag"] else { return false }
+            let weak = tag.hasPrefix("W/")
+            if !weak { return !storedTag.hasPrefix("W/") && storedTag == tag }
+            return tag.dropFirst(2) == (storedTag.hasPrefix("W/") ? storedTag.dropFirst(2) : Substring(storedTag))
+        }
+        if let modified = headers["last-modified"] { return stored.headers["last-modified"] == modified }
+        return true
+    }
+}
+
 /// What a response cache says about a request before it is sent: nothing (a miss),
 /// a fresh response to answer with, or validators to send and the response a 304
 /// would confirm; or a stale response to answer with at once while a request with

@@ -23,9 +23,9 @@ import netlayer
 TABLE = Path(__file__).resolve().parents[3] / "Tests" / "cache" / "rfc9111.json"
 ROWS: List[Dict[str, Any]] = json.loads(TABLE.read_text(encoding="utf-8"))["scenarios"]
 
-EXPECTATIONS = {"network", "cached", "validated", "stale", "error"}
+EXPECTATIONS = {"network", "cached", "validated", "refetched", "stale", "error"}
 STEP_KEYS = {"method", "path", "headers", "useCache", "otherOrigin", "sleep", "background", "expect", "n", "status",
-             "responseHeaders", "absentHeaders", "sent", "notSent", "acceptableStatus", "kind"}
+             "responseHeaders", "absentHeaders", "sent", "notSent", "acceptableStatus", "kind", "attempts"}
 
 
 def _server(base_url: str, path: str, body: Any = None) -> Any:
@@ -110,12 +110,21 @@ def test_rfc9111_scenario(row: Dict[str, Any], base_url: str) -> None:
                     f"{where}: expected a revalidation; the origin saw {len(seen)}, fromCache {response.from_cache}"
                 sent = seen[0]["headers"]
                 assert "if-none-match" in sent or "if-modified-since" in sent, f"{where}: not conditional: {sent}"
+            elif expect == "refetched":
+                assert len(seen) == 2 and not response.from_cache, \
+                    f"{where}: expected a conditional request and one without validators; the origin saw {len(seen)}, " \
+                    f"fromCache {response.from_cache}"
+                validators = ("if-none-match", "if-modified-since")
+                assert any(name in seen[0]["headers"] for name in validators), f"{where}: not conditional: {seen[0]}"
+                assert not any(name in seen[1]["headers"] for name in validators), f"{where}: conditional again: {seen[1]}"
             elif expect == "stale":
                 assert response.from_cache and len(seen) >= 1, \
                     f"{where}: expected a stale answer after the origin failed; it saw {len(seen)}, " \
                     f"fromCache {response.from_cache}"
             if "status" in step:
                 assert response.status == step["status"], f"{where}: status {response.status}"
+            if "attempts" in step:
+                assert response.attempts == step["attempts"], f"{where}: {response.attempts} attempts"
             if "n" in step:
                 assert isinstance(response.value, dict) and response.value.get("n") == step["n"], \
                     f"{where}: answered by {response.value!r}, expected origin response {step['n']}"
