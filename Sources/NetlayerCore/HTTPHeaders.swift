@@ -23,6 +23,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The fields, unless `received` holds them.
     private var list: [Field] = []
+    /// `list` may hold a name more than once (`add`, or received fields made strings,
+    /// each `Set-Cookie` on its own): reading joins them, as for received fields.
+    private var listHasRepeats = false
     /// A response's fields as received, kept as bytes until someone asks for strings:
     /// most responses are only copied into a result document, which reads the bytes.
     private var received = ReceivedHeaders()
@@ -41,9 +44,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     }
 
     /// The fields in order; repeated response fields are joined into one.
-    public var fields: [Field] { received.isEmpty ? list : received.fields }
+    public var fields: [Field] {
+        guard received.isEmpty else { return received.fields }
+        return listHasRepeats ? Self.joiningRepeats(list) : list
+    }
 
-    public var count: Int { received.isEmpty ? list.count : received.count }
+    public var count: Int { received.isEmpty ? (listHasRepeats ? fields.count : list.count) : received.count }
     public var isEmpty: Bool { received.isEmpty && list.isEmpty }
 
     /// The value for `name` (any case); setting replaces every field of that name,
@@ -51,6 +57,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public subscript(name: String) -> String? {
         get {
             if !received.isEmpty { return received.value(named: name) }
+            if listHasRepeats {
+                let values = values(named: name)
+                return values.isEmpty ? nil : values.joined(separator: ", ")
+            }
             for f in list where f.name.caseInsensitiveEquals(name) { return f.value }
             return nil
         }
@@ -80,6 +90,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public mutating func add(name: String, value: String) {
         materialize()
         isValidated = false
+        if !listHasRepeats, list.contains(where: { $0.name.caseInsensitiveEquals(name) }) { listHasRepeats = true }
         list.append(Field(name: name, value: value))
     }
 
@@ -134,10 +145,33 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         withEachFieldUTF8 { name, value in body(name, value, false) }
     }
 
+    /// Makes the received fields strings, before a change: each record on its own, so
+    /// that `values(named:)` still gives each `Set-Cookie` apart (joined, an `Expires`
+    /// date's comma would make them one).
     private mutating func materialize() {
         guard !received.isEmpty else { return }
-        list = received.fields
+        var fields: [Field] = []
+        fields.reserveCapacity(received.recordCount)
+        received.forEachRecord { name, value in
+            fields.append(Field(name: String(decoding: name, as: UTF8.self), value: Self.text(ofValue: value).text))
+        }
+        list = fields
+        listHasRepeats = received.hasRepeats
         received = ReceivedHeaders()
+    }
+
+    /// `fields` of a list that may name a field more than once: one field per name
+    /// (any case), where it first occurs, its values joined with ", " (RFC 9110 5.3).
+    private static func joiningRepeats(_ list: [Field]) -> [Field] {
+        var joined: [Field] = []
+        for field in list {
+            if let i = joined.firstIndex(where: { $0.name.caseInsensitiveEquals(field.name) }) {
+                joined[i].value += ", " + field.value
+            } else {
+                joined.append(field)
+            }
+        }
+        return joined
     }
 
     // Whether the fields were checked is not part of the value.

@@ -46,7 +46,10 @@ package enum StubDocument {
             }
             var headers = HTTPHeaders()
             if let given = try doc.headers("headers") {
-                for field in given { headers.add(name: field.name.lowercased(), value: field.value) }
+                var seen = Set<String>()
+                for field in given where seen.insert(field.name.lowercased()).inserted {
+                    for value in given.values(named: field.name) { headers.add(name: field.name.lowercased(), value: value) }
+                }
             }
             if let contentType, headers["content-type"] == nil { headers.add(name: "content-type", value: contentType) }
             rule.headers = headers

@@ -79,6 +79,32 @@ import Testing
         #expect(received(["X-\u{1}: 1\r\n"]).1 == #"the response has a header field name that is not a token ("X-\u{1}")"#)
     }
 
+    /// A change (the cache's `Age`, a 304's fields) makes the fields strings: each
+    /// `Set-Cookie` stays apart, and reading still joins repeated names.
+    @Test func aChangeKeepsEachSetCookieApart() throws {
+        let expires = "a=1; Expires=Sun, 06 Nov 1994 08:49:37 GMT"
+        var (headers, _) = received(["HTTP/1.1 200 OK\r\n", "Set-Cookie: \(expires)\r\n", "X: 1\r\n",
+                                     "Set-Cookie: b=2\r\n", "\r\n"])
+        headers["Age"] = "5"
+        #expect(headers.values(named: "set-cookie") == [expires, "b=2"])
+        #expect(headers["Set-Cookie"] == expires + ", b=2")
+        #expect(headers.count == 3)
+        #expect(headers.fields.map(\.name) == ["set-cookie", "x", "Age"])
+        let document = ResultDocument.success(HTTPResponse(statusCode: 200, headers: headers), value: .value(.null),
+                                              attempts: 1, decoder: nil, charset: nil, redactedQuery: []).bytes
+        guard case .object(let root) = try JSONParser.parse(document), case .object(let written)? = root["headers"] else {
+            Issue.record("no headers object in \(String(decoding: document, as: UTF8.self))")
+            return
+        }
+        #expect(written.keys == ["set-cookie", "x", "Age"])
+        #expect(root["setCookies"] == .array([.string(expires), .string("b=2")]))
+
+        var added = HTTPHeaders()
+        added.add(name: "Set-Cookie", value: "a=1")
+        added.add(name: "set-cookie", value: "b=2")
+        #expect(added.count == 1 && added["SET-COOKIE"] == "a=1, b=2" && added.values(named: "Set-Cookie") == ["a=1", "b=2"])
+    }
+
     /// RFC 9112 5.2: a user agent reads an obsolete line folding as a space.
     @Test func aFoldedLineContinuesTheValueBeforeIt() {
         let (headers, violation) = received(["HTTP/1.1 200 OK\r\n", " before any field\r\n", "A: 1\r\n",
