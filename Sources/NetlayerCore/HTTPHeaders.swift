@@ -23,15 +23,30 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The fields, unless `received` holds them.
     private var list: [Field] = []
-    /// `list` may hold a name more than once (`add`, or received fields made strings,
-    /// each `Set-Cookie` on its own): reading joins them, as for received fields.
-    private var listHasRepeats = false
     /// A response's fields as received, kept as bytes until someone asks for strings:
     /// most responses are only copied into a result document, which reads the bytes.
     private var received = ReceivedHeaders()
     /// Every field has passed `validate` since the last change: a request's headers
     /// are checked once, however many layers hand them on.
-    private var isValidated = false
+    private var isValidated: Bool {
+        get { state.contains(.validated) }
+        set { if newValue { state.insert(.validated) } else { state.remove(.validated) } }
+    }
+    /// `list` may hold a name more than once (`add`, or received fields made strings,
+    /// each `Set-Cookie` on its own): reading joins them, as for received fields.
+    private var listHasRepeats: Bool {
+        get { state.contains(.listHasRepeats) }
+        set { if newValue { state.insert(.listHasRepeats) } else { state.remove(.listHasRepeats) } }
+    }
+    /// Both flags in one byte, so that the headers, which every request and response
+    /// holds and copies, are no larger than with one.
+    private var state: State = []
+
+    private struct State: OptionSet {
+        let rawValue: UInt8
+        static let validated = State(rawValue: 1 << 0)
+        static let listHasRepeats = State(rawValue: 1 << 1)
+    }
 
     public init() {}
 
@@ -57,10 +72,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public subscript(name: String) -> String? {
         get {
             if !received.isEmpty { return received.value(named: name) }
-            if listHasRepeats {
-                let values = values(named: name)
-                return values.isEmpty ? nil : values.joined(separator: ", ")
-            }
+            if listHasRepeats { return joinedValue(named: name) }
             for f in list where f.name.caseInsensitiveEquals(name) { return f.value }
             return nil
         }
@@ -160,8 +172,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         received = ReceivedHeaders()
     }
 
+    /// The values of `name` in `list` joined with ", " (RFC 9110 5.3), or nil. Out of
+    /// line: the subscript is read many times per request, almost never this way.
+    @inline(never)
+    private func joinedValue(named name: String) -> String? {
+        let values = values(named: name)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
     /// `fields` of a list that may name a field more than once: one field per name
     /// (any case), where it first occurs, its values joined with ", " (RFC 9110 5.3).
+    @inline(never)
     private static func joiningRepeats(_ list: [Field]) -> [Field] {
         var joined: [Field] = []
         for field in list {
@@ -175,7 +196,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     }
 
     // Whether the fields were checked is not part of the value.
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.fields == rhs.fields }
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        if lhs.received.isEmpty, rhs.received.isEmpty, !lhs.listHasRepeats, !rhs.listHasRepeats {
+            return lhs.list == rhs.list  // a request's headers: compared for every request (HeaderList)
+        }
+        return lhs.fields == rhs.fields
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
