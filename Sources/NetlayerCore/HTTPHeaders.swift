@@ -162,14 +162,22 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// date's comma would make them one).
     private mutating func materialize() {
         guard !received.isEmpty else { return }
+        list = separateFields
+        listHasRepeats = received.hasRepeats
+        received = ReceivedHeaders()
+    }
+
+    /// Every field line on its own, in order: the values of a repeated name apart, where
+    /// `fields` joins them (for whoever copies headers field by field, each Set-Cookie
+    /// intact).
+    package var separateFields: [Field] {
+        guard !received.isEmpty else { return list }
         var fields: [Field] = []
         fields.reserveCapacity(received.recordCount)
         received.forEachRecord { name, value in
             fields.append(Field(name: String(decoding: name, as: UTF8.self), value: Self.text(ofValue: value).text))
         }
-        list = fields
-        listHasRepeats = received.hasRepeats
-        received = ReceivedHeaders()
+        return fields
     }
 
     /// The values of `name` in `list` joined with ", " (RFC 9110 5.3), or nil. Out of

@@ -145,12 +145,9 @@ package struct CassetteDocument: Sendable {
     private static func received(_ fields: HTTPHeaders) -> HTTPHeaders {
         guard !fields.isEmpty else { return fields }
         var received = ReceivedHeaders()
-        var seen = Set<String>()
-        for field in fields where seen.insert(field.name.lowercased()).inserted {
-            for value in fields.values(named: field.name) {  // iterating `fields` joins a repeated name
-                let line = Array("\(field.name): \(value)\r\n".utf8)
-                _ = line.withUnsafeBytes { received.append(line: $0) }
-            }
+        for field in fields.separateFields {
+            let line = Array("\(field.name): \(field.value)\r\n".utf8)
+            _ = line.withUnsafeBytes { received.append(line: $0) }
         }
         return HTTPHeaders(received: received)
     }

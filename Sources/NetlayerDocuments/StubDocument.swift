@@ -46,10 +46,7 @@ package enum StubDocument {
             }
             var headers = HTTPHeaders()
             if let given = try doc.headers("headers") {
-                var seen = Set<String>()
-                for field in given where seen.insert(field.name.lowercased()).inserted {
-                    for value in given.values(named: field.name) { headers.add(name: field.name.lowercased(), value: value) }
-                }
+                for field in given.separateFields { headers.add(name: field.name.lowercased(), value: field.value) }
             }
             if let contentType, headers["content-type"] == nil { headers.add(name: "content-type", value: contentType) }
             rule.headers = headers

@@ -76,13 +76,8 @@ public struct CassetteRedaction: Sendable {
     /// field of its own (each Set-Cookie).
     private func fields(_ given: HTTPHeaders, _ secrets: [String]) -> HTTPHeaders {
         var out = HTTPHeaders()
-        var seen = Set<String>()
-        for field in given.fields {
-            let name = field.name.lowercased()
-            guard seen.insert(name).inserted else { continue }
-            for value in given.values(named: field.name) {
-                out.add(name: field.name, value: headers.contains(name) ? Cassette.redacted : text(value, secrets))
-            }
+        for field in given.separateFields {
+            out.add(name: field.name, value: headers.contains(field.name.lowercased()) ? Cassette.redacted : text(field.value, secrets))
         }
         return out
     }

@@ -68,13 +68,20 @@ static void on_progress(uint64_t id, const char *event_json, nl_reply *reply, vo
     json_free(event);
 }
 
-/* One header line ("> name: value"), escaped on a terminal. */
-static void put_header(FILE *out, const char *prefix, const jnode *member, int terminal) {
+/* One header line ("> name: value"), escaped on a terminal; `value` (`n` bytes), when
+ * given, stands for the member's text. */
+static void put_field(FILE *out, const char *prefix, const jnode *member, const char *value, size_t n, int terminal) {
     fputs(prefix, out);
     put_string(out, member->key, terminal);
     fputs(": ", out);
-    if (member->type == J_STRING) put_text(out, member->text, member->len, terminal);
+    if (value) put_text(out, value, n, terminal);
+    else if (member->type == J_STRING) put_text(out, member->text, member->len, terminal);
     fputc('\n', out);
+}
+
+/* One header line as the member holds it. */
+static void put_header(FILE *out, const char *prefix, const jnode *member, int terminal) {
+    put_field(out, prefix, member, NULL, 0, terminal);
 }
 
 /* Whether `latin1Headers` (a result's array) lists `name`. */
@@ -98,10 +105,7 @@ static void put_latin1_header(FILE *out, const jnode *member, int terminal) {
         else if (i + 1 < member->len && (s[i] & 0xFE) == 0xC2) { bytes[n++] = (char)(((s[i] & 0x03) << 6) | (s[i + 1] & 0x3F)); i += 2; }
         else bytes[n++] = (char)s[i++];  /* not what the library writes: kept as it is */
     }
-    put_string(out, member->key, terminal);
-    fputs(": ", out);
-    put_text(out, bytes, n, terminal);
-    fputc('\n', out);
+    put_field(out, "", member, bytes, n, terminal);
     free(bytes);
 }
 
