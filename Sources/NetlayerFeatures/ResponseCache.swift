@@ -12,7 +12,8 @@ import NetlayerJSON
 /// (section 4.2): `max-age`, else `Expires` − `Date`, else 10% of the time since
 /// `Last-Modified` (at most a day), minus the response's age (`Age`, the time the
 /// request took, `Date`). A stale or `no-cache` response is revalidated with
-/// `If-None-Match`/`If-Modified-Since`; a 304 updates its stored fields. Responses
+/// `If-None-Match`/`If-Modified-Since`; a 304, or a 200 to a HEAD that describes it,
+/// updates its stored fields (sections 4.3.4, 4.3.5). Responses
 /// served from the cache carry their current `Age`. An unsafe request invalidates its
 /// target (section 4.4). Request directives `no-cache`, `no-store`, `max-age`,
 /// `min-fresh`, `max-stale`, `only-if-cached` (and `Pragma: no-cache`) are honoured.
@@ -89,11 +90,15 @@ public final class ResponseCache: ResponseCaching {
     }
 
     /// Stores `response` when RFC 9111 section 3 allows it (`StoredResponse`).
+    /// A 200 to a HEAD also updates the stored GET responses it describes (section 4.3.5).
     public func store(_ response: HTTPResponse, for request: HTTPRequest, credentials sent: RequestCredentials) {
         guard isCacheable(request), response.downloadedFile == nil, response.streamEvents == nil else { return }
         let now = MonotonicClock.now()
-        guard let entry = StoredResponse(response, for: request, credentials: credentials(of: request, sent),
-                                         ageSource: response, now: now)
+        let credentials = credentials(of: request, sent)
+        if request.method == .head, response.statusCode == 200 {
+            updateStoredGETs(from: response, for: request, credentials: credentials, now: now)
+        }
+        guard let entry = StoredResponse(response, for: request, credentials: credentials, ageSource: response, now: now)
         else { return }
         insert(entry, for: request)
     }
@@ -103,12 +108,7 @@ public final class ResponseCache: ResponseCaching {
     /// stored body, nor hop-by-hop fields), stored again with its new age and freshness.
     public func revalidated(_ notModified: HTTPResponse, cached: HTTPResponse, for request: HTTPRequest,
                             credentials sent: RequestCredentials) -> HTTPResponse {
-        var response = cached
-        for field in StoredResponse.withoutHopByHop(notModified.headers)
-        where !Self.keptOnUpdate.contains(field.name.lowercased()) {
-            response.headers[field.name] = field.value
-        }
-        if notModified.headers["date"] == nil { response.headers["date"] = HTTPDate.format(HTTPDate.now()) }
+        var response = Self.updated(cached, from: notModified)
         response.totalMs = notModified.totalMs
         response.timing = notModified.timing
         let now = MonotonicClock.now()
@@ -165,6 +165,53 @@ public final class ResponseCache: ResponseCaching {
     }
 
     public func removeAll() { entries.withLock { $0 = ([:], 0, $0.clock) } }
+
+    /// Section 4.3.5: each stored GET response that `request`, a HEAD answered with
+    /// `head` (a 200), could have chosen is updated from `head` as from a 304 when the
+    /// validators and `Content-Length` that `head` has are the stored response's too;
+    /// otherwise `head` describes another representation and the stored one is stale
+    /// from now on (revalidated, or fetched again, before it answers unless it may be
+    /// served stale).
+    private func updateStoredGETs(from head: HTTPResponse, for request: HTTPRequest, credentials: [String: String],
+                                  now: UInt64) {
+        entries.withLock { state in
+            let key = "GET " + request.url
+            guard var variants = state.map[key] else { return }
+            var removed = 0
+            for i in variants.indices.reversed() where matches(variants[i], request, credentials) {
+                let stored = variants[i]
+                let describesIt = ["etag", "last-modified", "content-length"].allSatisfy { name in
+                    head.headers[name].map { $0 == stored.response.headers[name] } ?? true
+                }
+                guard describesIt else {
+                    variants[i].freshnessLifetime = min(stored.freshnessLifetime, stored.age(at: now))
+                    continue
+                }
+                if var updated = StoredResponse(Self.updated(stored.response, from: head), for: request,
+                                                credentials: credentials, ageSource: head, now: now) {
+                    updated.lastUse = stored.lastUse
+                    variants[i] = updated
+                } else {
+                    variants.remove(at: i)  // the HEAD's fields make it unstorable (`no-store`, say)
+                    removed += 1
+                }
+            }
+            state.count -= removed
+            state.map[key] = variants.isEmpty ? nil : variants
+        }
+    }
+
+    /// `stored` with the fields of `message`, a 304 or a HEAD's 200 that describes it
+    /// (section 3.2): all but the hop-by-hop ones and `keptOnUpdate`.
+    private static func updated(_ stored: HTTPResponse, from message: HTTPResponse) -> HTTPResponse {
+        var response = stored
+        for field in StoredResponse.withoutHopByHop(message.headers)
+        where !keptOnUpdate.contains(field.name.lowercased()) {
+            response.headers[field.name] = field.value
+        }
+        if message.headers["date"] == nil { response.headers["date"] = HTTPDate.format(HTTPDate.now()) }
+        return response
+    }
 
     /// Fields of a 304 that do not replace the stored ones: they describe the stored
     /// body as it was received and decoded, or are the cache's to compute.
