@@ -586,7 +586,8 @@ typedef struct nl_websocket_callbacks {
  *                        `isFullPath`), `query`, `headers`, `auth`, `timeout`
  *                        (of the handshake), and `protocols`,
  *                        `maxMessageBytes`, `maxQueuedBytes`, `idleTimeout`,
- *                        `closeTimeout`, `fragmentBytes` (docs/documents.md).
+ *                        `pingInterval`, `closeTimeout`, `compression`,
+ *                        `fragmentBytes` (docs/documents.md).
  * @param callbacks       borrowed; copied before the call returns. The caller
  *                        keeps `user_data` alive until on_close has run or
  *                        nl_websocket_free() has returned.
@@ -639,8 +640,9 @@ NL_EXTERN int nl_websocket_close(nl_websocket *ws, int code, const char *reason,
  * of holding its messages. Pausing takes effect at the next read, also from inside
  * on_message: on_message still runs for the messages already read (at most what
  * one read of 4 KiB, or the read that ended the handshake, held), and a message
- * partly read stays so. While paused, the server's pings are not answered and
- * `idleTimeout` does not count; a broken socket is noticed when reading resumes.
+ * partly read stays so. While paused, the server's pings are not answered, no
+ * ping is sent, and `idleTimeout` and `pingInterval` do not count; a broken socket
+ * is noticed when reading resumes.
  * nl_websocket_close() reads again (its answer must be read). May be called
  * before on_open (the handshake is read regardless).
  *

@@ -17,6 +17,12 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// How long the connection may receive nothing before it fails with `timeout`
     /// (nil: no limit).
     public var idleTimeout: Double?
+    /// When nothing has arrived from the server for this long, a ping is sent; when
+    /// still nothing has arrived after as long again, the connection fails with
+    /// `timeout` (nil: no pings). Keeps a connection that is quiet by design alive
+    /// through NATs and proxies that drop idle ones, and notices a server or a path
+    /// that went away without a word.
+    public var pingInterval: Double?
     /// How long a close waits for the server's close frame before the connection ends
     /// anyway (kind `timeout`).
     public var closeTimeout: Double
@@ -35,7 +41,8 @@ public struct WebSocketOptions: Sendable, Equatable {
 
     public init(protocols: [String] = [], maxMessageBytes: Int = defaultMaxMessageBytes,
                 maxQueuedBytes: Int = defaultMaxQueuedBytes, idleTimeout: Double? = nil,
-                closeTimeout: Double = defaultCloseTimeout, compression: Bool = true, fragmentBytes: Int? = nil) {
+                closeTimeout: Double = defaultCloseTimeout, compression: Bool = true, fragmentBytes: Int? = nil,
+                pingInterval: Double? = nil) {
         self.protocols = protocols
         self.maxMessageBytes = maxMessageBytes
         self.maxQueuedBytes = maxQueuedBytes
@@ -43,6 +50,7 @@ public struct WebSocketOptions: Sendable, Equatable {
         self.closeTimeout = closeTimeout
         self.compression = compression
         self.fragmentBytes = fragmentBytes
+        self.pingInterval = pingInterval
     }
 
     /// Throws `invalidRequest` naming the key of a value that cannot be used.
@@ -55,6 +63,9 @@ public struct WebSocketOptions: Sendable, Equatable {
         guard maxQueuedBytes >= 1 else { throw .invalidRequest("websocket key 'maxQueuedBytes' must be at least 1") }
         if let idleTimeout, !(idleTimeout > 0 && idleTimeout.isFinite) {
             throw .invalidRequest("websocket key 'idleTimeout' must be a positive number of seconds")
+        }
+        if let pingInterval, !(pingInterval > 0 && pingInterval.isFinite) {
+            throw .invalidRequest("websocket key 'pingInterval' must be a positive number of seconds")
         }
         guard closeTimeout > 0, closeTimeout.isFinite else {
             throw .invalidRequest("websocket key 'closeTimeout' must be a positive number of seconds")

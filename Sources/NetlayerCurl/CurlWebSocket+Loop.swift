@@ -169,6 +169,7 @@ extension CurlWebSocket {
         lastHeard = MonotonicClock.now()
         deliver { $0.opened(WebSocketOpening(subprotocol: subprotocol, response: response)) }
         if let idle = options.idleTimeout { watchIdleness(idle) }
+        if let interval = options.pingInterval { keepAlive(every: interval) }
         if !early.isEmpty { receive() }
         if phase == .open { pump() }
     }
@@ -186,6 +187,33 @@ extension CurlWebSocket {
             } else {
                 socket.watchIdleness(idle)
             }
+        }
+    }
+
+    /// `pingInterval`: after `interval` of silence from the server a ping goes out
+    /// (wslay sends control frames between the fragments of a message); after twice
+    /// `interval` the connection fails. Anything that arrives, the pong included,
+    /// ends the silence.
+    private func keepAlive(every interval: Double) {
+        let step = UInt64(interval * 1e9)
+        let now = MonotonicClock.now()
+        let silence = now &- lastHeard
+        let due = lastHeard &+ (silence >= step ? 2 * step : step)
+        after(due > now ? Double(due - now) / 1e9 : 0) { socket in
+            guard socket.phase == .open, let context = socket.context else { return }
+            // While reading is paused the silence is the reader's, not the server's.
+            if socket.readingPaused { socket.lastHeard = MonotonicClock.now() }
+            let silence = MonotonicClock.now() &- socket.lastHeard
+            if silence >= 2 * step {
+                return socket.fail(WebSocketFailure(.timedOut(
+                    "nothing arrived on the WebSocket for \(interval) s after a ping (pingInterval)")), closing: 1001)
+            }
+            if silence >= step, wslay_event_get_close_sent(context) == 0 {
+                var ping = wslay_event_msg(opcode: UInt8(WSLAY_PING.rawValue), msg: nil, msg_length: 0)
+                _ = wslay_event_queue_msg(context, &ping)
+                socket.pump()
+            }
+            if socket.phase == .open { socket.keepAlive(every: interval) }
         }
     }
 

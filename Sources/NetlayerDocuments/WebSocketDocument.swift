@@ -13,7 +13,7 @@ public struct WebSocketDocument: Sendable {
     /// The endpoint keys a WebSocket's opening request takes.
     static let endpointKeys: Set<String> = ["path", "isFullPath", "query", "headers", "auth", "timeout"]
     static let ownKeys: Set<String> = ["protocols", "maxMessageBytes", "maxQueuedBytes", "idleTimeout", "closeTimeout",
-                                       "compression", "fragmentBytes"]
+                                       "compression", "fragmentBytes", "pingInterval"]
 
     /// Reads `json`; an unknown key or a value of the wrong type is `invalidRequest`
     /// naming the key.
@@ -43,6 +43,7 @@ public struct WebSocketDocument: Sendable {
         if let limit = try doc.integer("maxMessageBytes", in: positive) { options.maxMessageBytes = limit }
         if let limit = try doc.integer("maxQueuedBytes", in: positive) { options.maxQueuedBytes = limit }
         if let idle = try doc.seconds("idleTimeout") { options.idleTimeout = idle }
+        if let interval = try doc.seconds("pingInterval") { options.pingInterval = interval }
         if let wait = try doc.seconds("closeTimeout") { options.closeTimeout = wait }
         if let compression = try doc.bool("compression") { options.compression = compression }
         if let size = try doc.integer("fragmentBytes", in: 1...WebSocketOptions.maxFragmentBytes) { options.fragmentBytes = size }

@@ -107,6 +107,29 @@ final class WebSocketServers: Sendable {
         _ = client.shutdown()
     }
 
+    @Test func pingsKeepAQuietConnectionAndAServerThatNeverAnswersFailsIt() async throws {
+        // The websockets server says nothing on /silent but answers pings: pings after
+        // 0.2 s of silence keep a 0.5 s idleTimeout from passing.
+        let echo = try client(WebSocketServers.shared.echoURL)
+        let quiet = try await echo.webSocket(.get("silent"), options: WebSocketOptions(idleTimeout: 0.5, pingInterval: 0.2))
+        try await Task.sleep(for: .milliseconds(1200))
+        try await quiet.close()
+        for try await _ in quiet { Issue.record("no message expected") }
+        #expect(quiet.closeCode == 1000)
+        _ = echo.shutdown()
+        // /no-read never reads, so never answers: the connection fails after twice the interval.
+        let hostile = try client(WebSocketServers.shared.hostileURL)
+        let deaf = try await hostile.webSocket(.get("no-read"), options: WebSocketOptions(pingInterval: 0.2))
+        do {
+            for try await _ in deaf {}
+            Issue.record("the sequence should have thrown")
+        } catch let error as NetworkError {
+            #expect(DataTransferError.networkFailure(error).kind == .timeout)
+            #expect("\(error)".contains("pingInterval"))
+        }
+        _ = hostile.shutdown()
+    }
+
     @Test func aReaderFarBehindMakesTheServerWaitAndGetsEveryMessage() async throws {
         let client = try client(WebSocketServers.shared.echoURL)
         // 6000 messages of 64 random bytes at once; at most 8 wait for the reader before

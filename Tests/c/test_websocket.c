@@ -752,6 +752,51 @@ static void test_idle_timeout_fails_a_silent_connection(void)
     nl_client_free(c);
 }
 
+static void test_ping_interval_pings_a_quiet_server(void)
+{
+    /* The raw server reports each message the client sends, a ping being one: after
+     * 0.2 s of silence the client sent a masked, empty ping. */
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"frames\", \"pingInterval\": 0.2}", &p);
+    REQUIRE(wait_until(&p, 10, has_one));
+    CHECK_STR_EQ(p.count ? p.messages[0].data : "(none)", "[[1, 9, 1, 0]]");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_ping_interval_keeps_a_quiet_connection_within_idle_timeout(void)
+{
+    /* The websockets server says nothing on /silent but answers pings: with pings
+     * every 0.2 s of silence, a 0.5 s idleTimeout never passes. */
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"silent\", \"pingInterval\": 0.2, \"idleTimeout\": 0.5}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    sleep_ms(1500);
+    CHECK_INT_EQ(p.closes, 0);
+    CHECK_INT_EQ(p.errors, 0);
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_ping_interval_fails_a_server_that_does_not_answer(void)
+{
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"no-read\", \"pingInterval\": 0.2}", 1, "timeout", "pingInterval");
+    nl_client_free(c);
+}
+
 static void test_server_that_stops_reading_bounds_the_send_queue(void)
 {
     nl_client *c = hostile_client(NULL);
@@ -878,6 +923,8 @@ static void test_bad_documents_and_arguments_name_the_problem(void)
         { "{\"path\": \"echo\", \"protocols\": \"chat\"}", "protocols" },
         { "{\"path\": \"echo\", \"fragmentBytes\": 5000}", "fragmentBytes" },
         { "{\"path\": \"echo\", \"maxMessageBytes\": 0}", "maxMessageBytes" },
+        { "{\"path\": \"echo\", \"pingInterval\": 0}", "pingInterval" },
+        { "{\"path\": \"echo\", \"pingInterval\": \"1\"}", "pingInterval" },
         { "{\"path\": \"echo\", \"headers\": {\"Sec-WebSocket-Protocol\": \"x\"}}", "protocols" },
         { "{\"path\": \"echo\", \"auth\": {\"digest\": {\"user\": \"u\", \"password\": \"p\"}}}", "digest" },
         { "[1]", "object" },
@@ -1275,6 +1322,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_message_over_max_message_bytes_closes_with_1009),
         NLT_TEST(test_close_without_reply_times_out),
         NLT_TEST(test_idle_timeout_fails_a_silent_connection),
+        NLT_TEST(test_ping_interval_pings_a_quiet_server),
+        NLT_TEST(test_ping_interval_keeps_a_quiet_connection_within_idle_timeout),
+        NLT_TEST(test_ping_interval_fails_a_server_that_does_not_answer),
         NLT_TEST(test_server_that_stops_reading_bounds_the_send_queue),
         NLT_TEST(test_sends_from_many_threads_keep_each_threads_order),
         NLT_TEST(test_bad_documents_and_arguments_name_the_problem),

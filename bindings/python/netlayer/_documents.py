@@ -111,7 +111,7 @@ CONFIG = _Object({
 #: and the connection's own.
 WEBSOCKET = _Object(_plain("path", "isFullPath", "query", "headers", "auth", "timeout", "protocols",
                            "maxMessageBytes", "maxQueuedBytes", "idleTimeout", "closeTimeout", "compression",
-                           "fragmentBytes", "params", "cookies"))
+                           "fragmentBytes", "pingInterval", "params", "cookies"))
 
 
 def _convert(value: Any, schema: Any, where: str) -> Any:

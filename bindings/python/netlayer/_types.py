@@ -103,6 +103,8 @@ class WebSocketKeys(TypedDict, total=False):
     max_queued_bytes: int
     idleTimeout: float
     idle_timeout: float
+    pingInterval: float
+    ping_interval: float
     closeTimeout: float
     close_timeout: float
     compression: bool

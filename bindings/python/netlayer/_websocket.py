@@ -265,7 +265,9 @@ class WebSocketMixin(ClientBase):
         ``ws.subprotocol``), ``headers``, ``params`` (the query), ``cookies``, ``auth``,
         ``timeout`` (of the handshake), the websocket document's keys in snake_case
         (``max_message_bytes``, ``max_queued_bytes`` (the send queue), ``idle_timeout``,
-        ``close_timeout``, ``compression``, ``fragment_bytes``), and the receive queue's
+        ``ping_interval`` (a ping after that much silence from the server; still nothing
+        after as long again fails the connection), ``close_timeout``, ``compression``,
+        ``fragment_bytes``), and the receive queue's
         bounds: ``max_queue`` messages (16) and ``max_queue_bytes`` (4 MiB). A full
         queue stops reading from the socket until the reader has taken half of it, so
         a fast server waits for a slow reader instead of filling memory.

@@ -182,6 +182,25 @@ def test_recv_timeout_raises_and_the_connection_stays_open(echo: netlayer.Client
         assert ws.recv(timeout=5) == "still here"
 
 
+def test_pings_keep_a_quiet_connection_and_an_unanswered_one_fails(echo: netlayer.Client,
+                                                                   hostile: netlayer.Client) -> None:
+    # The websockets server answers pings on /silent: a 0.5 s idle_timeout never passes.
+    with echo.websocket("silent", ping_interval=0.2, idle_timeout=0.5) as ws:
+        with pytest.raises(netlayer.TimeoutError, match="1.2 s"):
+            ws.recv(timeout=1.2)
+        assert not ws.closed
+    assert ws.close_code == 1000
+    # /no-read never answers: after twice the interval the connection fails.
+    ws = hostile.websocket("no-read", ping_interval=0.2)
+    started = time.monotonic()
+    with pytest.raises(netlayer.TimeoutError, match="pingInterval"):
+        ws.recv(timeout=10)
+    assert 0.3 < time.monotonic() - started < 5
+    assert ws.close_code == 1006
+    with pytest.raises(netlayer.InvalidRequestError, match="'pingInterval'"):
+        echo.websocket("echo", ping_interval=0)
+
+
 def test_server_that_hangs_up_without_a_close_frame(hostile: netlayer.Client) -> None:
     with hostile.websocket("eof") as ws:
         assert ws.recv(timeout=5) == "bye"  # what came before the hang-up is kept
