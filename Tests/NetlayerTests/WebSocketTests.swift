@@ -109,10 +109,10 @@ final class WebSocketServers: Sendable {
 
     @Test func pingsKeepAQuietConnectionAndAServerThatNeverAnswersFailsIt() async throws {
         // The websockets server says nothing on /silent but answers pings: pings after
-        // 0.2 s of silence keep a 0.5 s idleTimeout from passing.
+        // 0.2 s of silence keep a 1 s idleTimeout from passing.
         let echo = try client(WebSocketServers.shared.echoURL)
-        let quiet = try await echo.webSocket(.get("silent"), options: WebSocketOptions(idleTimeout: 0.5, pingInterval: 0.2))
-        try await Task.sleep(for: .milliseconds(1200))
+        let quiet = try await echo.webSocket(.get("silent"), options: WebSocketOptions(idleTimeout: 1, pingInterval: 0.2))
+        try await Task.sleep(for: .milliseconds(2500))
         try await quiet.close()
         for try await _ in quiet { Issue.record("no message expected") }
         #expect(quiet.closeCode == 1000)

@@ -773,14 +773,15 @@ static void test_ping_interval_pings_a_quiet_server(void)
 static void test_ping_interval_keeps_a_quiet_connection_within_idle_timeout(void)
 {
     /* The websockets server says nothing on /silent but answers pings: with pings
-     * every 0.2 s of silence, a 0.5 s idleTimeout never passes. */
+     * after 0.2 s of silence, a 1 s idleTimeout never passes (each pong has 0.8 s,
+     * room for a loaded machine or valgrind). */
     nl_client *c = echo_client(NULL);
     probe p;
     nl_websocket *ws;
     probe_init(&p);
-    ws = open_ws(c, "{\"path\": \"silent\", \"pingInterval\": 0.2, \"idleTimeout\": 0.5}", &p);
+    ws = open_ws(c, "{\"path\": \"silent\", \"pingInterval\": 0.2, \"idleTimeout\": 1}", &p);
     REQUIRE(wait_until(&p, 10, is_open));
-    sleep_ms(1500);
+    sleep_ms(2500);
     CHECK_INT_EQ(p.closes, 0);
     CHECK_INT_EQ(p.errors, 0);
     close_and_wait(ws, &p);

@@ -184,10 +184,10 @@ def test_recv_timeout_raises_and_the_connection_stays_open(echo: netlayer.Client
 
 def test_pings_keep_a_quiet_connection_and_an_unanswered_one_fails(echo: netlayer.Client,
                                                                    hostile: netlayer.Client) -> None:
-    # The websockets server answers pings on /silent: a 0.5 s idle_timeout never passes.
-    with echo.websocket("silent", ping_interval=0.2, idle_timeout=0.5) as ws:
-        with pytest.raises(netlayer.TimeoutError, match="1.2 s"):
-            ws.recv(timeout=1.2)
+    # The websockets server answers pings on /silent: a 1 s idle_timeout never passes.
+    with echo.websocket("silent", ping_interval=0.2, idle_timeout=1) as ws:
+        with pytest.raises(netlayer.TimeoutError, match="2.5 s"):
+            ws.recv(timeout=2.5)
         assert not ws.closed
     assert ws.close_code == 1000
     # /no-read never answers: after twice the interval the connection fails.
