@@ -481,6 +481,15 @@ def _():
         (("get", BASE + "echo", "a=1"), "GET"),
         (("post", BASE + "echo", "a=1", "@" + write("x.bin", "x")), "cannot be mixed"),
         (("get", BASE + "echo", "--timeout", "soon"), "--timeout"),
+        # Numbers strtod reads but a JSON document cannot hold, or not positive and finite.
+        (("get", BASE + "echo", "--timeout", "inf"), "--timeout needs a positive number of seconds, not 'inf'"),
+        (("get", BASE + "echo", "--timeout=0x10"), "--timeout needs a positive number of seconds, not '0x10'"),
+        (("get", BASE + "echo", "--timeout", "1e999"), "--timeout needs a positive number of seconds"),
+        (("get", BASE + "echo", "--timeout", ".5"), "--timeout needs a positive number of seconds"),
+        (("get", BASE + "echo", "--timeout", "0"), "--timeout needs a positive number of seconds"),
+        (("ws", "ws://127.0.0.1:1/", "--ping-interval", "nan"), "--ping-interval needs a positive number of seconds"),
+        (("ws", "ws://127.0.0.1:1/", "--ping-interval=-1"), "--ping-interval needs a positive number of seconds"),
+        (("get", BASE + "echo", "--ping-interval", "1"), "unknown option --ping-interval"),
         (("get", BASE + "echo", "--download"), "--download needs a value"),
         (("get",), "needs a URL"),
         (("fetch", BASE), "unknown command 'fetch'"),
@@ -985,6 +994,19 @@ def _():
     s.send(b"no scheme\n")
     assert s.line() == "no scheme\n"
     assert s.end()[0] == 0
+
+
+@test("ws --ping-interval pings a quiet server, and a server that never answers ends it with 28")
+def _():
+    # The raw server reports each message the client sends, a ping being one.
+    s = Session(WS_HOSTILE + "frames", "--ping-interval", "0.2")
+    assert s.line() == "[[1, 9, 1, 0]]\n"
+    code, out, err = s.end()
+    assert code == 0, (code, out, err)
+    start = time.monotonic()
+    code, out, err = run("ws", WS_HOSTILE + "no-read", "--ping-interval=0.2", "--ignore-stdin", timeout=10)
+    assert code == 28 and "pingInterval" in err, (code, out, err)
+    assert time.monotonic() - start < 5
 
 
 @test("ws --ignore-stdin listens until the server closes; Ctrl-C ends it with 130")

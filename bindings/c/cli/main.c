@@ -8,6 +8,7 @@
 #include <netlayer.h>
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -58,6 +59,8 @@ static const char general_help[] =
     "  --body JSON       call: the request body (JSON text, or @file.json), checked by an OpenAPI operation\n"
     "  --ignore-stdin    never read standard input as the body (ws: send nothing, listen until closed)\n"
     "  --protocol NAME   ws: offer the subprotocol NAME (repeat for more, in order of preference)\n"
+    "  --ping-interval SECONDS  ws: ping after that much silence from the server; no answer after as\n"
+    "                    long again ends the connection (status 28)\n"
     "\n"
     "Exit status:\n"
     "  0 success      1 other failure      2 usage or invalid input     3 malformed URL\n"
@@ -104,7 +107,8 @@ static const char *command_help(const char *command) {
                "waits for the server's answer; --ignore-stdin sends nothing and prints until the server\n"
                "closes (or Ctrl-C). A close code other than 1000, 1001 or 1005 from the server exits 1.\n"
                "Items and options: Header:value and name==value items, -a/--auth, -A/--auth-type, --timeout (the\n"
-               "handshake), -v (the handshake's request and response), --config, --protocol NAME.\n"
+               "handshake), -v (the handshake's request and response), --config, --protocol NAME,\n"
+               "--ping-interval SECONDS (a ping after that much silence; no answer after as long again: status 28).\n"
                "Example:\n"
                "  printf 'hello\\nworld\\n' | netlayer ws ws://127.0.0.1:8081/echo\n";
     if (strcmp(command, "request") == 0)
@@ -239,11 +243,36 @@ static void prompt_place(buf *out, const char *target, int mode_http) {
     buf_add(out, host, (size_t)(end - host));
 }
 
+/* 0 when `value`, given to `option` (`--timeout 2.5`), is a positive number of seconds
+ * written as a JSON number, since it goes into a document as it is; else `inf`, `0x10`,
+ * `.5`, `1e999` or `-1` end the command with status 2 naming the option. */
+static int check_seconds(const char *option, const char *value) {
+    const char *p = value;
+    char *end, format[64];
+    double seconds = strtod(value, &end);
+    int ok = isdigit((unsigned char)p[0]) && !(p[0] == '0' && isdigit((unsigned char)p[1]));  /* no leading zeros */
+    while (isdigit((unsigned char)*p)) p++;
+    if (ok && *p == '.') {
+        ok = isdigit((unsigned char)*++p);
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (ok && (*p == 'e' || *p == 'E')) {
+        if (*++p == '+' || *p == '-') p++;
+        ok = isdigit((unsigned char)*p);
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (ok && !*p && !*end && seconds > 0 && isfinite(seconds)) return 0;
+    /* `option` is one of this file's literals: it holds no '%'. */
+    snprintf(format, sizeof format, "%s needs a positive number of seconds, not '%%s'", option);
+    return usage_error(format, value);
+}
+
 /* `netlayer ws`: the websocket document from the URL, the items (query and headers
- * only), -a, --timeout and --protocol; then the session (ws.c). */
+ * only), -a, --timeout, --protocol and --ping-interval; then the session (ws.c). */
 static int websocket_command(const char *target, char **items, int count, const char **protocols, int protocol_count,
                              const char *request_only, const char *config_path, const char *credentials,
-                             const char *auth_type, const char *timeout, int ignore_stdin, const run_options *run) {
+                             const char *auth_type, const char *timeout, const char *ping_interval, int ignore_stdin,
+                             const run_options *run) {
     request_spec spec = { 0 };
     buf document = { 0 }, auth = { 0 }, url = { 0 }, place = { 0 };
     char *config = NULL, error[160];
@@ -252,7 +281,7 @@ static int websocket_command(const char *target, char **items, int count, const 
     int first = 1, status = 0, i, relative;
     if (request_only)
         return usage_error("ws: %s is for requests (a WebSocket takes -H/items, -a, -A, --timeout, -v, --config, "
-                           "--protocol, --ignore-stdin)", request_only);
+                           "--protocol, --ping-interval, --ignore-stdin)", request_only);
     if (!target) return usage_error("%s needs a URL", "ws");
     for (i = 0; i < count; i++)
         if (items[i][0] == '@')
@@ -283,6 +312,7 @@ static int websocket_command(const char *target, char **items, int count, const 
         buf_json_string(&document, url.data, url.len);
         if (!relative) buf_puts(&document, ",\"isFullPath\":true");
         if (timeout) buf_printf(&document, ",\"timeout\":%s", timeout);
+        if (ping_interval) buf_printf(&document, ",\"pingInterval\":%s", ping_interval);
         if (protocol_count) {
             buf_puts(&document, ",\"protocols\":[");
             for (i = 0; i < protocol_count; i++) {
@@ -310,7 +340,7 @@ int main(int argc, char **argv) {
     run_options run = { 0, 0, -1, 0, 0, NULL };
     request_spec spec = { 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
-    const char *credentials = NULL, *auth_type = NULL;
+    const char *credentials = NULL, *auth_type = NULL, *ping_interval = NULL;
     char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[160];
     const char **protocols = calloc((size_t)argc + 1, sizeof *protocols), *request_only = NULL;
     int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0, protocol_count = 0;
@@ -369,17 +399,22 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--body") == 0 && mode == MODE_CALL) status = option_value(argc, argv, &i, &body);
         else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) status = option_value(argc, argv, &i, &run.download);
         else if (strcmp(a, "--timeout") == 0) {
-            char *end;
-            if ((status = option_value(argc, argv, &i, &timeout)) == 0 && (strtod(timeout, &end) <= 0 || *end))
-                status = usage_error("--timeout needs a positive number of seconds, not '%s'", timeout);
-        } else status = usage_error("unknown option %s", a);
+            if ((status = option_value(argc, argv, &i, &timeout)) == 0) status = check_seconds("--timeout", timeout);
+        } else if (strncmp(a, "--timeout=", 10) == 0) status = check_seconds("--timeout", timeout = a + 10);
+        else if (strcmp(a, "--ping-interval") == 0 && mode == MODE_WS) {
+            if ((status = option_value(argc, argv, &i, &ping_interval)) == 0)
+                status = check_seconds("--ping-interval", ping_interval);
+        } else if (strncmp(a, "--ping-interval=", 16) == 0 && mode == MODE_WS)
+            status = check_seconds("--ping-interval", ping_interval = a + 16);
+        else status = usage_error("unknown option %s", a);
         if (status) return status;
         if (mode == MODE_WS && !request_only && a[0] == '-' && strcmp(a, "-") != 0 && !only_items
             && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
             && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
             && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0
             && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
-            && strcmp(a, "--timeout") != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
+            && strncmp(a, "--timeout", 9) != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
+            && strncmp(a, "--ping-interval", 15) != 0
             && strcmp(a, "-h") != 0)
             request_only = a;
     }
@@ -400,7 +435,7 @@ int main(int argc, char **argv) {
     }
     if (mode == MODE_WS) {
         status = websocket_command(target, items, count, protocols, protocol_count, request_only, config_path,
-                                   credentials, auth_type, timeout, ignore_stdin, &run);
+                                   credentials, auth_type, timeout, ping_interval, ignore_stdin, &run);
         free(items);
         free(protocols);
         return status;
