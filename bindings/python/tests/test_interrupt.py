@@ -27,6 +27,10 @@ import json, os, signal, sys, time
 import netlayer
 URL = os.environ["NETLAYER_TEST_URL"]
 MODE = sys.argv[1]
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, also when the suite was started in
+# the background by a shell without job control, whose children inherit SIGINT ignored
+# (and Python then installs no handler for it).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 c = netlayer.Client({"baseURL": URL}, timeout=30)
 if MODE == "usr1":
     signal.signal(signal.SIGUSR1, lambda signum, frame: None)   # a handler that does not raise
