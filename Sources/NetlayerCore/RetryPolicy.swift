@@ -48,10 +48,14 @@ public struct RetryPolicy: Sendable, Hashable {
         return exponential / 2 + Double.random(in: 0...(exponential / 2))
     }
 
-    /// `Retry-After` in seconds, from delta-seconds or an HTTP date.
+    /// `Retry-After` in seconds, from delay-seconds (digits only, RFC 9110 section
+    /// 10.2.3; past 2^31 it is 2^31) or an HTTP date; nil for another form (`1.5`,
+    /// `-1`, `+3`, `0x10`, `4e0`), which is ignored as urllib3 ignores it.
     public static func retryAfter(_ response: HTTPResponse) -> Double? {
         guard let value = response.headers["retry-after"]?.trimmingSpaces, !value.isEmpty else { return nil }
-        if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return min(Double(value) ?? .infinity, 2_147_483_648)
+        }
         guard let date = HTTPDate.parse(value) else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

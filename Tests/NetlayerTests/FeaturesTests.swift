@@ -150,6 +150,12 @@ import Testing
         let date = RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "Sun, 06 Nov 1994 08:49:37 GMT"]))
         #expect(date == 0)  // in the past
         #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": "soon"])) == nil)
+        // delay-seconds is digits only (RFC 9110 section 10.2.3): other numbers are not one.
+        for value in ["1.5", "-1", "+3", "0x10", "4e0", "inf", "nan", "1 2"] {
+            #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": value])) == nil, "\(value)")
+        }
+        #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": " 120 "])) == 120)
+        #expect(RetryPolicy.retryAfter(HTTPResponse(statusCode: 503, headers: ["retry-after": String(repeating: "9", count: 400)])) == 2_147_483_648)
     }
 }
 

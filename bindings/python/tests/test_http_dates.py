@@ -44,3 +44,10 @@ def test_retry_after_that_is_not_an_http_date_is_ignored(client: netlayer.Client
     # A lenient reader takes these for a date years ahead and waits maxBackoff (5 s);
     # ignored, the retry waits the backoff (at most 0.05 s).
     assert _retry_after_delay(client, value) < 2, value
+
+
+@pytest.mark.parametrize("value", ["3.5", "+3", "0x4", "4e0"])
+def test_retry_after_seconds_are_digits_only(client: netlayer.Client, value: str) -> None:
+    # delay-seconds is 1*DIGIT (RFC 9110 section 10.2.3), as urllib3 reads it: a reader
+    # of any number waits 3 to 4 s for these; ignored, the retry waits the backoff.
+    assert _retry_after_delay(client, value) < 2, value
