@@ -89,16 +89,33 @@ extension HTTPRequest {
         }
     }
 
+    /// The longest a duration given in seconds may be (a timeout, a deadline, a
+    /// WebSocket's intervals): a year, the bound documents put on them too. Beyond it,
+    /// seconds in nanoseconds or milliseconds no longer fit the integers the clock and
+    /// libcurl take.
+    package static let maxSeconds: Double = 31_536_000
+
+    /// Throws `invalidRequest` naming `key` unless `seconds` is positive and at most
+    /// `maxSeconds` (nil: not set).
+    package static func checkSeconds(_ seconds: Double?, key: String) throws(NetworkError) {
+        guard let seconds, !(seconds > 0 && seconds <= maxSeconds) else { return }
+        throw .invalidRequest("\(key) must be a positive number of seconds (at most a year), not \(seconds)")
+    }
+
     /// Options a config or endpoint may set to nonsense when built in Swift.
     static func validate(_ options: RequestOptions) throws(NetworkError) {
-        if let t = options.timeout, !(t > 0 && t.isFinite) { throw .invalidRequest("timeout must be a positive number of seconds") }
-        if let t = options.connectTimeout, !(t > 0 && t.isFinite) { throw .invalidRequest("connectTimeout must be a positive number of seconds") }
+        try checkSeconds(options.timeout, key: "timeout")
+        try checkSeconds(options.connectTimeout, key: "connectTimeout")
         if options.maxRedirects < 0 { throw .invalidRequest("maxRedirects must not be negative") }
         if options.maxResponseBytes < 0 { throw .invalidRequest("maxResponseBytes must not be negative") }
         if options.maxStreamItemBytes < 1 { throw .invalidRequest("maxStreamItemBytes must be at least 1") }
         if let m = options.maxDownloadBytes, m < 0 { throw .invalidRequest("maxDownloadBytes must not be negative") }
-        if let d = options.deadline, !(d > 0 && d.isFinite) { throw .invalidRequest("deadline must be a positive number of seconds") }
+        try checkSeconds(options.deadline, key: "deadline")
         if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
+        for (key, seconds) in [("retry backoff", options.retry.backoff), ("retry maxBackoff", options.retry.maxBackoff)]
+        where !(seconds >= 0 && seconds <= 3600) {
+            throw .invalidRequest("\(key) must be a number of seconds from 0 to 3600, not \(seconds)")
+        }
         try options.auth?.validate()
         try options.transport.validate()
         if let ua = options.userAgent { try HTTPHeaders.validate(name: "User-Agent", value: ua) }

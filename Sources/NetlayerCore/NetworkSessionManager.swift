@@ -82,7 +82,7 @@ extension NetworkSessionManager {
 
     public func schedule(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         Task {
-            try? await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1e9))
+            try? await Task.sleep(nanoseconds: UInt64(min(max(0, delay), HTTPRequest.maxSeconds) * 1e9))
             task()
         }
     }

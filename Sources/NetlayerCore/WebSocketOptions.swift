@@ -61,15 +61,9 @@ public struct WebSocketOptions: Sendable, Equatable {
         if Set(protocols).count != protocols.count { throw .invalidRequest("websocket key 'protocols' names a subprotocol twice") }
         guard maxMessageBytes >= 1 else { throw .invalidRequest("websocket key 'maxMessageBytes' must be at least 1") }
         guard maxQueuedBytes >= 1 else { throw .invalidRequest("websocket key 'maxQueuedBytes' must be at least 1") }
-        if let idleTimeout, !(idleTimeout > 0 && idleTimeout.isFinite) {
-            throw .invalidRequest("websocket key 'idleTimeout' must be a positive number of seconds")
-        }
-        if let pingInterval, !(pingInterval > 0 && pingInterval.isFinite) {
-            throw .invalidRequest("websocket key 'pingInterval' must be a positive number of seconds")
-        }
-        guard closeTimeout > 0, closeTimeout.isFinite else {
-            throw .invalidRequest("websocket key 'closeTimeout' must be a positive number of seconds")
-        }
+        try HTTPRequest.checkSeconds(idleTimeout, key: "websocket key 'idleTimeout'")
+        try HTTPRequest.checkSeconds(pingInterval, key: "websocket key 'pingInterval'")
+        try HTTPRequest.checkSeconds(closeTimeout, key: "websocket key 'closeTimeout'")
         if let fragmentBytes, !(1...Self.maxFragmentBytes).contains(fragmentBytes) {
             throw .invalidRequest("websocket key 'fragmentBytes' must be between 1 and \(Self.maxFragmentBytes)")
         }

@@ -228,8 +228,10 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     /// Runs `task` on the driver's thread after `delay` seconds; after shutdown, at once
     /// on the calling thread.
+    /// A delay past a year (or not a number) waits a year: nanoseconds beyond that do
+    /// not fit the clock's integer.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
-        let deadline = Self.now() + UInt64(max(0, delay) * 1e9)
+        let deadline = Self.now() + UInt64(min(max(0, delay), HTTPRequest.maxSeconds) * 1e9)
         if !queue({ $0.timers.append((deadline, task)) }) { task() }
     }
 

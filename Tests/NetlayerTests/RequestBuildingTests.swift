@@ -74,6 +74,32 @@ import Testing
         }
     }
 
+    /// Seconds a Swift caller sets beyond what the clock and libcurl can hold (a year)
+    /// are an `invalidRequest` naming the option, not a trap converting them.
+    @Test func secondsPastAYearOrNotANumberAreInvalidRequestsNamingTheOption() throws {
+        func message(_ change: (inout RequestOptions) -> Void) -> String {
+            var config = self.config
+            change(&config.requestOptions)
+            do {
+                _ = try Endpoint<JSON>(path: "x").httpRequest(with: config)
+                return "(built)"
+            } catch {
+                guard case NetworkError.invalidRequest(let message) = error else { return "\(error)" }
+                return message
+            }
+        }
+        #expect(message { $0.timeout = 1e300 }.hasPrefix("timeout must be a positive number of seconds"))
+        #expect(message { $0.connectTimeout = .nan }.hasPrefix("connectTimeout must be"))
+        #expect(message { $0.deadline = .infinity }.hasPrefix("deadline must be"))
+        #expect(message { $0.retry.backoff = 1e9 }.hasPrefix("retry backoff must be"))
+        #expect(message { $0.retry.maxBackoff = -1 }.hasPrefix("retry maxBackoff must be"))
+        #expect(message { $0.timeout = HTTPRequest.maxSeconds } == "(built)")
+        for options in [WebSocketOptions(idleTimeout: 1e300), WebSocketOptions(pingInterval: .infinity),
+                        WebSocketOptions(closeTimeout: 4e7)] {
+            #expect(throws: NetworkError.self) { try options.validate() }
+        }
+    }
+
     @Test func headerValuesWithCRLFAndBadNamesAreRejected() {
         #expect(throws: NetworkError.self) { try (["X": "a\r\nInjected: 1"] as HTTPHeaders).validate() }
         #expect(throws: NetworkError.self) { try (["Bad Name": "v"] as HTTPHeaders).validate() }
