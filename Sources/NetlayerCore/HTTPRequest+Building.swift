@@ -112,9 +112,11 @@ extension HTTPRequest {
         if let m = options.maxDownloadBytes, m < 0 { throw .invalidRequest("maxDownloadBytes must not be negative") }
         try checkSeconds(options.deadline, key: "deadline")
         if options.retry.maxAttempts < 1 { throw .invalidRequest("retry maxAttempts must be at least 1") }
-        for (key, seconds) in [("retry backoff", options.retry.backoff), ("retry maxBackoff", options.retry.maxBackoff)]
-        where !(seconds >= 0 && seconds <= 3600) {
-            throw .invalidRequest("\(key) must be a number of seconds from 0 to 3600, not \(seconds)")
+        if !(options.retry.backoff >= 0 && options.retry.backoff <= 3600) {
+            throw .invalidRequest("retry backoff must be a number of seconds from 0 to 3600, not \(options.retry.backoff)")
+        }
+        if !(options.retry.maxBackoff >= 0 && options.retry.maxBackoff <= 3600) {
+            throw .invalidRequest("retry maxBackoff must be a number of seconds from 0 to 3600, not \(options.retry.maxBackoff)")
         }
         try options.auth?.validate()
         try options.transport.validate()
