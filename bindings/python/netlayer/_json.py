@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 from typing import Any, Callable, Union
 
+from ._errors import InvalidRequestError
+
 __all__ = ["dumps", "loads", "loads_result", "dumps_fast", "loads_fast", "BIG_INTEGERS_MARK", "BACKEND"]
 
 #: In a result document that holds an integer beyond 64 bits (the library writes it
@@ -45,16 +47,56 @@ else:
 
 def dumps(obj: Any) -> bytes:
     """Encodes a document (or a list of them) as compact UTF-8 JSON. A ``bytes`` body
-    is sent as it is (``bodyEncoding`` ``base64``); integers beyond 64 bits stay exact."""
+    is sent as it is (``bodyEncoding`` ``base64``); integers beyond 64 bits stay exact.
+    A NaN or an infinity anywhere raises ``InvalidRequestError`` naming where: JSON
+    cannot hold them (requests refuses them in ``json=`` too), and orjson would write
+    ``null``, which a document reads as "the default" (a ``timeout`` of NaN would be
+    30 s)."""
     try:
-        return dumps_fast(obj)
-    except TypeError:
-        pass
-    obj = _binary_bodies(obj)
+        out = dumps_fast(obj)
+    except (TypeError, ValueError):
+        return _dumps_slowly(obj)
+    # orjson writes a NaN as null: only a document with a null can hold one.
+    if _find(out, b"null") >= 0:
+        _refuse_non_finite(obj, "")
+    return out
+
+
+_find = bytes.find
+
+
+def _dumps_slowly(obj: Any) -> bytes:
+    """``dumps`` for a document orjson refuses: bytes bodies, big integers, and (with
+    the json module) a NaN."""
     try:
-        return dumps_fast(obj)
-    except TypeError:
-        return _encode_exactly(obj)  # big integers; anything else raises here
+        obj = _binary_bodies(obj)
+        try:
+            out = dumps_fast(obj)
+        except TypeError:
+            return _encode_exactly(obj)  # big integers; anything else raises here
+    except ValueError:  # the json module's refusal of a NaN: say where it is
+        _refuse_non_finite(obj, "")
+        raise
+    if _find(out, b"null") >= 0:
+        _refuse_non_finite(obj, "")
+    return out
+
+
+def _refuse_non_finite(value: Any, where: str) -> None:
+    if type(value) is float:
+        if value != value or value in (_INFINITY, -_INFINITY):
+            raise InvalidRequestError(f"netlayer: {where or 'the document'} is {value!r}, which JSON cannot hold "
+                                      "(NaN and infinities are not numbers a document or a JSON body may carry)",
+                                      kind="invalid_request")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_non_finite(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _refuse_non_finite(item, f"{where}[{index}]")
+
+
+_INFINITY = float("inf")
 
 
 def loads(raw: Union[bytes, str]) -> Any:

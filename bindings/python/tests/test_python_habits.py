@@ -238,3 +238,24 @@ def test_every_documented_key_is_known_to_the_mapping() -> None:
         assert snake in typed_config, snake
     for snake in _documents.ENDPOINT.snake:
         assert snake in typed_endpoint, snake
+
+
+@pytest.mark.parametrize("backend", ["orjson", "json"])
+def test_nan_and_infinities_are_refused_naming_where_they_are(base_url: str, backend: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # orjson writes NaN as null, which a document reads as "the default": a timeout of
+    # NaN would silently be 30 s and a JSON body's NaN would arrive as null. requests
+    # refuses them in json= too.
+    from netlayer import _json
+    if backend == "json":
+        monkeypatch.setattr(_json, "dumps_fast", _json._encode_exactly)
+    with netlayer.Client(base_url) as client:
+        cases = [({"timeout": float("nan")}, "timeout is nan"),
+                 ({"params": {"page": float("inf")}}, "query.page is inf"),
+                 ({"json": {"a": [1, float("-inf")]}}, "body.a[1] is -inf")]
+        for keywords, words in cases:
+            with pytest.raises(netlayer.InvalidRequestError, match=words.replace("[", r"\[").replace("]", r"\]")):
+                client.post("echo", **keywords)
+        # None is still "the default", and JSON's null in a body.
+        echoed = client.post("echo", json={"a": None}, timeout=None).json()
+        assert echoed["body"] == "{\"a\":null}", echoed
