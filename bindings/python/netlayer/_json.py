@@ -83,7 +83,7 @@ def _dumps_slowly(obj: Any) -> bytes:
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:
-    if type(value) is float:
+    if isinstance(value, float):  # numpy's float64 too
         if value != value or value in (_INFINITY, -_INFINITY):
             raise InvalidRequestError(f"netlayer: {where or 'the document'} is {value!r}, which JSON cannot hold "
                                       "(NaN and infinities are not numbers a document or a JSON body may carry)",
