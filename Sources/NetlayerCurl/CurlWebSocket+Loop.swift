@@ -195,7 +195,7 @@ extension CurlWebSocket {
     /// `interval` the connection fails. Anything that arrives, the pong included,
     /// ends the silence.
     private func keepAlive(every interval: Double) {
-        let step = UInt64(interval * 1e9)
+        let step = max(UInt64(interval * 1e9), 1_000_000)  // a millisecond at least: a ping before the verdict
         let now = MonotonicClock.now()
         let silence = now &- lastHeard
         let due = lastHeard &+ (silence >= step ? 2 * step : step)
