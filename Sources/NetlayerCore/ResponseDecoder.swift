@@ -57,7 +57,11 @@ public struct JSONResponseDecoder: ResponseDecoder {
         self.makeDecoder = makeDecoder
     }
 
+    /// A UTF-8 byte order mark before the JSON text is skipped (RFC 8259 section 8.1
+    /// lets a parser ignore it; the Fetch standard's `json()` does, and servers on
+    /// Windows send it).
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
+        if Self.startsWithByteOrderMark(data) { return try decode(Array(data.dropFirst(3))) }
         // T is known to be the type compared: a bit cast, not `as!`, which would ask
         // the runtime for a dynamic cast on every response.
         if T.self == JSON.self { return unsafeBitCast(try decodeJSON(data), to: T.self) }
@@ -78,14 +82,20 @@ public struct JSONResponseDecoder: ResponseDecoder {
     /// The body as checked JSON text, at `keyPath`: the body itself when it is valid
     /// and no key path applies, which spares parsing it and writing it again.
     public func decodeRawJSON(_ data: [UInt8]) throws(DataTransferError) -> RawJSON {
+        if Self.startsWithByteOrderMark(data) { return try decodeRawJSON(Array(data.dropFirst(3))) }
         if keyPath?.isEmpty ?? true, data.withUnsafeBufferPointer(JSONFastCheck.isValid) {
             return RawJSON(checked: data)
         }
         return RawJSON(try decodeJSON(data))
     }
 
+    private static func startsWithByteOrderMark(_ data: [UInt8]) -> Bool {
+        data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF
+    }
+
     /// The body parsed as `JSON`, at `keyPath`.
     public func decodeJSON(_ data: [UInt8]) throws(DataTransferError) -> JSON {
+        if Self.startsWithByteOrderMark(data) { return try decodeJSON(Array(data.dropFirst(3))) }
         let value: JSON
         do {
             value = try JSONParser.parse(data)

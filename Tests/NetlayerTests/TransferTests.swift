@@ -14,6 +14,19 @@ import Testing
         return path
     }
 
+    @Test func jsonAfterAUTF8ByteOrderMarkDecodes() throws {
+        let body: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"a": [1, "x"]}"#.utf8)
+        let decoder = JSONResponseDecoder()
+        let expected: JSON = ["a": [1, "x"]]
+        #expect(try decoder.decodeJSON(body) == expected)
+        let raw: RawJSON = try decoder.decode(body)
+        #expect(raw.bytes == Array(#"{"a": [1, "x"]}"#.utf8))
+        struct Value: Decodable, Equatable { var a: [JSON] }
+        #expect(try decoder.decode(body) as Value == Value(a: [1, "x"]))
+        // A mark anywhere else is not JSON.
+        #expect(throws: DataTransferError.self) { try decoder.decodeJSON(Array(#"{"a": 1}"#.utf8) + [0xEF, 0xBB, 0xBF]) }
+    }
+
     @Test func multipartPartsReachTheServer() async throws {
         let (service, _) = try server.service()
         let file = try temporaryFile(Array("file-content".utf8))

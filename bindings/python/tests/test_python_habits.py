@@ -259,3 +259,18 @@ def test_nan_and_infinities_are_refused_naming_where_they_are(base_url: str, bac
         # None is still "the default", and JSON's null in a body.
         echoed = client.post("echo", json={"a": None}, timeout=None).json()
         assert echoed["body"] == "{\"a\":null}", echoed
+
+
+def test_json_after_a_utf8_byte_order_mark_is_read(base_url: str) -> None:
+    # RFC 8259 section 8.1 lets a parser ignore the mark, and the Fetch standard's
+    # json() does; servers on Windows send it.
+    import json
+    import urllib.request
+    import uuid
+    scenario = "bom-" + uuid.uuid4().hex[:8]
+    setup = json.dumps({"": [{"body": "\ufeff{\"a\": [1, \"x\"]}"}]}).encode()
+    urllib.request.urlopen(urllib.request.Request(base_url + "scenario-setup/" + scenario, data=setup,
+                                                  method="POST"), timeout=10).read()
+    with netlayer.Client(base_url) as client:
+        response = client.get("scenario/" + scenario)
+        assert response.value == {"a": [1, "x"]} and response.json() == {"a": [1, "x"]}
