@@ -57,6 +57,8 @@ package struct ReceivedHeaders: @unchecked Sendable {
         let capacity: Int
         var count = 0
         var records = 0
+        /// Where the last record starts: a folded line (`continueLastValue`) extends it.
+        var lastRecord = 0
         var hasRepeats = false
 
         init(capacity: Int) { self.capacity = capacity }
@@ -75,6 +77,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
         bigger.bytes.update(from: block.bytes, count: block.count)
         bigger.count = block.count
         bigger.records = block.records
+        bigger.header.lastRecord = block.header.lastRecord
         bigger.hasRepeats = block.hasRepeats
         self.block = bigger
         return bigger
@@ -150,6 +153,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
         if JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {  // the name is a token
             UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
         }
+        block.header.lastRecord = block.count
         block.count += 8 + colon + valueLength
         block.records += 1
 
@@ -290,12 +294,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
         while stop > start, base[stop - 1] == 0x20 || base[stop - 1] == 0x09 { stop -= 1 }
         guard stop > start else { return }
         // Records follow one another, so the last one ends the block: its value grows in place.
-        var last = 0
-        var offset = 0
-        while offset < old.count {
-            last = offset
-            offset = Record(UnsafeBufferPointer(start: old.bytes, count: old.count), at: offset).end
-        }
+        let last = old.header.lastRecord
         let valueLength = Record(UnsafeBufferPointer(start: old.bytes, count: old.count), at: last).value.count
         let space = valueLength > 0 ? 1 : 0
         let block = reserve(space + stop - start)  // may move the records to a larger block

@@ -61,11 +61,11 @@ public struct JSONResponseDecoder: ResponseDecoder {
     /// lets a parser ignore it; the Fetch standard's `json()` does, and servers on
     /// Windows send it).
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
-        if Self.startsWithByteOrderMark(data) { return try decode(Array(data.dropFirst(3))) }
         // T is known to be the type compared: a bit cast, not `as!`, which would ask
         // the runtime for a dynamic cast on every response.
         if T.self == JSON.self { return unsafeBitCast(try decodeJSON(data), to: T.self) }
         if T.self == RawJSON.self { return unsafeBitCast(try decodeRawJSON(data), to: T.self) }
+        if Self.startsWithByteOrderMark(data) { return try decode(Array(data.dropFirst(3))) }
         do {
             if let keyPath, !keyPath.isEmpty {
                 let sub = try decodeJSON(data)

@@ -65,9 +65,7 @@ package struct DocumentReader {
     package func seconds(_ key: String) throws(NetworkError) -> Double? {
         guard let v = value(key) else { return nil }
         guard let d = v.doubleValue else { throw fail(key, "a positive number of seconds", v) }
-        guard d > 0, d <= HTTPRequest.maxSeconds else {
-            throw .invalidRequest("\(context) key '\(key)' must be a positive number of seconds (at most a year), not \(d)")
-        }
+        try HTTPRequest.checkSeconds(d, key: "\(context) key '\(key)'")
         return d
     }
 

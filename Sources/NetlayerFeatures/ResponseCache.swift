@@ -158,7 +158,9 @@ public final class ResponseCache: ResponseCaching {
         entries.withLock { state in
             for url in urls {
                 for method in ["GET", "HEAD"] {
-                    if let dropped = state.map.removeValue(forKey: method + " " + url) { state.count -= dropped.count }
+                    if let dropped = state.map.removeValue(forKey: Self.key(method: method, url: url)) {
+                        state.count -= dropped.count
+                    }
                 }
             }
         }
@@ -175,7 +177,7 @@ public final class ResponseCache: ResponseCaching {
     private func updateStoredGETs(from head: HTTPResponse, for request: HTTPRequest, credentials: [String: String],
                                   now: UInt64) {
         entries.withLock { state in
-            let key = "GET " + request.url
+            let key = Self.key(method: "GET", url: request.url)
             guard var variants = state.map[key] else { return }
             var removed = 0
             for i in variants.indices.reversed() where matches(variants[i], request, credentials) {
@@ -259,7 +261,9 @@ public final class ResponseCache: ResponseCaching {
         state.count -= 1
     }
 
-    private static func key(_ request: HTTPRequest) -> String { request.method.rawValue + " " + request.url }
+    private static func key(_ request: HTTPRequest) -> String { key(method: request.method.rawValue, url: request.url) }
+
+    private static func key(method: String, url: String) -> String { method + " " + url }
 
     /// What a request with `only-if-cached` gets when the cache cannot answer it
     /// (RFC 9111 section 5.2.1.7).

@@ -55,7 +55,7 @@ def dumps(obj: Any) -> bytes:
     try:
         out = dumps_fast(obj)
     except (TypeError, ValueError):
-        return _dumps_slowly(obj)
+        out = _dumps_slowly(obj)
     # orjson writes a NaN as null: only a document with a null can hold one.
     if _find(out, b"null") >= 0:
         _refuse_non_finite(obj, "")
@@ -67,19 +67,16 @@ _find = bytes.find
 
 def _dumps_slowly(obj: Any) -> bytes:
     """``dumps`` for a document orjson refuses: bytes bodies, big integers, and (with
-    the json module) a NaN."""
+    the json module) a NaN, refused here naming where it is."""
     try:
         obj = _binary_bodies(obj)
         try:
-            out = dumps_fast(obj)
+            return dumps_fast(obj)
         except TypeError:
             return _encode_exactly(obj)  # big integers; anything else raises here
-    except ValueError:  # the json module's refusal of a NaN: say where it is
+    except ValueError:
         _refuse_non_finite(obj, "")
         raise
-    if _find(out, b"null") >= 0:
-        _refuse_non_finite(obj, "")
-    return out
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:
