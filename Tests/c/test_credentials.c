@@ -161,6 +161,8 @@ static void test_a_netrc_file_that_cannot_be_used_is_refused_naming_the_key(void
     char *fifo = nlt_format("%s/fifo", dir);
     char *open_quote = write_file(dir, "quote", "machine 127.0.0.1 login \"nel password x\n");
     char *big = nlt_format("%s/big", dir);
+    char *loop = nlt_format("%s/loop", dir);
+    char *unreadable = write_file(dir, "unreadable", "machine 127.0.0.1 login nel password x\n");
     nl_client *c;
     json_t *r;
     FILE *f;
@@ -178,6 +180,14 @@ static void test_a_netrc_file_that_cannot_be_used_is_refused_naming_the_key(void
     check_netrc_refused("/dev/zero", "character device");
     check_netrc_refused(big, "more than");
     check_netrc_refused(open_quote, "quoted token");
+    /* A file that cannot be opened says why: a link to itself always; a file without
+       read permission when the tests do not run as root (root reads it anyway). */
+    REQUIRE(symlink(loop, loop) == 0);
+    check_netrc_refused(loop, "cannot be read: Too many levels of symbolic links");
+    if (geteuid() != 0) {
+        REQUIRE(chmod(unreadable, 0) == 0);
+        check_netrc_refused(unreadable, "cannot be read: Permission denied");
+    }
 
     /* An endpoint's own auth is checked when its request is built. */
     c = client_for(NULL);
@@ -195,6 +205,8 @@ static void test_a_netrc_file_that_cannot_be_used_is_refused_naming_the_key(void
     free(fifo);
     free(open_quote);
     free(big);
+    free(loop);
+    free(unreadable);
     fh_rm_dir(dir);
     free(dir);
 }
