@@ -64,7 +64,7 @@ struct StoredResponse {
         if stored.headers["date"] == nil { stored.headers["date"] = HTTPDate.format(wallNow) }  // RFC 9110 6.6.1
         stored.fromCache = false
         let lifetime = Self.freshnessLifetime(stored.headers, control, status: status, now: wallNow)
-        guard lifetime > 0 || stored.headers["etag"] != nil || stored.headers["last-modified"] != nil
+        guard lifetime > 0 || !Self.validators(of: stored.headers).isEmpty
                 || (control.seconds("stale-while-revalidate") ?? 0) > 0 || (control.seconds("stale-if-error") ?? 0) > 0
         else { return nil }
 
@@ -99,10 +99,17 @@ struct StoredResponse {
     }
 
     /// The conditional headers that revalidate it (section 4.3.1).
-    var validators: HTTPHeaders {
+    var validators: HTTPHeaders { Self.validators(of: response.headers) }
+
+    /// The conditional headers a response with `headers` is revalidated with: its entity
+    /// tag, and its `Last-Modified` when that is an HTTP-date (RFC 9110 section 13.1.3
+    /// has a server ignore an `If-Modified-Since` that is not one, so it validates nothing).
+    static func validators(of headers: HTTPHeaders) -> HTTPHeaders {
         var validators = HTTPHeaders()
-        if let etag = response.headers["etag"] { validators["If-None-Match"] = etag }
-        if let modified = response.headers["last-modified"] { validators["If-Modified-Since"] = modified }
+        if let etag = headers["etag"] { validators["If-None-Match"] = etag }
+        if let modified = headers["last-modified"], HTTPDate.parse(modified) != nil {
+            validators["If-Modified-Since"] = modified
+        }
         return validators
     }
 
