@@ -156,7 +156,7 @@ extension CurlWebSocket {
                 return fail(WebSocketFailure(.protocolViolation(
                     "the server closed the connection without a close frame (1006)", curlCode: 0)))
             }
-            return fail(WebSocketFailure(.protocolViolation("the server sent a malformed WebSocket frame header", curlCode: 0)))
+            return failOnMalformedHeader(context)
         }
         if wslay_event_get_read_enabled(context) == 0, wslay_event_get_close_received(context) == 0 {
             // wslay failed the connection and queued a close frame saying why, whose
@@ -175,6 +175,24 @@ extension CurlWebSocket {
             }
             return fail(WebSocketFailure(error))
         }
+    }
+
+    /// A frame header wslay's parser refused (a control frame over 125 bytes or
+    /// fragmented, a 64-bit length with its top bit set): wslay queues a close without
+    /// a code for it, so that close is dropped and a 1002 one written in its place
+    /// (RFC 6455 section 7.4.1), unless a frame of ours is half written, which a close
+    /// frame cannot interrupt.
+    private func failOnMalformedHeader(_ context: OpaquePointer) {
+        if let easy, inFlightBytes == 0, heldHeader.isEmpty {
+            wslay_event_shutdown_write(context)
+            let mask = withUnsafeBytes(of: UInt32.random(in: 0...UInt32.max)) { Array($0) }
+            let frame: [UInt8] = [0x88, 0x82] + mask + [0x03 ^ mask[0], 0xEA ^ mask[1]]  // close, masked, 1002
+            var sent = 0
+            _ = curl_easy_send(easy, frame, frame.count, &sent)  // best effort: the connection ends now
+        }
+        fail(WebSocketFailure(.protocolViolation("the server sent a malformed WebSocket frame header: a control frame"
+                                                 + " over 125 bytes or fragmented, or a length out of range (closed"
+                                                 + " with 1002)", curlCode: 0)))
     }
 
     // MARK: Sending

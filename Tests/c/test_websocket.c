@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "fault_helpers.h"
 
+#include <strings.h>
 #include <sys/resource.h>
 
 /* ---- what one connection reported -------------------------------------------------------- */
@@ -136,8 +137,9 @@ static int has_two(probe *p) { return p->count >= 2 || p->closes > 0; }
 
 /* ---- servers ------------------------------------------------------------------------------- */
 
-static fh_server g_echo, g_hostile, g_nginx, g_proxy;
+static fh_server g_echo, g_hostile, g_nginx, g_nginx_mutual, g_proxy;
 static char g_cert_dir[64];
+static int g_client_certs;
 
 static int start_ws_server(fh_server *s, const char *kind, const char *const *more)
 {
@@ -189,6 +191,44 @@ static int nginx_port(void)
         REQUIRE_MSG(ok, "cannot start nginx");
     }
     return g_nginx.port;
+}
+
+/* Client certificates in cert_dir(): client.pem/.key (CN netlayer-client, signed by the
+ * test CA) and stranger.pem/.key (self-signed, CN stranger). */
+static const char *client_certs(void)
+{
+    if (!g_client_certs) {
+        REQUIRE_MSG(fh_sh("cd '%s' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+                          " -keyout client.key -out client.csr -subj '/CN=netlayer-client'"
+                          " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2"
+                          " -out client.pem"
+                          " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+                          " -keyout stranger.key -out stranger.pem -days 2 -subj '/CN=stranger'",
+                          cert_dir()),
+                    "openssl could not make the client certificates in %s", cert_dir());
+        g_client_certs = 1;
+    }
+    return cert_dir();
+}
+
+/* nginx as the wss proxy in front of the echo server, asking for a client certificate
+ * signed by the test CA (and passing its subject on as X-Client-DN). */
+static int nginx_mutual_port(void)
+{
+    if (g_nginx_mutual.port <= 0) {
+        char *upstream = nlt_format("%d", echo_port());
+        char *cert = nlt_format("%s/server.pem", cert_dir());
+        char *key = nlt_format("%s/server.key", cert_dir());
+        char *ca = nlt_format("%s/ca.pem", cert_dir());
+        const char *more[] = { "--upstream", upstream, "--cert", cert, "--key", key, "--client-ca", ca, NULL };
+        int ok = start_ws_server(&g_nginx_mutual, "nginx", more);
+        free(upstream);
+        free(cert);
+        free(key);
+        free(ca);
+        REQUIRE_MSG(ok, "cannot start nginx with --client-ca");
+    }
+    return g_nginx_mutual.port;
 }
 
 static int proxy_port(void)
@@ -523,6 +563,122 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     nl_client_free(c);
 }
 
+/* Every log event of a client, parsed, in order. */
+typedef struct log_sink {
+    pthread_mutex_t lock;
+    json_t *events;
+} log_sink;
+
+static void sink_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    log_sink *s = user_data;
+    json_t *e = json_loads(event_json, 0, NULL);
+    (void)reply;
+    CHECK_MSG(e != NULL, "log event is not JSON: %.300s", event_json);
+    if (e == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    json_array_append_new(s->events, e);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The value of header `name` (any case) in object `headers`, or NULL. */
+static const char *header_value(json_t *headers, const char *name)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(headers))
+        return NULL;
+    json_object_foreach(headers, k, v) {
+        if (strcasecmp(k, name) == 0)
+            return json_is_string(v) ? json_string_value(v) : "(not a string)";
+    }
+    return NULL;
+}
+
+/* How many events of `sink` are `event` with `status` (0: any). */
+static int sink_count(log_sink *s, const char *event, int status)
+{
+    size_t i;
+    json_t *e;
+    int n = 0;
+    pthread_mutex_lock(&s->lock);
+    json_array_foreach(s->events, i, e) {
+        const char *name = jpath_str(e, "event");
+        if (name && strcmp(name, event) == 0 && (status == 0 || (int)jpath_num(e, "status", -1) == status))
+            n++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static void test_log_hook_redacts_the_handshakes_credentials(void)
+{
+    /* The handshake's Authorization (basic, then bearer) and a secret query value reach
+     * the server, but the LOG hook sees them only as <redacted>: in the request event's
+     * headers and url, and nowhere else (debug level: the curl line too). */
+    static const struct { const char *auth, *sent, *secrets[2]; } cases[] = {
+        { "{\"basic\": {\"user\": \"wsuser\", \"password\": \"pa55-ws-SECRET-71\"}}",
+          "Basic d3N1c2VyOnBhNTUtd3MtU0VDUkVULTcx",  /* base64 of wsuser:pa55-ws-SECRET-71 */
+          { "pa55-ws-SECRET-71", "d3N1c2VyOnBhNTUtd3MtU0VDUkVULTcx" } },
+        { "{\"bearer\": \"tok-WS-s3cret-9931\"}", "Bearer tok-WS-s3cret-9931", { "tok-WS-s3cret-9931", NULL } },
+    };
+    static const char *const query_secret = "qs-WS-s3cret-4417";
+    size_t k;
+    for (k = 0; k < NLT_COUNT(cases); k++) {
+        log_sink sink;
+        char *extra = nlt_format("\"auth\": %s, \"log\": {\"level\": \"debug\"}", cases[k].auth);
+        nl_client *c = echo_client(extra);
+        probe p;
+        nl_websocket *ws;
+        json_t *seen, *e;
+        size_t i;
+        int requests = 0, j;
+        char *doc = nlt_format("{\"path\": \"headers\", \"query\": {\"token\": \"%s\"}}", query_secret);
+        pthread_mutex_init(&sink.lock, NULL);
+        sink.events = json_array();
+        REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, sink_hook, &sink) == 0);
+        probe_init(&p);
+        ws = open_ws(c, doc, &p);
+        REQUIRE(wait_until(&p, 10, has_one));
+        REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+        seen = nlt_parse(p.messages[0].data, "headers");
+        CHECK_STR_EQ(jpath_str(seen, "authorization"), cases[k].sent);  /* the server got it */
+        json_decref(seen);
+        close_and_wait(ws, &p);
+        nl_websocket_free(ws);
+        probe_done(&p);
+        for (j = 0; j < 200 && sink_count(&sink, "response", 101) == 0; j++)
+            sleep_ms(10);  /* the 101's event reaches the hook on a thread of its own */
+        nl_client_free(c);
+        CHECK_INT_EQ(sink_count(&sink, "response", 101), 1);
+
+        json_array_foreach(sink.events, i, e) {
+            char *text = json_dumps(e, JSON_COMPACT);
+            const char *name = jpath_str(e, "event");
+            CHECK_MSG(text && strstr(text, cases[k].secrets[0]) == NULL, "the secret is in a log event: %s", text);
+            CHECK_MSG(text && (cases[k].secrets[1] == NULL || strstr(text, cases[k].secrets[1]) == NULL),
+                      "the encoded secret is in a log event: %s", text);
+            CHECK_MSG(text && strstr(text, query_secret) == NULL, "the query's token is in a log event: %s", text);
+            if (name && strcmp(name, "request") == 0) {
+                const char *url = jpath_str(e, "url");
+                requests++;
+                CHECK_STR_EQ(header_value(json_object_get(e, "headers"), "Authorization"), "<redacted>");
+                CHECK_MSG(url && strstr(url, "/headers") && strstr(url, "token=<redacted>"), "url %s",
+                          url ? url : "(none)");
+                if (jpath_str(e, "curl"))
+                    CHECK(strstr(jpath_str(e, "curl"), "<redacted>") != NULL);
+            }
+            free(text);
+        }
+        CHECK_INT_EQ(requests, 1);
+        json_decref(sink.events);
+        pthread_mutex_destroy(&sink.lock);
+        free(doc);
+        free(extra);
+    }
+}
+
 static void test_permessage_deflate_is_agreed_and_used_both_ways(void)
 {
     nl_client *c = echo_client(NULL);
@@ -627,6 +783,115 @@ static void test_wss_through_nginx_with_the_clients_ca(void)
     nl_client_free(c);
 }
 
+/* Opens `doc` on a client with `config`, sends `text` and expects it back. */
+static void expect_echo(const char *config, const char *doc, const char *text)
+{
+    nl_client *c = client_with_config(strdup(config));
+    probe p;
+    nl_websocket *ws;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, text, strlen(text), NULL), 0);
+    REQUIRE(wait_until(&p, 15, has_one));
+    CHECK_MSG(p.count == 1 && strcmp(p.messages[0].data, text) == 0, "%s: %s", doc,
+              p.error_json ? p.error_json : "(no error)");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
+static void test_wss_checks_the_pinned_public_key(void)
+{
+    char *right = NULL, *other = NULL, *path, *config, *doc;
+    nl_client *c;
+    path = nlt_format("%s/server.pem", cert_dir());
+    right = fh_pin_of(path);
+    free(path);
+    path = nlt_format("%s/self.pem", cert_dir());  /* a real key, but not nginx's */
+    other = fh_pin_of(path);
+    free(path);
+    REQUIRE_MSG(right != NULL && other != NULL, "openssl could not compute the pins");
+    doc = nlt_format("{\"path\": \"wss://localhost:%d/echo\", \"isFullPath\": true}", nginx_port());
+
+    /* The server's own pin: the connection opens. */
+    config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\", \"pinnedPublicKey\": \"%s\"}}", cert_dir(), right);
+    expect_echo(config, doc, "pinned");
+    free(config);
+
+    /* Another key's pin, or a made-up one: kind tls, although the CA vouches for it. */
+    config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\", \"pinnedPublicKey\": \"%s\"}}", cert_dir(), other);
+    c = client_with_config(config);
+    expect_failure(c, doc, 0, "tls", "");
+    nl_client_free(c);
+    c = client_with_config(nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\", \"pinnedPublicKey\":"
+                                      " \"sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}}", cert_dir()));
+    expect_failure(c, doc, 0, "tls", "");
+    nl_client_free(c);
+
+    /* A pin holds with verification off: the right one opens, a wrong one fails. */
+    config = nlt_format("{\"tls\": {\"verify\": false, \"pinnedPublicKey\": \"%s\"}}", right);
+    expect_echo(config, doc, "pinned, unverified");
+    free(config);
+    c = client_with_config(nlt_format("{\"tls\": {\"verify\": false, \"pinnedPublicKey\": \"%s\"}}", other));
+    expect_failure(c, doc, 0, "tls", "");
+    nl_client_free(c);
+
+    free(doc);
+    free(right);
+    free(other);
+}
+
+static void test_wss_presents_the_client_certificate(void)
+{
+    /* nginx asks for a certificate signed by the test CA and passes its subject on to
+     * the echo server, whose /headers shows it. */
+    const char *dir = client_certs();
+    char *doc = nlt_format("{\"path\": \"wss://localhost:%d/headers\", \"isFullPath\": true}", nginx_mutual_port());
+    char *config = nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\", \"certFile\": \"%s/client.pem\","
+                              " \"keyFile\": \"%s/client.key\"}}", dir, dir, dir);
+    nl_client *c = client_with_config(config);
+    probe p;
+    nl_websocket *ws;
+    json_t *seen, *error;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    REQUIRE(wait_until(&p, 15, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    seen = nlt_parse(p.messages[0].data, "headers");
+    CHECK_MSG(jpath_str(seen, "x-client-dn") && strstr(jpath_str(seen, "x-client-dn"), "CN=netlayer-client"),
+              "nginx saw the client as %s", jpath_str(seen, "x-client-dn") ? jpath_str(seen, "x-client-dn") : "(none)");
+    json_decref(seen);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "mutual", 6, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    CHECK_STR_EQ(p.count > 1 ? p.messages[1].data : "", "mutual");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+
+    /* Without a certificate, or with one the CA did not sign: nginx refuses the
+     * handshake with 400 (after the TLS handshake; `ssl_verify_client on`). */
+    c = client_with_config(nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\"}}", dir));
+    expect_failure(c, doc, 0, "status", "400");
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    REQUIRE(wait_until(&p, 15, is_closed));
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "status");
+    CHECK_INT_EQ((long long)jpath_num(error, "status", 0), 400);
+    json_decref(error);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+    c = client_with_config(nlt_format("{\"tls\": {\"caFile\": \"%s/ca.pem\", \"certFile\": \"%s/stranger.pem\","
+                                      " \"keyFile\": \"%s/stranger.key\"}}", dir, dir, dir));
+    expect_failure(c, doc, 0, "status", "400");
+    nl_client_free(c);
+    free(doc);
+}
+
 static void test_wss_and_ws_through_tinyproxy_connect(void)
 {
     char *config = nlt_format("{\"proxy\": \"http://127.0.0.1:%d\", \"tls\": {\"caFile\": \"%s/ca.pem\"}}",
@@ -689,6 +954,44 @@ static void test_ws_over_the_clients_unix_socket(void)
     free(path);
 }
 
+static void test_resolve_entries_apply_to_websockets(void)
+{
+    /* ws.test (a reserved name no resolver knows) answered by the client's `resolve`:
+     * the connection goes to the echo server, the handshake still names ws.test. */
+    int port = echo_port();
+    char *doc = nlt_format("{\"path\": \"ws://ws.test:%d/headers\", \"isFullPath\": true, \"timeout\": 10}", port);
+    char *host = nlt_format("ws.test:%d", port);
+    nl_client *c = client_with_config(nlt_format("{\"resolve\": [\"ws.test:%d:127.0.0.1\"]}", port));
+    probe p;
+    nl_websocket *ws;
+    json_t *seen;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    REQUIRE(wait_until(&p, 15, has_one));
+    REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+    seen = nlt_parse(p.messages[0].data, "headers");
+    CHECK_STR_EQ(jpath_str(seen, "host"), host);
+    json_decref(seen);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "resolved", 8, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_two));
+    CHECK_STR_EQ(p.count > 1 ? p.messages[1].data : "", "resolved");
+    close_and_wait(ws, &p);
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+
+    /* Without the entry, or with one for another port, the name does not resolve. */
+    c = client_with_config(strdup("{}"));
+    expect_failure(c, doc, 0, "not_connected", "");
+    nl_client_free(c);
+    c = client_with_config(nlt_format("{\"resolve\": [\"ws.test:%d:127.0.0.1\"]}", port == 65535 ? 1 : port + 1));
+    expect_failure(c, doc, 0, "not_connected", "");
+    nl_client_free(c);
+    free(host);
+    free(doc);
+}
+
 /* ---- hostile servers ----------------------------------------------------------------------- */
 
 static void test_bad_handshakes_fail_with_the_reason(void)
@@ -720,6 +1023,154 @@ static void test_message_over_max_message_bytes_closes_with_1009(void)
     nl_client *c = echo_client(NULL);
     expect_failure(c, "{\"path\": \"large\", \"query\": {\"bytes\": 5000}, \"maxMessageBytes\": 4096}", 1, "too_large",
                    "maxMessageBytes");
+    nl_client_free(c);
+}
+
+/* ---- the client's close frames, as the server saw them ------------------------------------- */
+
+/* What the hostile server recorded of the connection whose query had tag `key`:
+ * {"close": true, "code", "reason", "masked"} for the first close frame the client
+ * sent, {"close": false} when the client hung up without one; NULL (a failed check)
+ * when nothing came within the server's wait. Asked over a connection of its own,
+ * whose server waits for the record: the client's close frame may reach the server
+ * after the failure has reached the test. */
+static json_t *close_seen_by_server(const char *key)
+{
+    nl_client *c = hostile_client(NULL);
+    char *doc = nlt_format("{\"path\": \"last-close\", \"query\": {\"key\": \"%s\", \"wait\": %d}}", key,
+                           fh_slow_mode() ? 8 : 2);
+    probe p;
+    nl_websocket *ws;
+    json_t *seen = NULL;
+    probe_init(&p);
+    ws = open_ws(c, doc, &p);
+    CHECK_MSG(wait_until(&p, 20, is_closed), "last-close %s: no on_close", key);
+    CHECK_MSG(p.count == 1, "last-close %s: %d messages, error %s", key, p.count,
+              p.error_json ? p.error_json : "(none)");
+    if (p.count == 1) {
+        CHECK_MSG(strcmp(p.messages[0].data, "none") != 0, "%s: the server saw neither a close frame nor a hang-up",
+                  key);
+        if (strcmp(p.messages[0].data, "none") != 0)
+            seen = nlt_parse(p.messages[0].data, "the server's close record");
+    }
+    CHECK_INT_EQ(p.code, 1000);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    free(doc);
+    nl_client_free(c);
+    return seen;
+}
+
+/* Checks that the client sent a masked close frame with `code` (and `reason`, unless
+ * NULL) on the connection tagged `key`. */
+static void check_close_on_the_wire(const char *key, int code, const char *reason)
+{
+    json_t *seen = close_seen_by_server(key);
+    char *text = seen ? json_dumps(seen, JSON_COMPACT) : NULL;
+    CHECK_MSG(seen && json_is_true(jpath(seen, "close")), "%s: the client sent no close frame: %s", key,
+              text ? text : "(nothing)");
+    CHECK_MSG(seen && jpath_num(seen, "code", -1) == code, "%s: the server got %s, not code %d", key,
+              text ? text : "(nothing)", code);
+    CHECK_MSG(seen && json_is_true(jpath(seen, "masked")), "%s: the close frame was not masked: %s", key,
+              text ? text : "(nothing)");
+    if (reason != NULL)
+        CHECK_STR_EQ(seen ? jpath_str(seen, "reason") : "(nothing)", reason);
+    free(text);
+    json_decref(seen);
+}
+
+static void test_failures_send_their_close_code_to_the_server(void)
+{
+    /* The close code each failure names in its message is the one on the wire. */
+    static const struct { const char *path, *kind, *words; int code; } cases[] = {
+        { "bad-utf8", "protocol", "1007", 1007 },
+        { "over-max", "too_large", "1009", 1009 },
+        { "masked", "protocol", "1002", 1002 },
+        { "deflate-bad-utf8", "protocol", "1007", 1007 },
+        { "deflate-bomb", "too_large", "1009", 1009 },
+    };
+    nl_client *c = hostile_client(NULL);
+    size_t i;
+    for (i = 0; i < NLT_COUNT(cases); i++) {
+        char *doc = nlt_format("{\"path\": \"%s\", \"query\": {\"tag\": \"wire-%s\"}}", cases[i].path, cases[i].path);
+        char *key = nlt_format("wire-%s", cases[i].path);
+        expect_failure(c, doc, 1, cases[i].kind, cases[i].words);
+        check_close_on_the_wire(key, cases[i].code, NULL);
+        free(key);
+        free(doc);
+    }
+    /* A message over maxMessageBytes only once its two frames are joined: 1009. */
+    expect_failure(c, "{\"path\": \"fragmented\", \"query\": {\"bytes\": 5000, \"count\": 2, \"tag\": \"wire-joined\"},"
+                      " \"maxMessageBytes\": 4096}", 1, "too_large", "1009");
+    check_close_on_the_wire("wire-joined", 1009, NULL);
+    /* Within maxMessageBytes, the same message arrives whole. */
+    {
+        probe p;
+        nl_websocket *ws;
+        size_t j, bad = 0;
+        probe_init(&p);
+        ws = open_ws(c, "{\"path\": \"fragmented\", \"query\": {\"bytes\": 5000, \"count\": 2, \"tag\": \"wire-fits\"},"
+                        " \"maxMessageBytes\": 5000, \"closeTimeout\": 0.3}", &p);
+        REQUIRE(wait_until(&p, 10, has_one));
+        REQUIRE_MSG(p.count == 1, "error: %s", p.error_json ? p.error_json : "(none)");
+        CHECK(p.messages[0].length == 5000);
+        for (j = 0; j < p.messages[0].length; j++)
+            bad += (unsigned char)p.messages[0].data[j] != j % 251;
+        CHECK(bad == 0);
+        CHECK_INT_EQ(nl_websocket_close(ws, 1000, NULL, NULL), 0);
+        CHECK(wait_until(&p, 10, is_closed));  /* the server does not answer: closeTimeout */
+        nl_websocket_free(ws);
+        probe_done(&p);
+        check_close_on_the_wire("wire-fits", 1000, "");
+    }
+    nl_client_free(c);
+}
+
+static void test_malformed_frame_header_sends_1002_to_the_server(void)
+{
+    /* A 64-bit length with its top bit set, a ping of 126 bytes: "closed with 1002"
+     * (docs/documents.md, WebSockets), so the server must get 1002, not a close frame
+     * without a code (which it would read as 1005). */
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"huge-length\", \"query\": {\"tag\": \"wire-huge-length\"}}", 1, "protocol",
+                   "frame");
+    check_close_on_the_wire("wire-huge-length", 1002, NULL);
+    expect_failure(c, "{\"path\": \"long-ping\", \"query\": {\"tag\": \"wire-long-ping\"}}", 1, "protocol", "");
+    check_close_on_the_wire("wire-long-ping", 1002, NULL);
+    nl_client_free(c);
+}
+
+static void test_close_idle_and_free_send_their_code_to_the_server(void)
+{
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *error;
+    /* nl_websocket_close: the caller's code and reason, as given (the server never
+     * answers: closeTimeout ends it). */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"quiet\", \"query\": {\"tag\": \"wire-app\"}, \"closeTimeout\": 0.3}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    CHECK_INT_EQ(nl_websocket_close(ws, 4321, "app says bye \xc3\xa9", NULL), 0);
+    REQUIRE(wait_until(&p, 10, is_closed));
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "timeout");
+    json_decref(error);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    check_close_on_the_wire("wire-app", 4321, "app says bye \xc3\xa9");
+
+    /* idleTimeout: 1001 before the connection fails. */
+    expect_failure(c, "{\"path\": \"quiet\", \"query\": {\"tag\": \"wire-idle\"}, \"idleTimeout\": 0.3}", 1, "timeout",
+                   "idleTimeout");
+    check_close_on_the_wire("wire-idle", 1001, NULL);
+
+    /* nl_websocket_free of an open connection: 1001, the socket taking it at once. */
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"quiet\", \"query\": {\"tag\": \"wire-free\"}}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    nl_websocket_free(ws);
+    probe_done(&p);
+    check_close_on_the_wire("wire-free", 1001, NULL);
     nl_client_free(c);
 }
 
@@ -1313,14 +1764,21 @@ int main(int argc, char **argv)
         NLT_TEST(test_server_ping_is_answered_with_pong),
         NLT_TEST(test_handshake_carries_the_clients_headers_auth_and_cookies),
         NLT_TEST(test_adapt_and_log_hooks_see_the_handshake),
+        NLT_TEST(test_log_hook_redacts_the_handshakes_credentials),
         NLT_TEST(test_permessage_deflate_is_agreed_and_used_both_ways),
         NLT_TEST(test_deflate_bomb_and_bad_inflated_text_fail_the_connection),
         NLT_TEST(test_wss_through_nginx_with_the_clients_ca),
+        NLT_TEST(test_wss_checks_the_pinned_public_key),
+        NLT_TEST(test_wss_presents_the_client_certificate),
         NLT_TEST(test_wss_and_ws_through_tinyproxy_connect),
         NLT_TEST(test_ws_over_the_clients_unix_socket),
+        NLT_TEST(test_resolve_entries_apply_to_websockets),
         NLT_TEST(test_bad_handshakes_fail_with_the_reason),
         NLT_TEST(test_broken_frames_fail_the_connection),
         NLT_TEST(test_message_over_max_message_bytes_closes_with_1009),
+        NLT_TEST(test_failures_send_their_close_code_to_the_server),
+        NLT_TEST(test_malformed_frame_header_sends_1002_to_the_server),
+        NLT_TEST(test_close_idle_and_free_send_their_code_to_the_server),
         NLT_TEST(test_close_without_reply_times_out),
         NLT_TEST(test_idle_timeout_fails_a_silent_connection),
         NLT_TEST(test_ping_interval_pings_a_quiet_server),
@@ -1339,6 +1797,7 @@ int main(int argc, char **argv)
     int rc = nlt_main(argc, argv, tests, NLT_COUNT(tests));
     fh_server_stop(&g_proxy);
     fh_server_stop(&g_nginx);
+    fh_server_stop(&g_nginx_mutual);
     fh_server_stop(&g_hostile);
     fh_server_stop(&g_echo);
     if (g_cert_dir[0] != '\0')

@@ -23,12 +23,25 @@ KIND is one of:
              announcing 2^40 bytes), /bad-utf8, /no-close-reply (never answers a close),
              /no-read (stops reading after the handshake), /eof (hangs up after the
              handshake without a close frame), /no-answer (never answers the
-             handshake), /frames (reports the frames of each message the client sends);
+             handshake), /frames (reports the frames of each message the client sends),
+             /fragmented?bytes=N&count=K (one binary message of N bytes in K frames),
+             /long-ping (a ping of 126 bytes);
              with permessage-deflate agreed: /deflate-bomb (20 MiB of zeros in one
              small frame), /deflate-bad-utf8, /deflate-report (says whether each message
              came deflated, and what it says).
+             Every other connection (the paths above that read what the client sends
+             after their frame, and any path not named here, which only reads) records
+             the first close frame the client sends: {"close": true, "code": C or null,
+             "reason": R, "masked": M}, or {"close": false} when the client hung up
+             without one. It is kept under the query's `tag` if it has one, else under
+             the path (the last one per key). /last-close?key=K (a tag or a path like
+             /bad-utf8; &wait=S, 2 s by default) waits up to S seconds for a record
+             under K, takes it (a later /last-close?key=K waits for a new one), and sends
+             it as one text message (or the text "none"), then closes with 1000.
   nginx      nginx as a TLS (wss) reverse proxy in front of --upstream PORT, with
-             --cert and --key.
+             --cert and --key; with --client-ca PATH it asks for a client certificate
+             that CA signed (`ssl_verify_client on`: nginx answers 400 without one) and
+             passes its subject to the upstream as X-Client-DN.
   tinyproxy  tinyproxy, an HTTP proxy that tunnels with CONNECT to any port.
 
 The port goes to --port-file once the server accepts connections. Loopback only.
@@ -180,13 +193,77 @@ def switching(accept, extra=""):
             "Sec-WebSocket-Accept: %s\r\n%s\r\n" % (accept, extra)).encode()
 
 
+# The close frames clients sent: key (a query's tag, else the path) -> record.
+CLOSES = {}
+CLOSES_CHANGED = threading.Condition()
+
+
+def record_close(key, record):
+    with CLOSES_CHANGED:
+        CLOSES[key] = record
+        CLOSES_CHANGED.notify_all()
+
+
+def take_close(key, seconds):
+    """The record under key (removed), waiting up to `seconds` for one; None if none came."""
+    deadline = time.monotonic() + seconds
+    with CLOSES_CHANGED:
+        while key not in CLOSES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            CLOSES_CHANGED.wait(left)
+        return CLOSES.pop(key)
+
+
+def drain_recording_close(conn, key):
+    """Reads the client's frames until it hangs up, answering nothing; records the
+    first close frame (code, reason, whether masked) under key as soon as it comes, or
+    that the client hung up without one."""
+    recorded = False
+    try:
+        while True:
+            b0, payload, masked = read_frame(conn, with_mask=True)
+            if b0 & 0x0F == 0x8 and not recorded:
+                recorded = True
+                record_close(key, {
+                    "close": True,
+                    "code": struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None,
+                    "reason": payload[2:].decode("utf-8", "replace"),
+                    "masked": masked,
+                })
+    except (OSError, ValueError):
+        pass
+    if not recorded:
+        record_close(key, {"close": False})
+
+
+def last_close(conn, query):
+    """Sends the record of /last-close?key=K as one text message, then closes."""
+    record = take_close(query.get("key", ""), float(query.get("wait", "2")))
+    conn.sendall(frame(0x1, json.dumps(record).encode() if record is not None else b"none"))
+    conn.sendall(frame(0x8, struct.pack("!H", 1000)))
+    try:
+        while read_frame(conn)[0] & 0x0F != 0x8:  # until the client's answer
+            pass
+    except OSError:
+        pass
+
+
 def hostile_connection(conn):
     conn.settimeout(30)
     target, headers = read_request(conn)
     if target is None:
         return
     accept = accept_for(headers.get("sec-websocket-key", ""))
-    path = urllib.parse.urlsplit(target).path
+    url = urllib.parse.urlsplit(target)
+    path = url.path
+    query = dict(urllib.parse.parse_qsl(url.query))
+    key = query.get("tag") or path
+    if path == "/last-close":
+        conn.sendall(switching(accept))
+        last_close(conn, query)
+        return
     if path == "/no-answer":
         time.sleep(30)
         return
@@ -202,11 +279,7 @@ def hostile_connection(conn):
         elif path == "/deflate-report":
             report_deflated(conn)
             return
-        try:
-            while conn.recv(65536):
-                pass
-        except OSError:
-            pass
+        drain_recording_close(conn, key)
         return
     if path == "/bad-accept":
         conn.sendall(switching(base64.b64encode(b"x" * 20).decode()))
@@ -222,6 +295,15 @@ def hostile_connection(conn):
         conn.sendall(bytes([0x82, 127]) + struct.pack("!Q", 1 << 40) + b"\0" * 1000)
     elif path == "/bad-utf8":
         conn.sendall(frame(0x1, b"ok \xff\xfe not utf-8"))
+    elif path == "/long-ping":  # a control frame over 125 bytes
+        conn.sendall(frame(0x9, b"p" * 126))
+    elif path == "/fragmented":  # one binary message of `bytes` in `count` frames
+        size, count = int(query.get("bytes", "5000")), max(1, int(query.get("count", "2")))
+        data = bytes(i % 251 for i in range(size))
+        step = -(-size // count)
+        for index in range(count):
+            conn.sendall(frame(0x2 if index == 0 else 0x0, data[index * step:(index + 1) * step],
+                               fin=index == count - 1))
     elif path == "/eof":
         conn.sendall(frame(0x1, b"bye"))
         return
@@ -231,12 +313,9 @@ def hostile_connection(conn):
     elif path == "/frames":
         report_frames(conn)
         return
-    # Read (and for /no-close-reply, ignore) what the client sends until it hangs up.
-    try:
-        while conn.recv(65536):
-            pass
-    except OSError:
-        pass
+    # Read (and for /no-close-reply, ignore) what the client sends until it hangs up,
+    # recording its close frame.
+    drain_recording_close(conn, key)
 
 
 def recv_exactly(conn, n):
@@ -257,16 +336,18 @@ def deflated(data):
     return out[:-4]
 
 
-def read_frame(conn):
+def read_frame(conn, with_mask=False):
     b0, b1 = recv_exactly(conn, 2)
     n = b1 & 0x7F
     if n == 126:
         n = struct.unpack("!H", recv_exactly(conn, 2))[0]
     elif n == 127:
         n = struct.unpack("!Q", recv_exactly(conn, 8))[0]
+    if n > 64 * 1024 * 1024:
+        raise ValueError("a frame of %d bytes" % n)
     key = recv_exactly(conn, 4) if b1 & 0x80 else b"\0\0\0\0"
     payload = bytes(b ^ key[i % 4] for i, b in enumerate(recv_exactly(conn, n)))
-    return b0, payload
+    return (b0, payload, bool(b1 & 0x80)) if with_mask else (b0, payload)
 
 
 def report_deflated(conn):
@@ -392,6 +473,9 @@ def nginx_command(args):
         for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
             os.makedirs(os.path.join(work, sub))
         user = "user root root;" if os.getuid() == 0 else ""
+        mutual = ("ssl_verify_client on;\n        ssl_client_certificate %s;\n        ssl_verify_depth 2;"
+                  % args.client_ca) if args.client_ca else ""
+        client_dn = "proxy_set_header X-Client-DN $ssl_client_s_dn;" if args.client_ca else ""
         with open(os.path.join(work, "nginx.conf"), "w") as f:
             f.write("""%s
 daemon off;
@@ -411,16 +495,19 @@ http {
         listen %s:%d ssl;
         ssl_certificate %s;
         ssl_certificate_key %s;
+        %s
         location / {
             proxy_pass http://127.0.0.1:%d;
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
             proxy_set_header Connection "upgrade";
+            %s
             proxy_read_timeout 60s;
         }
     }
 }
-""" % (user, work, work, work, work, work, work, work, args.host, port, args.cert, args.key, args.upstream))
+""" % (user, work, work, work, work, work, work, work, args.host, port, args.cert, args.key, mutual,
+       args.upstream, client_dn))
         return ["nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")]
     return make
 
@@ -447,6 +534,7 @@ def main(argv):
     ap.add_argument("--upstream", type=int, default=0)
     ap.add_argument("--cert", default=None)
     ap.add_argument("--key", default=None)
+    ap.add_argument("--client-ca", default=None, help="nginx: ask for a client certificate this CA signed")
     ap.add_argument("--unix", default=None, help="echo: listen on this Unix socket instead")
     args = ap.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
