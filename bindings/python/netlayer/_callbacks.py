@@ -8,6 +8,16 @@ Inside a callback
     blocking calls that they run on a library thread, where nl_client_free does
     nothing and waiting for a result would deadlock.
 
+A library thread's Python thread state
+    ctypes gives a thread Python did not start a new Python thread state for each
+    callback and deletes it after, which costs about as much as the rest of a
+    WebSocket message's delivery. While a WebSocket is open, its callbacks keep the
+    state of the thread they run on (``hold_thread_state`` takes one more reference
+    with PyGILState_Ensure); the connection's last callback gives it back
+    (``release_thread_state``, on that thread), so a thread keeps one only while it
+    has connections. Given back from another thread (a connection freed without its
+    last callback), the reference stays until the thread holds one again.
+
 Per-request callbacks
     A request started through ``start`` carries an integer key as user_data; the key
     leads to its ``Request`` in ``_requests``, so its progress and stream events reach
@@ -28,7 +38,8 @@ from . import _json
 from ._errors import Error
 from ._lib import NL_CALLBACK, NL_EVENT_FN, REQUEST_CALLBACKS_VERSION, RequestCallbacks, borrowed_string, lib
 
-__all__ = ["enter", "leave", "inside", "Request", "start", "pending", "after_fork_in_child"]
+__all__ = ["enter", "leave", "inside", "hold_thread_state", "release_thread_state", "held_thread_states",
+           "Request", "start", "pending", "after_fork_in_child"]
 
 _local = threading.local()
 
@@ -52,6 +63,54 @@ def inside(owner: Optional[object] = None) -> bool:
     if not stack:
         return False
     return owner is None or any(item is owner for item in stack)
+
+
+_gil_ensure = ctypes.pythonapi.PyGILState_Ensure
+_gil_ensure.argtypes = []
+_gil_ensure.restype = ctypes.c_int
+_gil_release = ctypes.pythonapi.PyGILState_Release
+_gil_release.argtypes = [ctypes.c_int]
+_gil_release.restype = None
+_this_thread_state = ctypes.pythonapi.PyGILState_GetThisThreadState
+_this_thread_state.argtypes = []
+_this_thread_state.restype = ctypes.c_void_p
+#: thread ident -> [the PyGILState_Ensure token held, how many holders, the thread state]
+_held_states: Dict[int, List[Any]] = {}
+_held_lock = threading.Lock()
+
+
+def hold_thread_state() -> int:
+    """Called in a callback on a library thread: keeps that thread's Python thread state
+    until as many ``release_thread_state`` calls; returns the thread's ident."""
+    ident = threading.get_ident()
+    state = _this_thread_state()
+    with _held_lock:
+        held = _held_states.get(ident)
+        if held is not None and held[2] == state:
+            held[1] += 1
+        else:  # none, or one of an ended thread whose ident this one has now
+            _held_states[ident] = [_gil_ensure(), 1, state]
+    return ident
+
+
+def release_thread_state(ident: int) -> None:
+    """Gives back a ``hold_thread_state`` of thread ``ident``; the last one, on that
+    thread, lets ctypes delete the state when the callback returns. On another thread
+    only the count goes down: a state is given back by the thread it belongs to."""
+    with _held_lock:
+        held = _held_states.get(ident)
+        if held is None:
+            return
+        held[1] = max(0, held[1] - 1)
+        if held[1] > 0 or ident != threading.get_ident() or held[2] != _this_thread_state():
+            return
+        del _held_states[ident]
+    _gil_release(held[0])
+
+
+def held_thread_states() -> int:
+    """How many library threads keep a Python thread state for someone (tests)."""
+    return sum(1 for held in _held_states.values() if held[1] > 0)
 
 
 class Request:
@@ -161,9 +220,11 @@ def pending() -> int:
 
 def after_fork_in_child() -> None:
     """In a child of fork(): the parent's requests never complete here; forget them."""
-    global _local
+    global _local, _held_lock
     _requests.clear()
     _local = threading.local()
+    _held_states.clear()  # the parent's threads: not in this process
+    _held_lock = threading.Lock()
 
 
 def loads_event(event_json: Optional[int]) -> Any:

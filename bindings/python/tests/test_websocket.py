@@ -362,6 +362,35 @@ def test_many_connections_in_turn_leave_no_handle_and_no_descriptor(echo: netlay
     assert descriptors() <= before + 2
 
 
+def test_the_library_thread_keeps_its_python_state_only_while_connections_are_open(echo: netlayer.Client) -> None:
+    from netlayer import _callbacks
+
+    assert _callbacks.held_thread_states() == 0
+    first = echo.websocket("echo")
+    second = echo.websocket("echo")
+    for ws in (first, second):
+        ws.send("x")
+        assert ws.recv(timeout=5) == "x"
+    assert _callbacks.held_thread_states() == 1  # one event-loop thread for both
+    first.close()
+    assert _callbacks.held_thread_states() == 1
+    second.close()
+    assert _callbacks.held_thread_states() == 0  # given back by the last on_close
+    dropped = echo.websocket("echo")  # freed unclosed, when collected: no on_close to give it back
+    dropped.send("y")
+    assert dropped.recv(timeout=5) == "y"
+    del dropped
+    gc.collect()
+    _wait_for(lambda: _websocket.open_count() == 0)
+    assert _callbacks.held_thread_states() == 0
+    for i in range(30):  # and the state is taken again on the same thread
+        with echo.websocket("echo") as ws:
+            ws.send(str(i))
+            assert ws.recv(timeout=5) == str(i)
+            assert _callbacks.held_thread_states() == 1
+    assert _callbacks.held_thread_states() == 0
+
+
 # ---- asyncio ---------------------------------------------------------------------------------
 
 def test_asyncio_echo_iteration_and_close(echo: netlayer.Client) -> None:
