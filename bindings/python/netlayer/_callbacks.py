@@ -16,7 +16,8 @@ A library thread's Python thread state
     with PyGILState_Ensure); the connection's last callback gives it back
     (``release_thread_state``, on that thread), so a thread keeps one only while it
     has connections. Given back from another thread (a connection freed without its
-    last callback), the reference stays until the thread holds one again.
+    last callback), the state stays until the thread holds it again, or, once the
+    thread has ended (its client freed), until ``forget_ended_threads`` deletes it.
 
 Per-request callbacks
     A request started through ``start`` carries an integer key as user_data; the key
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
 import threading
 from typing import Any, Dict, List, Optional
 
@@ -74,7 +76,14 @@ _gil_release.restype = None
 _this_thread_state = ctypes.pythonapi.PyGILState_GetThisThreadState
 _this_thread_state.argtypes = []
 _this_thread_state.restype = ctypes.c_void_p
-#: thread ident -> [the PyGILState_Ensure token held, how many holders, the thread state]
+_clear_thread_state = ctypes.pythonapi.PyThreadState_Clear
+_clear_thread_state.argtypes = [ctypes.c_void_p]
+_clear_thread_state.restype = None
+_delete_thread_state = ctypes.pythonapi.PyThreadState_Delete
+_delete_thread_state.argtypes = [ctypes.c_void_p]
+_delete_thread_state.restype = None
+#: thread ident -> [the PyGILState_Ensure token held, how many holders, the thread
+#: state, the thread's native id]
 _held_states: Dict[int, List[Any]] = {}
 _held_lock = threading.Lock()
 
@@ -89,7 +98,7 @@ def hold_thread_state() -> int:
         if held is not None and held[2] == state:
             held[1] += 1
         else:  # none, or one of an ended thread whose ident this one has now
-            _held_states[ident] = [_gil_ensure(), 1, state]
+            _held_states[ident] = [_gil_ensure(), 1, state, threading.get_native_id()]
     return ident
 
 
@@ -106,6 +115,22 @@ def release_thread_state(ident: int) -> None:
             return
         del _held_states[ident]
     _gil_release(held[0])
+
+
+def forget_ended_threads() -> None:
+    """Deletes the states kept for threads that have ended since their last holder gave
+    theirs back from another thread (a client freed with connections open): a thread
+    that no longer exists (no /proc/self/task entry) runs no Python code, so its state
+    can be cleared and deleted here, with the GIL held, as the interpreter itself does
+    for threads that are gone."""
+    ended = []
+    with _held_lock:
+        for ident, held in list(_held_states.items()):
+            if held[1] == 0 and not os.path.exists(f"/proc/self/task/{held[3]}"):
+                ended.append(_held_states.pop(ident)[2])
+    for state in ended:
+        _clear_thread_state(state)
+        _delete_thread_state(state)
 
 
 def held_thread_states() -> int:

@@ -145,6 +145,7 @@ class ClientBase:
         try:
             self._before_free()
             lib.nl_client_free(handle)  # no hook or callback of this client runs after it
+            _callbacks.forget_ended_threads()  # its threads' Python states, if they kept any
             self._close_queues()
         finally:
             with self._state:

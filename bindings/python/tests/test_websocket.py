@@ -391,6 +391,22 @@ def test_the_library_thread_keeps_its_python_state_only_while_connections_are_op
     assert _callbacks.held_thread_states() == 0
 
 
+def test_a_client_freed_with_open_connections_leaves_no_python_state_behind(echo_url: str) -> None:
+    from netlayer import _callbacks
+
+    for _ in range(3):
+        client = netlayer.Client(echo_url, timeout=10)
+        sockets = [client.websocket("echo") for _ in range(2)]
+        for ws in sockets:
+            ws.send("x")
+            assert ws.recv(timeout=5) == "x"
+        assert _callbacks.held_thread_states() == 1
+        client.close()  # frees them unclosed: no on_close on the loop thread gives the state back
+        assert all(ws.closed for ws in sockets)
+        assert _callbacks._held_states == {}  # the loop thread ended: its state deleted
+    assert _websocket.open_count() == 0
+
+
 # ---- asyncio ---------------------------------------------------------------------------------
 
 def test_asyncio_echo_iteration_and_close(echo: netlayer.Client) -> None:
