@@ -18,6 +18,9 @@ A library thread's Python thread state
     has connections. Given back from another thread (a connection freed without its
     last callback), the state stays until the thread holds it again, or, once the
     thread has ended (its client freed), until ``forget_ended_threads`` deletes it.
+    Only before Python 3.12: from 3.12 on, PyThreadState_Delete of another thread's
+    state also clears the calling thread's own PyGILState binding, so an ended
+    thread's state could not be given back, and no state is kept (``KEEPS_STATES``).
 
 Per-request callbacks
     A request started through ``start`` carries an integer key as user_data; the key
@@ -33,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional
 
@@ -88,9 +92,16 @@ _held_states: Dict[int, List[Any]] = {}
 _held_lock = threading.Lock()
 
 
-def hold_thread_state() -> int:
+#: Whether library threads keep their Python thread state while in use (see above).
+KEEPS_STATES = sys.version_info < (3, 12)
+
+
+def hold_thread_state() -> Optional[int]:
     """Called in a callback on a library thread: keeps that thread's Python thread state
-    until as many ``release_thread_state`` calls; returns the thread's ident."""
+    until as many ``release_thread_state`` calls; returns the thread's ident (None
+    when states are not kept)."""
+    if not KEEPS_STATES:
+        return None
     ident = threading.get_ident()
     state = _this_thread_state()
     with _held_lock:

@@ -463,7 +463,7 @@ def _hold_thread_state(socket: Socket) -> None:
     """Keeps the Python thread state of the library thread that runs the socket's
     callbacks while it is open (see _callbacks): a new one per message costs as much as
     the rest of the message's delivery."""
-    if socket._held_on is None and not socket._released:
+    if socket._held_on is None and not socket._released and _callbacks.KEEPS_STATES:
         with socket._lock:
             if socket._held_on is None and not socket._released:
                 socket._held_on = _callbacks.hold_thread_state()

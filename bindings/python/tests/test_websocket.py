@@ -362,6 +362,7 @@ def test_many_connections_in_turn_leave_no_handle_and_no_descriptor(echo: netlay
     assert descriptors() <= before + 2
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
 def test_the_library_thread_keeps_its_python_state_only_while_connections_are_open(echo: netlayer.Client) -> None:
     from netlayer import _callbacks
 
@@ -391,6 +392,7 @@ def test_the_library_thread_keeps_its_python_state_only_while_connections_are_op
     assert _callbacks.held_thread_states() == 0
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
 def test_a_client_freed_with_open_connections_leaves_no_python_state_behind(echo_url: str) -> None:
     from netlayer import _callbacks
 
