@@ -103,13 +103,20 @@ def hold_thread_state() -> Optional[int]:
     if not KEEPS_STATES:
         return None
     ident = threading.get_ident()
+    if _started_by_python(ident):
+        return None  # its state is Python's own, deleted by Python when the thread ends
     state = _this_thread_state()
+    ended = None
     with _held_lock:
         held = _held_states.get(ident)
         if held is not None and held[2] == state:
             held[1] += 1
-        else:  # none, or one of an ended thread whose ident this one has now
+        else:
+            if held is not None:  # a thread that had this ident has ended (idents of live threads differ)
+                ended = held[2]
             _held_states[ident] = [_gil_ensure(), 1, state, threading.get_native_id()]
+    if ended is not None:
+        _delete_ended(ended)
     return ident
 
 
@@ -140,8 +147,21 @@ def forget_ended_threads() -> None:
             if held[1] == 0 and not os.path.exists(f"/proc/self/task/{held[3]}"):
                 ended.append(_held_states.pop(ident)[2])
     for state in ended:
-        _clear_thread_state(state)
-        _delete_thread_state(state)
+        _delete_ended(state)
+
+
+def _started_by_python(ident: int) -> bool:
+    """Whether thread ``ident`` is one Python started (the main thread, a
+    ``threading.Thread``), as when the library runs a callback on its caller's thread;
+    threads Python merely saw (``_DummyThread``) are the library's."""
+    return any(thread.ident == ident and not isinstance(thread, threading._DummyThread)
+               for thread in threading.enumerate())
+
+
+def _delete_ended(state: int) -> None:
+    """Clears and deletes the Python state of a thread that has ended (the GIL held)."""
+    _clear_thread_state(state)
+    _delete_thread_state(state)
 
 
 def held_thread_states() -> int:

@@ -392,6 +392,19 @@ def test_the_library_thread_keeps_its_python_state_only_while_connections_are_op
     assert _callbacks.held_thread_states() == 0
 
 
+def test_threads_python_started_keep_no_state_for_the_library() -> None:
+    """A callback the library runs on its caller's thread (inside nl_client_free) must not
+    hold that thread's state: Python deletes it when the thread ends."""
+    from netlayer import _callbacks
+
+    seen: List[Any] = []
+    assert _callbacks.hold_thread_state() is None
+    thread = threading.Thread(target=lambda: seen.append(_callbacks.hold_thread_state()))
+    thread.start()
+    thread.join()
+    assert seen == [None] and _callbacks.held_thread_states() == 0
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
 def test_a_client_freed_with_open_connections_leaves_no_python_state_behind(echo_url: str) -> None:
     from netlayer import _callbacks
