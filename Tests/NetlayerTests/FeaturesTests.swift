@@ -189,3 +189,29 @@ import Testing
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 }
+
+/// RFC 9111 section 4.1 through the Swift API, which can send a field as several lines
+/// (documents carry one line per name): a response's `Vary` compares those lines joined.
+@Suite struct VaryLinesTests {
+    private func request(_ lines: [String]) -> HTTPRequest {
+        var headers = HTTPHeaders()
+        for line in lines { headers.add(name: "Accept-Language", value: line) }
+        return HTTPRequest(url: "http://127.0.0.1:1/vary-lines", headers: headers)
+    }
+
+    @Test func severalLinesOfAVariedFieldMatchTheirJoinedValue() {
+        let cache = ResponseCache(maxEntries: 4)
+        let stored = request(["en", "fr"])
+        let response = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=600", "Vary": "Accept-Language"],
+                                    body: Array("hello".utf8))
+        cache.store(response, for: stored, credentials: RequestCredentials(of: stored))
+        for lines in [["en", "fr"], ["en, fr"], ["EN ,fr"], ["en,", "fr"]] {
+            let asked = request(lines)
+            #expect(cache.lookup(asked, credentials: RequestCredentials(of: asked)).fresh != nil, "\(lines)")
+        }
+        for lines in [["fr", "en"], ["en"], ["en", "fr", "de"], []] {
+            let asked = request(lines)
+            #expect(cache.lookup(asked, credentials: RequestCredentials(of: asked)).fresh == nil, "\(lines)")
+        }
+    }
+}
