@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,6 +392,52 @@ static inline const char *error_message(json_t *r)
 }
 
 /* Prints a compact rendering of a JSON value as a note. */
+/* The value of header `name` (any case) in the object `headers`, or NULL. */
+static inline const char *nlt_header_value(json_t *headers, const char *name)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(headers))
+        return NULL;
+    json_object_foreach(headers, k, v) {
+        if (strcasecmp(k, name) == 0)
+            return json_is_string(v) ? json_string_value(v) : "(not a string)";
+    }
+    return NULL;
+}
+
+/* Every log event of a client, parsed, in order: install nlt_log_sink_hook as the
+ * LOG hook with the sink as user_data. */
+typedef struct nlt_log_sink {
+    pthread_mutex_t lock;
+    json_t *events;
+} nlt_log_sink;
+
+static inline void nlt_log_sink_init(nlt_log_sink *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    s->events = json_array();
+}
+
+static inline void nlt_log_sink_done(nlt_log_sink *s)
+{
+    json_decref(s->events);
+    pthread_mutex_destroy(&s->lock);
+}
+
+static inline void nlt_log_sink_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    nlt_log_sink *s = (nlt_log_sink *)user_data;
+    json_t *e = json_loads(event_json, 0, NULL);
+    (void)reply;
+    CHECK_MSG(e != NULL, "log event is not JSON: %.300s", event_json);
+    if (e == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    json_array_append_new(s->events, e);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static inline void nlt_dump(const char *label, json_t *j)
 {
     char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;

@@ -990,20 +990,6 @@ static void adapt_proxy_auth(const char *event_json, nl_reply *reply, void *user
     nl_reply_set(reply, "{\"headers\": {\"Proxy-Authorization\": \"Basic " CANARY "\"}}");
 }
 
-/* The value of header `name` (case-insensitive) in object `headers`, or NULL. */
-static const char *header_value(json_t *headers, const char *name)
-{
-    const char *k;
-    json_t *v;
-    if (!json_is_object(headers))
-        return NULL;
-    json_object_foreach(headers, k, v) {
-        if (strcasecmp(k, name) == 0)
-            return json_is_string(v) ? json_string_value(v) : "(not a string)";
-    }
-    return NULL;
-}
-
 /* Requests a document and checks the whole result text never shows the canary. */
 static json_t *request_no_canary(nl_client *c, const char *doc)
 {
@@ -1096,15 +1082,15 @@ static void test_log_events_redact_secrets_and_have_expected_fields(void)
             CHECK(jpath_str(ev, "method") != NULL);
             CHECK_MSG(url != NULL && strstr(url, "<redacted>") != NULL, "url %s", url ? url : "(none)");
             CHECK(json_is_object(h));
-            CHECK_STR_EQ(header_value(h, "Authorization"), "<redacted>");
-            if (header_value(h, "Cookie") != NULL)
-                CHECK_STR_EQ(header_value(h, "Cookie"), "<redacted>");
-            if (header_value(h, "X-Secret") != NULL)
-                CHECK_STR_EQ(header_value(h, "X-Secret"), "<redacted>");
-            if (header_value(h, "X-Plain") != NULL)
-                CHECK_STR_EQ(header_value(h, "X-Plain"), "visible");
-            if (header_value(h, "Proxy-Authorization") != NULL)
-                CHECK_STR_EQ(header_value(h, "Proxy-Authorization"), "<redacted>");
+            CHECK_STR_EQ(nlt_header_value(h, "Authorization"), "<redacted>");
+            if (nlt_header_value(h, "Cookie") != NULL)
+                CHECK_STR_EQ(nlt_header_value(h, "Cookie"), "<redacted>");
+            if (nlt_header_value(h, "X-Secret") != NULL)
+                CHECK_STR_EQ(nlt_header_value(h, "X-Secret"), "<redacted>");
+            if (nlt_header_value(h, "X-Plain") != NULL)
+                CHECK_STR_EQ(nlt_header_value(h, "X-Plain"), "visible");
+            if (nlt_header_value(h, "Proxy-Authorization") != NULL)
+                CHECK_STR_EQ(nlt_header_value(h, "Proxy-Authorization"), "<redacted>");
             if (curl != NULL) {
                 n_curl++;
                 CHECK_MSG(strncmp(curl, "curl ", 5) == 0, "curl: %s", curl);

@@ -260,36 +260,17 @@ static void test_pin_is_enforced_with_verify_off(void)
 
 /* ---- verification off: allowed, explicitly, and logged ---------------------------------- */
 
-typedef struct log_sink {
-    pthread_mutex_t m;
-    json_t *events;
-} log_sink;
-
-static void log_hook(const char *event_json, nl_reply *reply, void *user_data)
-{
-    log_sink *s = (log_sink *)user_data;
-    json_t *e = json_loads(event_json, 0, NULL);
-    (void)reply;
-    CHECK_MSG(e != NULL, "log event is not JSON: %.300s", event_json);
-    if (e == NULL)
-        return;
-    pthread_mutex_lock(&s->m);
-    json_array_append_new(s->events, e);
-    pthread_mutex_unlock(&s->m);
-}
-
 static void test_verify_false_is_ok_against_self_signed_and_logs_a_warning(void)
 {
-    log_sink sink;
+    nlt_log_sink sink;
     nl_client *c;
     json_t *r, *e;
     size_t i;
     int warnings = 0;
     setup();
-    pthread_mutex_init(&sink.m, NULL);
-    sink.events = json_array();
+    nlt_log_sink_init(&sink);
     c = tls_client("{\"verify\": false}", "\"log\": {\"level\": \"error\"}");
-    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, &sink) == 0);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, nlt_log_sink_hook, &sink) == 0);
     r = get_https(c, "127.0.0.1", g_self_signed.port);
     check_ok_over_tls(r);
     json_decref(r);
@@ -315,8 +296,7 @@ static void test_verify_false_is_ok_against_self_signed_and_logs_a_warning(void)
         nlt_note("%d warning(s); first event: %.300s", warnings, s ? s : "");
         free(s);
     }
-    json_decref(sink.events);
-    pthread_mutex_destroy(&sink.m);
+    nlt_log_sink_done(&sink);
 }
 
 /* ---- client certificates (mutual TLS) -------------------------------------------------- */
@@ -337,7 +317,7 @@ static char *mutual_tls(const char *cert, const char *key, const char *password)
 static void test_client_certificates_open_a_server_that_asks_for_one(void)
 {
     static const char *const secret = "open-s3same";
-    log_sink sink;
+    nlt_log_sink sink;
     nl_client *c;
     json_t *r, *e;
     char *tls, *text;
@@ -363,11 +343,10 @@ static void test_client_certificates_open_a_server_that_asks_for_one(void)
     nl_client_free(c);
     free(tls);
 
-    pthread_mutex_init(&sink.m, NULL);
-    sink.events = json_array();
+    nlt_log_sink_init(&sink);
     tls = mutual_tls("client.pem", "client-enc.key", secret);  /* an encrypted key and its password */
     c = tls_client(tls, "\"log\": {\"level\": \"debug\"}");
-    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, log_hook, &sink) == 0);
+    REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, nlt_log_sink_hook, &sink) == 0);
     r = get_https(c, "127.0.0.1", g_mutual.port);
     check_ok_over_tls(r);
     CHECK_STR_EQ(jpath_str(r, "value.clientCN"), "netlayer-client");
@@ -380,8 +359,7 @@ static void test_client_certificates_open_a_server_that_asks_for_one(void)
         free(text);
     }
     CHECK(json_array_size(sink.events) > 0);
-    json_decref(sink.events);
-    pthread_mutex_destroy(&sink.m);
+    nlt_log_sink_done(&sink);
 
     tls = mutual_tls("client.pem", "client-enc.key", "wrong");  /* a wrong password fails the request, not the client */
     c = tls_client(tls, NULL);

@@ -563,41 +563,8 @@ static void test_adapt_and_log_hooks_see_the_handshake(void)
     nl_client_free(c);
 }
 
-/* Every log event of a client, parsed, in order. */
-typedef struct log_sink {
-    pthread_mutex_t lock;
-    json_t *events;
-} log_sink;
-
-static void sink_hook(const char *event_json, nl_reply *reply, void *user_data)
-{
-    log_sink *s = user_data;
-    json_t *e = json_loads(event_json, 0, NULL);
-    (void)reply;
-    CHECK_MSG(e != NULL, "log event is not JSON: %.300s", event_json);
-    if (e == NULL)
-        return;
-    pthread_mutex_lock(&s->lock);
-    json_array_append_new(s->events, e);
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* The value of header `name` (any case) in object `headers`, or NULL. */
-static const char *header_value(json_t *headers, const char *name)
-{
-    const char *k;
-    json_t *v;
-    if (!json_is_object(headers))
-        return NULL;
-    json_object_foreach(headers, k, v) {
-        if (strcasecmp(k, name) == 0)
-            return json_is_string(v) ? json_string_value(v) : "(not a string)";
-    }
-    return NULL;
-}
-
 /* How many events of `sink` are `event` with `status` (0: any). */
-static int sink_count(log_sink *s, const char *event, int status)
+static int sink_count(nlt_log_sink *s, const char *event, int status)
 {
     size_t i;
     json_t *e;
@@ -626,7 +593,7 @@ static void test_log_hook_redacts_the_handshakes_credentials(void)
     static const char *const query_secret = "qs-WS-s3cret-4417";
     size_t k;
     for (k = 0; k < NLT_COUNT(cases); k++) {
-        log_sink sink;
+        nlt_log_sink sink;
         char *extra = nlt_format("\"auth\": %s, \"log\": {\"level\": \"debug\"}", cases[k].auth);
         nl_client *c = echo_client(extra);
         probe p;
@@ -635,9 +602,8 @@ static void test_log_hook_redacts_the_handshakes_credentials(void)
         size_t i;
         int requests = 0, j;
         char *doc = nlt_format("{\"path\": \"headers\", \"query\": {\"token\": \"%s\"}}", query_secret);
-        pthread_mutex_init(&sink.lock, NULL);
-        sink.events = json_array();
-        REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, sink_hook, &sink) == 0);
+        nlt_log_sink_init(&sink);
+        REQUIRE(nl_client_set_hook(c, NL_HOOK_LOG, nlt_log_sink_hook, &sink) == 0);
         probe_init(&p);
         ws = open_ws(c, doc, &p);
         REQUIRE(wait_until(&p, 10, has_one));
@@ -663,7 +629,7 @@ static void test_log_hook_redacts_the_handshakes_credentials(void)
             if (name && strcmp(name, "request") == 0) {
                 const char *url = jpath_str(e, "url");
                 requests++;
-                CHECK_STR_EQ(header_value(json_object_get(e, "headers"), "Authorization"), "<redacted>");
+                CHECK_STR_EQ(nlt_header_value(json_object_get(e, "headers"), "Authorization"), "<redacted>");
                 CHECK_MSG(url && strstr(url, "/headers") && strstr(url, "token=<redacted>"), "url %s",
                           url ? url : "(none)");
                 if (jpath_str(e, "curl"))
@@ -672,8 +638,7 @@ static void test_log_hook_redacts_the_handshakes_credentials(void)
             free(text);
         }
         CHECK_INT_EQ(requests, 1);
-        json_decref(sink.events);
-        pthread_mutex_destroy(&sink.lock);
+        nlt_log_sink_done(&sink);
         free(doc);
         free(extra);
     }
