@@ -86,9 +86,21 @@ _clear_thread_state.restype = None
 _delete_thread_state = ctypes.pythonapi.PyThreadState_Delete
 _delete_thread_state.argtypes = [ctypes.c_void_p]
 _delete_thread_state.restype = None
-#: thread ident -> [the PyGILState_Ensure token held, how many holders, the thread
-#: state, the thread's native id]
-_held_states: Dict[int, List[Any]] = {}
+
+
+class _HeldState:
+    """A library thread's Python state kept for its holders."""
+    __slots__ = ("token", "holders", "state", "native_id")
+
+    def __init__(self, token: int, state: int) -> None:
+        self.token = token  # what PyGILState_Ensure returned, for PyGILState_Release
+        self.holders = 1
+        self.state = state  # the PyThreadState, to tell a later thread with the same ident
+        self.native_id = threading.get_native_id()  # its /proc/self/task entry
+
+
+#: thread ident -> the state kept for it
+_held_states: Dict[int, _HeldState] = {}
 _held_lock = threading.Lock()
 
 
@@ -109,12 +121,12 @@ def hold_thread_state() -> Optional[int]:
     ended = None
     with _held_lock:
         held = _held_states.get(ident)
-        if held is not None and held[2] == state:
-            held[1] += 1
+        if held is not None and held.state == state:
+            held.holders += 1
         else:
             if held is not None:  # a thread that had this ident has ended (idents of live threads differ)
-                ended = held[2]
-            _held_states[ident] = [_gil_ensure(), 1, state, threading.get_native_id()]
+                ended = held.state
+            _held_states[ident] = _HeldState(_gil_ensure(), state)
     if ended is not None:
         _delete_ended(ended)
     return ident
@@ -128,11 +140,11 @@ def release_thread_state(ident: int) -> None:
         held = _held_states.get(ident)
         if held is None:
             return
-        held[1] = max(0, held[1] - 1)
-        if held[1] > 0 or ident != threading.get_ident() or held[2] != _this_thread_state():
+        held.holders = max(0, held.holders - 1)
+        if held.holders > 0 or ident != threading.get_ident() or held.state != _this_thread_state():
             return
         del _held_states[ident]
-    _gil_release(held[0])
+    _gil_release(held.token)
 
 
 def forget_ended_threads() -> None:
@@ -144,8 +156,8 @@ def forget_ended_threads() -> None:
     ended = []
     with _held_lock:
         for ident, held in list(_held_states.items()):
-            if held[1] == 0 and not os.path.exists(f"/proc/self/task/{held[3]}"):
-                ended.append(_held_states.pop(ident)[2])
+            if held.holders == 0 and not os.path.exists(f"/proc/self/task/{held.native_id}"):
+                ended.append(_held_states.pop(ident).state)
     for state in ended:
         _delete_ended(state)
 
@@ -166,7 +178,7 @@ def _delete_ended(state: int) -> None:
 
 def held_thread_states() -> int:
     """How many library threads keep a Python thread state for someone (tests)."""
-    return sum(1 for held in _held_states.values() if held[1] > 0)
+    return sum(1 for held in _held_states.values() if held.holders > 0)
 
 
 class Request:
