@@ -9,14 +9,16 @@ is its own function) runs benchmarks/seq_netlayer.c under callgrind twice, once 
 two and once with three distinct GET requests (`?page=i`, a JSON response, no hooks)
 against nginx on loopback. A function of libnetlayer whose instruction count rose
 between the two runs ran for the third request; each is demangled and attributed to
-the type that declares it (a protocol witness to the conforming type, a closure to the
-type of its enclosing function). Code no type declares is left out: free functions,
-outlined copies, metadata accessors and thunks the compiler writes.
+the type that declares it (operators and private types included; a protocol witness
+to the conforming type, a value witness to the type it copies or destroys, a closure to
+the type of its enclosing function). Code no type declares is left out: free
+functions, outlined copies, metadata accessors and thunks the compiler writes.
 
-Two counts are printed: every type with code that ran, and the types that ran code
-written in them, which leaves out what the compiler synthesizes (`==` and `hash` of a
-derived conformance, raw values, default-argument generators) and addressors of stored
-statics.
+A type nested in another counts with it; the count with nested types on their own is
+printed beside it. Two counts are printed: every type with code that ran, and the
+types that ran code written in them, which leaves out what the compiler synthesizes
+(`==` and `hash` of a derived conformance, value witnesses, raw values,
+default-argument generators) and addressors of stored statics.
 
 Without `--lib`, the debug library is built first in `WORK/debug` (CMake with
 `-DNETLAYER_SWIFT_CONFIGURATION=debug`).
@@ -30,18 +32,27 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from instructions import MEASURED_ENV, Placement, run  # noqa: E402
 
-NOT_A_TYPE = ("outlined ", "type metadata", "lazy protocol witness table", "value witness", "reabstraction thunk",
+NOT_A_TYPE = ("outlined ", "type metadata", "lazy protocol witness table", "reabstraction thunk",
               "protocol conformance descriptor", "nominal type descriptor", "associated type", "base conformance",
               "__swift")
 SYNTHESIZED = re.compile(r"unsafeMutableAddressor|default argument|__derived_|rawValue\.getter|init\(rawValue:|"
+                         r"value witness for |"
                          r"in conformance .*: Swift\.(Equatable|Hashable|RawRepresentable|OptionSet|SetAlgebra)")
+# One component of a type's path: `Name`, `Name<...>`, or a private type `(Name in _HASH)`.
+COMPONENT = r"(?:\([A-Z]\w* in _[0-9A-F]+\)|[A-Z]\w*)(?:<[^>]*>)?"
+# What follows the path of the declaring type: a member, a private member, an
+# initializer, a subscript, an operator.
+MEMBER = r"(?:\(|\([a-z_]\w* in _|[a-z_]|init|subscript|deinit|[=!<>+\-*/%&|^~]+ (?:infix|prefix|postfix))"
+MEMBER_OF = re.compile(rf"\b(Netlayer\w*)((?:\.{COMPONENT})+)\.{MEMBER}")
+CONFORMING = re.compile(rf"in conformance (Netlayer\w*)((?:\.{COMPONENT})+) :")
+WITNESSED = re.compile(rf"value witness for (Netlayer\w*)((?:\.{COMPONENT})+)")
 
 
 def function_costs(profile: str) -> Dict[str, int]:
@@ -59,19 +70,27 @@ def function_costs(profile: str) -> Dict[str, int]:
     return costs
 
 
-def declaring_type(demangled: str):
-    """(module, type) declaring a demangled function, or None for code no type declares."""
+def declaring_type(demangled: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """(module, path) of the type declaring a demangled function, the path from the
+    outermost type to the nested one (private types by their name), or None for code
+    no type declares."""
     if demangled.startswith(NOT_A_TYPE):
         return None
     m = None
     if demangled.startswith("protocol witness"):
-        m = re.search(r"in conformance (Netlayer\w*)\.([A-Z]\w*)", demangled)
+        m = CONFORMING.search(demangled)
+    if not m and " value witness for " in demangled:
+        m = WITNESSED.search(demangled)
     if not m:
-        m = re.search(r"\b(Netlayer\w*)\.([A-Z]\w*)(?:<[^>]*>)?\.(?:\(|[a-z_]|init|subscript|deinit)", demangled)
-    return (m.group(1), m.group(2)) if m else None
+        m = MEMBER_OF.search(demangled)
+    if not m:
+        return None
+    path = tuple(re.sub(r"^\((\w+) in _[0-9A-F]+\)$", r"\1", re.sub(r"<[^>]*>$", "", c))
+                 for c in re.findall(COMPONENT, m.group(2)))
+    return m.group(1), path
 
 
-def trace(lib: str, work: str) -> Dict[tuple, List[str]]:
+def trace(lib: str, work: str) -> Dict[Tuple[str, Tuple[str, ...]], List[str]]:
     program = os.path.join(work, "seq_netlayer_debug")
     run(["cc", "-O2", f"-I{os.path.join(ROOT, 'include')}", "-o", program, os.path.join(HERE, "seq_netlayer.c"),
          f"-L{lib}", "-lnetlayer", f"-Wl,-rpath,{lib}"])
@@ -92,7 +111,7 @@ def trace(lib: str, work: str) -> Dict[tuple, List[str]]:
     two, three = profiles
     ran = sorted(f for f in three if f.startswith("$s") and three[f] > two.get(f, 0))
     demangled = run(["swift", "demangle"], input="\n".join(ran), stdout=subprocess.PIPE, text=True).stdout
-    types: Dict[tuple, List[str]] = defaultdict(list)
+    types: Dict[Tuple[str, Tuple[str, ...]], List[str]] = defaultdict(list)
     for name in demangled.splitlines():
         owner = declaring_type(name)
         if owner:
@@ -119,20 +138,34 @@ def main() -> int:
 
     written = {t: [f for f in fs if not SYNTHESIZED.search(f)] for t, fs in types.items()}
     written = {t: fs for t, fs in written.items() if fs}
-    by_module: Dict[str, Counter] = defaultdict(Counter)
-    for (module, name), functions in written.items():
-        by_module[module][name] = len(functions)
-    print(f"One distinct GET (callgrind, 3 requests - 2): code of {len(types)} Netlayer types ran, "
-          f"{sum(map(len, types.values()))} functions; code written in {len(written)} types, "
-          f"{sum(map(len, written.values()))} functions.")
+
+    def outermost(of: Dict[Tuple[str, Tuple[str, ...]], List[str]]) -> Dict[Tuple[str, str], List[str]]:
+        merged: Dict[Tuple[str, str], List[str]] = defaultdict(list)
+        for (module, path), functions in of.items():
+            merged[(module, path[0])].extend(functions)
+        return merged
+
+    top, top_written = outermost(types), outermost(written)
+    print(f"One distinct GET (callgrind, 3 requests - 2): code of {len(top)} Netlayer types ran "
+          f"({len(types)} with the types nested in them counted on their own), "
+          f"{sum(map(len, types.values()))} functions; code written in {len(top_written)} types "
+          f"({len(written)} with nested types), {sum(map(len, written.values()))} functions.")
     print("Types whose only code that ran is synthesized or a static's addressor: "
-          + (", ".join(sorted(n for _, n in set(types) - set(written))) or "none"))
+          + (", ".join(sorted(n for _, n in set(top) - set(top_written))) or "none"))
+    by_module: Dict[str, Counter[str]] = defaultdict(Counter)
+    nested: Dict[Tuple[str, str], List[str]] = defaultdict(list)
+    for (module, path), functions in written.items():
+        by_module[module][path[0]] += len(functions)
+        if len(path) > 1:
+            nested[(module, path[0])].append(".".join(path[1:]))
     for module in sorted(by_module):
         names = by_module[module]
-        print(f"  {module} ({len(names)}): " + ", ".join(f"{n} {c}" for n, c in sorted(names.items())))
+        print(f"  {module} ({len(names)}): " + ", ".join(
+            f"{n} {c}" + (f" [{', '.join(sorted(nested[(module, n)]))}]" if nested[(module, n)] else "")
+            for n, c in sorted(names.items())))
     if args.functions:
-        for (module, name), functions in sorted(types.items()):
-            if name == args.functions:
+        for (module, path), functions in sorted(types.items()):
+            if path[0] == args.functions:
                 print("\n".join(f"    {module}: {f}" for f in functions))
     return 0
 
