@@ -9,12 +9,14 @@ extension NetlayerClient {
     /// failure, as for a request. Returns at once; `handlers` report the rest.
     ///
     /// Throws `invalidRequest` for what cannot open a WebSocket (a method other than
-    /// GET, a body, digest authentication, a transport without WebSockets) and for
-    /// options out of range; later failures go to `handlers.failed`.
+    /// GET, a body, a header the handshake writes itself, digest authentication, a
+    /// transport without WebSockets) and for options out of range; later failures
+    /// (an adapter's header the handshake writes) go to `handlers.failed`.
     public func openWebSocket(_ endpoint: some Requestable, options: WebSocketOptions,
                               handlers: WebSocketHandlers) throws(NetworkError) -> any WebSocketConnection {
         try options.validate()
         let request = try makeRequest(for: endpoint)
+        try WebSocketOptions.checkHandshakeHeaders(request.headers)
         guard request.method == .get else {
             throw .invalidRequest("a WebSocket opens with GET, not \(request.method.rawValue)")
         }
@@ -46,6 +48,7 @@ extension NetlayerClient {
             if let adapter {
                 request = try adapter.adapt(request, context: context)
                 try request.headers.validate()
+                try WebSocketOptions.checkHandshakeHeaders(request.headers)
             }
             logger.log(request: request, context: context)
             sent.withLock { $0 = request }

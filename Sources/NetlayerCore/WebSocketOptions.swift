@@ -69,6 +69,20 @@ public struct WebSocketOptions: Sendable, Equatable {
         }
     }
 
+    /// Headers the opening handshake writes itself (lowercased): a caller cannot set
+    /// them, nor the framing fields, since the handshake has no body.
+    public static let handshakeHeaders: Set<String> = [
+        "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
+        "sec-websocket-extensions", "sec-websocket-accept", "content-length", "transfer-encoding",
+    ]
+
+    /// Throws `invalidRequest` for the first of `headers` the handshake writes itself.
+    public static func checkHandshakeHeaders(_ headers: HTTPHeaders) throws(NetworkError) {
+        for field in headers where handshakeHeaders.contains(field.name.lowercased()) {
+            throw .invalidRequest("header '\(field.name)' is set by the WebSocket handshake; offer subprotocols with 'protocols'")
+        }
+    }
+
     /// `ws://` and `wss://` URLs as the `http://` and `https://` URLs a WebSocket's
     /// connection is made to (RFC 6455 section 3); anything else as it is.
     public static func httpURL(_ path: String) -> String {

@@ -16,12 +16,6 @@ struct WebSocketHandshake {
     /// The most bytes a server's handshake response may have; a longer one fails.
     static let maxResponseBytes = 64 * 1024
 
-    /// Headers the handshake writes itself: an endpoint cannot set them.
-    static let reservedHeaders: Set<String> = [
-        "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
-        "sec-websocket-extensions", "sec-websocket-accept", "content-length", "transfer-encoding",
-    ]
-
     /// The Upgrade request for `request` (whose URL is http or https) to `url`, with
     /// `cookies` (the jar's, for this URL) and a new random key.
     init(request: HTTPRequest, url: ParsedURL, cookies: [StoredCookie], protocols: [String],
@@ -46,9 +40,6 @@ struct WebSocketHandshake {
         var cookieHeader = cookies.map { "\($0.name)=\($0.value)" }
         for field in request.headers {
             let name = field.name.lowercased()
-            if Self.reservedHeaders.contains(name) {
-                throw .invalidRequest("header '\(field.name)' is set by the WebSocket handshake; offer subprotocols with 'protocols'")
-            }
             let value = String(decoding: HTTPHeaders.wireValue(field.value), as: UTF8.self)
             if name == "cookie" {
                 cookieHeader.append(value)  // the request's own cookies, in the one Cookie line

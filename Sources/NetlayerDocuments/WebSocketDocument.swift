@@ -27,6 +27,11 @@ public struct WebSocketDocument: Sendable {
             request[member.key] = value
         }
         endpoint = try EndpointDocument(.object(request), context: "websocket").endpoint
+        do {
+            try WebSocketOptions.checkHandshakeHeaders(endpoint.headerParameters)
+        } catch {
+            throw .invalidRequest("websocket key 'headers': \(DataTransferError.networkFailure(error).message)")
+        }
         options = WebSocketOptions()
         if let protocols = doc.value("protocols") {
             guard case .array(let names) = protocols else {
