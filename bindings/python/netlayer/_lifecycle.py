@@ -32,6 +32,7 @@ from ._documents import config as _config
 from ._errors import Error, InvalidRequestError, error_from_result
 from ._lib import NL_HOOK_FN, OwnedString, lib, take_string
 from ._types import ConfigKeys
+from ._uncopyable import Uncopyable
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -53,7 +54,7 @@ def closed_error() -> InvalidRequestError:
     return InvalidRequestError("client is closed", kind="invalid_request")
 
 
-class ClientBase:
+class ClientBase(Uncopyable):
     """The handle and its lifetime; the public methods live in the mixins of Client."""
 
     _queues: Dict[asyncio.AbstractEventLoop, Any]

@@ -25,6 +25,7 @@ from ._errors import Error, InvalidRequestError
 from ._lifecycle import HOLDING_CODES, ClientBase
 from ._result import Response, outcome
 from ._types import RequestKeys
+from ._uncopyable import Uncopyable
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -59,7 +60,7 @@ class _StreamRequest(_callbacks.Request):
         self.deliver(("result", raw))
 
 
-class _StreamBase:
+class _StreamBase(Uncopyable):
     """What Stream and AsyncStream share: starting, finishing, cancelling."""
 
     def __init__(self, client: ClientBase, endpoint: Dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from ._documents import websocket as _websocket_document
 from ._errors import InvalidRequestError, NetlayerCancelledError, NetlayerTimeoutError
 from ._lifecycle import ClientBase
 from ._types import WebSocketKeys
-from ._wsconnection import Message, Socket, alive, client_sockets, open_count
+from ._wsconnection import Message, Socket, alive, client_sockets, open_count, recv_wait
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -52,7 +52,8 @@ class WebSocket(Socket):
 
     def _next(self, timeout: Optional[float]) -> Optional[Message]:
         """The next message, or None once the connection ended cleanly (a failure raises)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        wait = recv_wait(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
         with self._changed:
             while True:
                 message = self._take()
@@ -135,7 +136,8 @@ class AsyncWebSocket(Socket):
 
     async def _next(self, timeout: Optional[float]) -> Optional[Message]:
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
+        wait = recv_wait(timeout)
+        deadline = None if wait is None else loop.time() + wait
         while True:
             with self._lock:
                 message = self._take()

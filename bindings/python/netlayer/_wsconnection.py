@@ -48,8 +48,9 @@ from ._errors import Error, Headers, InvalidRequestError, NotConnectedError, err
 from ._lib import (NL_WS_CLOSE_FN, NL_WS_MESSAGE_FN, NL_WS_TEXT_FN, WEBSOCKET_CALLBACKS_VERSION, WS_BINARY,
                    WS_TEXT, OwnedString, WebSocketCallbacks, borrowed_string, lib, take_string)
 from ._lifecycle import HOLDING_CODES, ClientBase
+from ._uncopyable import Uncopyable
 
-__all__ = ["Socket", "Message", "client_sockets", "alive", "open_count"]
+__all__ = ["Socket", "Message", "client_sockets", "alive", "open_count", "recv_wait"]
 
 #: A message: ``str`` for a text message, ``bytes`` for a binary one.
 Message = Union[str, bytes]
@@ -78,7 +79,18 @@ def _failed(failure: Optional[Error], what: str) -> Error:
     return failure or Error(f"netlayer: {what} failed without an error document")
 
 
-class Socket:
+def recv_wait(timeout: Optional[float]) -> Optional[float]:
+    """How long ``recv(timeout=...)`` waits: None for no limit (also for ``inf`` and
+    for values past what a wait can take), else the seconds, checked."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout != timeout or timeout < 0:
+        raise InvalidRequestError(f"netlayer: recv timeout must be a number of seconds of at least 0 or None, "
+                                  f"not {timeout!r}", kind="invalid_request")
+    return None if timeout >= threading.TIMEOUT_MAX else float(timeout)
+
+
+class Socket(Uncopyable):
     """What WebSocket and AsyncWebSocket share: the handle, the state the callbacks
     fill, sending, closing and freeing."""
 

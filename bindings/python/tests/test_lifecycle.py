@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +30,19 @@ def test_calls_after_close_raise_invalid_request(base_url: str) -> None:
                     lambda: c.call("j"), lambda: c.batch([{"path": "json"}])):
         with pytest.raises(netlayer.InvalidRequestError, match="client is closed"):
             attempt()
+
+
+def test_a_client_cannot_be_copied_or_pickled(base_url: str) -> None:
+    # A copy would share the native handle, and closing or collecting it would free the
+    # handle under the original (a crash on the original's next call).
+    with netlayer.Client({"baseURL": base_url}) as c:
+        for attempt in (lambda: copy.copy(c), lambda: copy.deepcopy(c), lambda: pickle.dumps(c)):
+            with pytest.raises(TypeError, match="a Client owns a native handle and cannot be"):
+                attempt()
+        with c.stream("json", stream="chunks") as stream:
+            with pytest.raises(TypeError, match="owns a native handle"):
+                copy.copy(stream)
+        assert c.get("json").status == 200
 
 
 def test_close_waits_for_a_blocking_call_in_flight(base_url: str) -> None:

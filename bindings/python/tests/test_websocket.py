@@ -5,8 +5,10 @@ raw-socket server that misbehaves on purpose."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import os
+import pickle
 import struct
 import subprocess
 import sys
@@ -180,6 +182,38 @@ def test_recv_timeout_raises_and_the_connection_stays_open(echo: netlayer.Client
         assert not ws.closed
         ws.send("still here")
         assert ws.recv(timeout=5) == "still here"
+
+
+def test_recv_timeouts_that_are_not_a_wait_are_refused_naming_the_timeout(echo: netlayer.Client) -> None:
+    with echo.websocket("echo") as ws:
+        for bad in (float("nan"), -1, "5", True):
+            with pytest.raises(netlayer.InvalidRequestError, match="recv timeout"):
+                ws.recv(timeout=bad)  # type: ignore[arg-type]
+        # Past what a wait can take, a timeout is no limit: the message still arrives.
+        for endless in (float("inf"), 1e300):
+            ws.send("here")
+            assert ws.recv(timeout=endless) == "here"
+        ws.send("zero")
+        _wait_for(lambda: True)
+        assert ws.recv(timeout=5) == "zero"
+
+    async def main() -> None:
+        async with echo.awebsocket("echo") as ws:
+            with pytest.raises(netlayer.InvalidRequestError, match="recv timeout"):
+                await ws.recv(timeout=float("nan"))
+            await ws.send("there")
+            assert await ws.recv(timeout=float("inf")) == "there"
+
+    asyncio.run(main())
+
+
+def test_a_websocket_cannot_be_copied_or_pickled(echo: netlayer.Client) -> None:
+    with echo.websocket("echo") as ws:
+        for attempt in (lambda: copy.copy(ws), lambda: copy.deepcopy(ws), lambda: pickle.dumps(ws)):
+            with pytest.raises(TypeError, match="owns a native handle"):
+                attempt()
+        ws.send("still open")
+        assert ws.recv(timeout=5) == "still open"
 
 
 def test_pings_keep_a_quiet_connection_and_an_unanswered_one_fails(echo: netlayer.Client,
