@@ -21,9 +21,11 @@ whose error names them.
 from __future__ import annotations
 
 import base64
+import io
 import os
 import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+import stat
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ._errors import InvalidRequestError
 
@@ -176,17 +178,42 @@ def _auth(value: Any) -> Any:
 
 def _form(data: Any) -> Dict[str, Any]:
     """``data=`` as a form object: a mapping, or (name, value) pairs (repeated names
-    become a list, sent as repeated fields)."""
-    if isinstance(data, Mapping):
-        return dict(data)
+    become a list, sent as repeated fields). As in requests, a None value (also in a
+    list) is left out, and bytes are the field's bytes (UTF-8 text in a form)."""
     out: Dict[str, Any] = {}
-    for name, value in data:
+    for name, value in _field_pairs(data):
+        values = [_form_value(name, v) for v in (value if isinstance(value, list) else [value]) if v is not None]
+        if not values:
+            continue
         if name in out:
             previous = out[name]
-            out[name] = previous + [value] if isinstance(previous, list) else [previous, value]
+            out[name] = (previous if isinstance(previous, list) else [previous]) + values
         else:
-            out[name] = value
+            out[name] = values if isinstance(value, list) or len(values) > 1 else values[0]
     return out
+
+
+def _field_pairs(data: Any) -> Iterable[Tuple[Any, Any]]:
+    """The (name, value) pairs of ``data=``: a mapping's items, or pairs."""
+    if isinstance(data, Mapping):
+        return data.items()
+    pairs: List[Tuple[Any, Any]] = []
+    for item in data:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError("netlayer: data= takes a mapping or (name, value) pairs for a form, or str, bytes, a "
+                            f"file or an iterable of bytes for the body; {item!r:.40} is not a (name, value) pair")
+        pairs.append((item[0], item[1]))
+    return pairs
+
+
+def _form_value(name: Any, value: Any) -> Any:
+    if isinstance(value, _BINARY):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRequestError(f"netlayer: data[{name!r}]: a form field is text, and these bytes are not "
+                                      "UTF-8; send them in a multipart part (files=)", kind="invalid_request") from None
+    return value
 
 
 def _pairs(value: Any) -> Iterable[Tuple[str, Any]]:
@@ -215,6 +242,9 @@ def _file_part(name: str, value: Any) -> Dict[str, Any]:
     elif isinstance(value, str):
         part["text"] = value
     elif hasattr(value, "read"):  # a file-like object that is not a file on disk
+        label = getattr(value, "name", None)
+        if filename == name and isinstance(label, str) and label and not (label[0] == "<" and label[-1] == ">"):
+            filename = os.path.basename(label)  # as requests names it
         content = value.read()
         if isinstance(content, str):
             part["text"] = content
@@ -231,17 +261,30 @@ def _file_part(name: str, value: Any) -> Dict[str, Any]:
 
 
 def _disk_file(value: Any) -> Optional[str]:
-    """The path to stream from: an ``os.PathLike``, or an open file read from its start."""
+    """The path to stream from: an ``os.PathLike``, or a file opened in binary mode on a
+    file on disk, read from its start, whose name still leads to that file. Anything
+    else with ``read()`` (a gzip or text file, a file renamed or replaced since it was
+    opened) is sent as what ``read()`` returns, as requests sends it."""
     if isinstance(value, os.PathLike):
         return os.fsdecode(value)
+    if type(value) is io.BufferedReader:
+        raw = value.raw
+    elif type(value) is io.FileIO:
+        raw = value
+    else:
+        return None
     name = getattr(value, "name", None)
-    if hasattr(value, "read") and isinstance(name, str) and os.path.isfile(name):
-        try:
-            at_start = value.tell() == 0
-        except (OSError, ValueError, AttributeError):
-            at_start = False
-        return name if at_start else None
-    return None
+    if not isinstance(raw, io.FileIO) or not isinstance(name, str):
+        return None
+    try:
+        if value.tell() != 0:
+            return None
+        opened, named = os.fstat(value.fileno()), os.stat(name)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(named.st_mode) or (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+        return None
+    return name
 
 
 #: What a cookie name or value may not hold: a byte that ends a pair (``;``), that
@@ -328,12 +371,17 @@ def _body_keywords(document: Dict[str, Any]) -> None:
         document["body"] = value
         return
     files = document.pop("files", None)
-    data = document.pop("data", None)
+    data = _read_body(document.pop("data", None))
     if files is not None:
         parts: List[Dict[str, Any]] = []
-        for name, value in _pairs(_form(data) if data is not None else {}):
+        for name, value in _field_pairs(data) if data is not None else ():
             for item in value if isinstance(value, list) else [value]:
-                parts.append({"name": name, "text": item if isinstance(item, str) else str(item)})
+                if item is None:
+                    continue  # left out, as requests does
+                if isinstance(item, _BINARY):
+                    parts.append({"name": name, "base64": base64.b64encode(bytes(item)).decode("ascii")})
+                else:
+                    parts.append({"name": name, "text": item if isinstance(item, str) else str(item)})
         parts.extend(_file_part(name, value) for name, value in _pairs(files))
         document["multipart"] = parts
         document["bodyEncoding"] = "multipart"
@@ -344,6 +392,21 @@ def _body_keywords(document: Dict[str, Any]) -> None:
     elif data is not None:
         document["body"] = _form(data)
         document["bodyEncoding"] = "form"
+
+
+def _read_body(data: Any) -> Any:
+    """``data=`` as requests takes it: a file (what ``read()`` returns) or an iterator
+    of bytes or str (joined) is the body; anything else as it is."""
+    if hasattr(data, "read"):
+        return data.read()
+    if isinstance(data, Iterator):
+        items = list(data)
+        if items and all(isinstance(item, _BINARY) for item in items):
+            return b"".join(bytes(item) for item in items)
+        if items and all(isinstance(item, str) for item in items):
+            return "".join(items)
+        return items
+    return data
 
 
 def endpoint(document: Optional[Endpoint], keys: Mapping[str, Any]) -> Dict[str, Any]:

@@ -12,8 +12,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Un
 
 
 class Headers(Dict[str, str]):
-    """Response header fields: a dict with the lower-case names the library gives, read
-    in any case (``headers["Content-Type"]``, ``.get``, ``in``), as in requests and httpx."""
+    """Response header fields: a dict with the lower-case names the library gives, read,
+    set and removed in any case (``headers["Content-Type"]``, ``.get``, ``in``,
+    ``del``, ``.pop``, ``.setdefault``, ``.update``), as in requests and httpx; a copy is
+    a ``Headers`` too."""
 
     __slots__ = ()
 
@@ -25,11 +27,39 @@ class Headers(Dict[str, str]):
     def __getitem__(self, name: str) -> str:
         return super().__getitem__(name.lower())
 
+    def __setitem__(self, name: str, value: str) -> None:
+        super().__setitem__(name.lower(), value)
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name.lower())
+
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name.lower() if isinstance(name, str) else name)
 
     def get(self, name: str, default: Any = None) -> Any:
         return super().get(name.lower(), default)
+
+    def pop(self, name: str, *default: Any) -> Any:
+        return super().pop(name.lower(), *default)
+
+    def setdefault(self, name: str, default: str = "") -> str:
+        return super().setdefault(name.lower(), default)
+
+    def update(self, *fields: Any, **named: str) -> None:
+        for name, value in dict(*fields, **named).items():
+            self[name] = value
+
+    def copy(self) -> "Headers":
+        return Headers(self)
+
+    def __or__(self, other: Any) -> "Headers":  # type: ignore[override]
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ior__(self, other: Any) -> "Headers":  # type: ignore[override]
+        self.update(other)
+        return self
 
 
 class Error(Exception):

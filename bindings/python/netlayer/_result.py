@@ -33,7 +33,7 @@ class Redirect:
         return self.status
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Response:
     """A successful result document.
 
@@ -73,6 +73,11 @@ class Response:
     def status_code(self) -> int:
         """``status``, under the name requests and httpx use."""
         return self.status
+
+    def __repr__(self) -> str:
+        # As requests': the headers (Set-Cookie) and the body may hold secrets, and a
+        # repr ends up in logs and tracebacks.
+        return f"<Response [{self.status}]>"
 
     @property
     def ok(self) -> bool:

@@ -267,3 +267,92 @@ def test_the_last_valid_content_type_chooses_the_decoder(client: netlayer.Client
 def test_an_explicit_decoder_still_wins(client: netlayer.Client) -> None:
     r = typed(client, ["text/plain; charset=gbk"], "\u4f60".encode("gbk"), response={"decoder": "base64"})
     assert r.decoder is None and r.charset is None and base64.b64decode(r.value) == "\u4f60".encode("gbk")
+
+
+# -- form fields, files and bodies as requests sends them ------------------------------
+
+
+def form_fields(echo: Dict[str, Any]) -> List[Any]:
+    """The (name, filename, content) of each part of an echoed multipart body."""
+    import email.parser
+    import email.policy
+    content_type = header_lines(echo, "content-type")[0]
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + echo["body"].encode("utf-8", "surrogateescape"))
+    return [(part.get_param("name", header="content-disposition"), part.get_filename(),
+             part.get_payload(decode=True)) for part in message.iter_parts()]
+
+
+def test_form_fields_beside_files_leave_none_out_and_keep_bytes_as_requests_does(client: netlayer.Client,
+                                                                                base_url: str) -> None:
+    data = {"gone": None, "raw": b"raw", "n": 3, "listed": ["a", None, "b"]}
+    theirs = requests.post(base_url + "echo", data=data, files={"f": b"F"}, timeout=10).json()
+    ours = client.post("echo", data=data, files={"f": b"F"}).value
+    assert form_fields(ours) == form_fields(theirs)
+    assert [name for name, _, _ in form_fields(ours)] == ["raw", "n", "listed", "listed", "f"]
+
+
+def test_a_form_leaves_none_out_and_reads_bytes_as_requests_does(client: netlayer.Client, base_url: str) -> None:
+    data = {"gone": None, "raw": b"caf\xc3\xa9", "listed": ["a", None]}
+    theirs = requests.post(base_url + "echo", data=data, timeout=10).json()
+    ours = client.post("echo", data=data).value
+    assert ours["body"] == theirs["body"] == "raw=caf%C3%A9&listed=a"
+    with pytest.raises(netlayer.InvalidRequestError, match=r"data\['raw'\]: .*not UTF-8"):
+        client.post("echo", data={"raw": b"\xff"})
+    with pytest.raises(TypeError, match="is not a \\(name, value\\) pair"):
+        client.post("echo", data=[("a", "1"), "b"])
+
+
+def test_a_file_or_an_iterator_of_bytes_as_data_is_the_body(client: netlayer.Client, base_url: str,
+                                                          tmp_path: Any) -> None:
+    path = tmp_path / "body.bin"
+    path.write_bytes(b"from a file")
+    with open(path, "rb") as theirs_file, open(path, "rb") as ours_file:
+        theirs = requests.post(base_url + "echo", data=theirs_file, timeout=10).json()
+        ours = client.post("echo", data=ours_file).value
+    assert ours["body"] == theirs["body"] == "from a file"
+    ours = client.post("echo", data=(chunk for chunk in [b"one ", b"two"])).value
+    assert ours["body"] == "one two"
+
+
+def test_a_file_object_sends_what_it_reads_as_requests_does(client: netlayer.Client, base_url: str,
+                                                           tmp_path: Any) -> None:
+    import gzip
+    packed = tmp_path / "data.txt.gz"
+    with gzip.open(packed, "wb") as writer:
+        writer.write(b"hello plain text\n")
+    with gzip.open(packed, "rb") as theirs_file, gzip.open(packed, "rb") as ours_file:
+        theirs = requests.post(base_url + "echo", files={"f": theirs_file}, timeout=10).json()
+        ours = client.post("echo", files={"f": ours_file}).value
+    assert form_fields(ours) == form_fields(theirs) == [("f", "data.txt.gz", b"hello plain text\n")]
+    # A file replaced on disk since it was opened: what the open file reads, not the new file.
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"opened")
+    with open(plain, "rb") as opened:
+        plain.unlink()
+        plain.write_bytes(b"replaced")
+        ours = client.post("echo", files={"f": opened}).value
+    assert [(name, filename, content) for name, filename, content in form_fields(ours)] == [("f", "plain.txt", b"opened")]
+
+
+def test_repr_of_a_response_shows_its_status_and_nothing_it_may_hide(client: netlayer.Client) -> None:
+    response = client.get("set-cookie", params={"c": "session=S3CR3T"})
+    assert repr(response) == "<Response [200]>" == repr(requests.Response()).replace("None", "200")
+    assert "S3CR3T" not in repr(response) and "S3CR3T" not in str(response)
+
+
+def test_response_headers_are_case_insensitive_for_every_use_as_requests_headers_are(
+        client: netlayer.Client) -> None:
+    headers = client.get("json").headers
+    copied = headers.copy()
+    assert type(copied) is type(headers) and copied["Content-Type"] == headers["content-type"]
+    copied["X-New"] = "1"
+    assert copied["x-new"] == copied["X-NEW"] == "1" and "X-New" not in headers
+    assert copied.setdefault("Content-Type", "other") == headers["content-type"]
+    assert copied.pop("CONTENT-TYPE") == headers["content-type"] and "content-type" not in copied
+    del copied["X-new"]
+    assert "x-new" not in copied
+    copied.update({"A-B": "1"}, C_D="2")
+    merged = copied | {"E-F": "3"}
+    assert merged["a-b"] == "1" and merged["c_d"] == "2" and merged["e-f"] == "3"
+    assert copied.pop("missing", None) is None
