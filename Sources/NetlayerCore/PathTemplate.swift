@@ -12,12 +12,8 @@ package enum PathTemplate {
         var out = ""
         var used = Set<String>()
         var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{") {
-            out += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else {
-                throw .invalidRequest("path '\(template)' has an unclosed '{'")
-            }
-            let name = String(rest[rest.index(after: open)..<close])
+        while case let (literal, name, after)? = try nextPlaceholder(in: rest, of: template) {
+            out += literal
             guard let value = params[name], !value.isNull else {
                 throw .invalidRequest("path placeholder '{\(name)}' has no value in params")
             }
@@ -35,12 +31,30 @@ package enum PathTemplate {
             }
             out += PercentEncoding.encodeComponent(text)
             used.insert(name)
-            rest = rest[rest.index(after: close)...]
+            rest = after
         }
         out += rest
         if let unused = params.keys.first(where: { !used.contains($0) }) {
             throw .invalidRequest("params '\(unused)' matches no placeholder in path '\(template)'")
         }
         return out
+    }
+
+    /// Throws `invalidRequest` for a template no parameters can fill (an unclosed
+    /// `{`): checked when a named endpoint is read, before any call.
+    package static func checkSyntax(_ template: String) throws(NetworkError) {
+        var rest = Substring(template)
+        while case let (_, _, after)? = try nextPlaceholder(in: rest, of: template) { rest = after }
+    }
+
+    /// The text before the next `{name}` of `rest`, the name, and what follows it; nil
+    /// when no placeholder is left.
+    private static func nextPlaceholder(in rest: Substring, of template: String)
+        throws(NetworkError) -> (literal: Substring, name: String, after: Substring)? {
+        guard let open = rest.firstIndex(of: "{") else { return nil }
+        guard let close = rest[open...].firstIndex(of: "}") else {
+            throw .invalidRequest("path '\(template)' has an unclosed '{'")
+        }
+        return (rest[..<open], String(rest[rest.index(after: open)..<close]), rest[rest.index(after: close)...])
     }
 }

@@ -127,6 +127,32 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
             let version = nl_version_info().map { String(cString: $0.pointee.version) } ?? "?"
             throw .invalidRequest("config key 'httpVersion' '3' needs a libcurl built with HTTP/3, and this one (\(version)) is not")
         }
+        if let proxy = options.proxy, !proxy.isEmpty { try Self.checkProxy(proxy) }
+    }
+
+    /// The schemes libcurl 7.88 takes for a proxy (url.c, parse_proxy).
+    static let proxySchemes: Set<String> = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
+
+    /// A proxy libcurl would refuse only when a transfer starts (a `not_connected`
+    /// failure, retried as one): read as libcurl reads it, with its own URL parser, when
+    /// the client is made. The message leaves the value out: it may hold a password.
+    static func checkProxy(_ proxy: String) throws(NetworkError) {
+        if let bad = proxy.utf8.first(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw .invalidRequest("config key 'proxy' has \(HTTPHeaders.describeControl(bad)), which no proxy URL holds")
+        }
+        guard let handle = curl_url() else { return }
+        defer { curl_url_cleanup(handle) }
+        let rc = curl_url_set(handle, CURLUPART_URL, proxy, UInt32(CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME))
+        guard rc == CURLUE_OK else {
+            throw .invalidRequest("config key 'proxy' is not a proxy URL: \(String(cString: curl_url_strerror(rc)))")
+        }
+        var scheme: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK, let scheme else { return }
+        defer { curl_free(scheme) }
+        let name = String(cString: scheme).lowercased()
+        guard proxySchemes.contains(name) else {
+            throw .invalidRequest("config key 'proxy': '\(name.escapedForMessage)' is not a proxy scheme (http, https, socks4, socks4a, socks5 or socks5h)")
+        }
     }
 
     /// Runs `task` on the loop thread, in order with completions; after shutdown,

@@ -170,8 +170,13 @@ public struct ConfigDocument: Sendable {
         if let endpoints = try doc.object("endpoints") {
             for member in endpoints {
                 // Validated now so a broken named endpoint fails nl_client_new.
-                _ = try EndpointDocument(member.value, context: "named endpoint '\(member.key)'",
-                                         allowParams: false)
+                let named = try EndpointDocument(member.value, context: "named endpoint '\(member.key)'",
+                                                 allowParams: false)
+                do {
+                    try PathTemplate.checkSyntax(named.endpoint.path)
+                } catch {
+                    throw .invalidRequest("named endpoint '\(member.key)' key 'path': \(DataTransferError.networkFailure(error).message)")
+                }
             }
             self.endpoints = endpoints
         }

@@ -23,19 +23,30 @@ public struct OpenAPIConfig: Sendable {
         self.validateResponses = validateResponses
     }
 
+    /// The OpenAPI document at `path`, the value of the config's `key`: a file that
+    /// cannot be read (missing, a folder, a FIFO) is a bad config value, named as such.
+    private static func document(atPath path: String, key: String) throws(NetworkError) -> OpenAPIDocument {
+        do {
+            return try OpenAPIDocument(contentsOfFile: path)
+        } catch {
+            if case .io(let reason) = error { throw .invalidRequest("\(key): \(reason)") }
+            throw error
+        }
+    }
+
     /// Reads the value of the config key `openapi`.
     package init(_ value: JSON) throws(NetworkError) {
         switch value {
         case .string(let path):
             guard !path.isEmpty else { throw .invalidRequest("config key 'openapi' must name a file, not be empty") }
-            self.init(document: try OpenAPIDocument(contentsOfFile: path))
+            self.init(document: try Self.document(atPath: path, key: "config key 'openapi'"))
         case .object:
             let doc = try DocumentReader(value, context: "config key 'openapi'")
             try doc.checkKeys(known: ["file", "document", "credentials", "validateResponses"])
             let document: OpenAPIDocument
             switch (try doc.string("file"), doc.value("document")) {
             case (let path?, nil):
-                document = try OpenAPIDocument(contentsOfFile: path)
+                document = try Self.document(atPath: path, key: "config key 'openapi' key 'file'")
             case (nil, .string(let text)?):
                 document = try OpenAPIDocument(text: Array(text.utf8), source: "config key 'openapi' document")
             case (nil, let object?):

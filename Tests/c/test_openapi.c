@@ -218,10 +218,13 @@ static void test_broken_openapi_configs_are_refused(void)
         nlt_format("{\"baseURL\": \"http://127.0.0.1:9/\", \"openapi\": {\"file\": \"%s\", \"validateResponse\": true}}", spec),
         nlt_format("{\"baseURL\": \"http://127.0.0.1:9/\", \"openapi\": {\"document\": \"openapi: [unclosed\"}}"),
         nlt_format("{\"baseURL\": \"http://127.0.0.1:9/\", \"openapi\": 5}"),
+        nlt_format("{\"baseURL\": \"http://127.0.0.1:9/\", \"openapi\": {\"file\": \"/tmp\"}}"),
+        nlt_format("{\"baseURL\": \"http://127.0.0.1:9/\", \"openapi\": \"/dev/zero\"}"),
     };
     static const char *const expected[] = {
-        "/nonexistent/petstore.yaml", "Swagger 2.0", "did you mean 'api_key'?", "did you mean 'validateResponses'?",
-        "line 1", "config key 'openapi'",
+        "config key 'openapi': cannot open '/nonexistent/petstore.yaml'", "Swagger 2.0", "did you mean 'api_key'?",
+        "did you mean 'validateResponses'?", "line 1", "config key 'openapi'",
+        "config key 'openapi' key 'file': '/tmp' is not a regular file", "config key 'openapi': '/dev/zero'",
     };
     size_t i;
     for (i = 0; i < NLT_COUNT(configs); i++) {
@@ -229,6 +232,8 @@ static void test_broken_openapi_configs_are_refused(void)
         nl_client *c = nl_client_new(configs[i], &error);
         CHECK_MSG(c == NULL && error && strstr(error, expected[i]), "%s -> %s (expected '%s')", configs[i],
                   error ? error : "(accepted)", expected[i]);
+        /* A config that names an unusable file is a bad config: the header's kind for it. */
+        CHECK_MSG(error && strstr(error, "\"kind\":\"invalid_request\""), "%s -> %s", configs[i], error ? error : "");
         if (c) nl_client_free(c);
         nl_free(error);
         free(configs[i]);

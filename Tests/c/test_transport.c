@@ -114,6 +114,68 @@ static void test_malformed_transport_choices_are_refused_naming_the_key(void)
 /* What libcurl would take only to fail at the first transfer (a resolve address that is
  * not an IP literal: kind generic) or to ignore (an interface of 255 bytes or more) is
  * refused when the client is made, naming the key and the entry; what it takes passes. */
+/* libcurl refuses a malformed proxy only when a transfer starts, as a connection
+ * failure that retries would repeat; the client refuses it when it is made, naming
+ * the key and never echoing the value (it may hold a password). A named endpoint's
+ * path that no parameters can fill fails at creation too. */
+static void test_proxies_and_named_endpoint_paths_are_checked_at_creation(void)
+{
+    static const struct { const char *proxy, *named; } bad[] = {
+        {"http://user:pw@proxy\\r\\nX-Injected: 1", "a CR"},
+        {"bogus://user:pw@proxy", "'bogus' is not a proxy scheme"},
+        {"http://user:pw@proxy:99999", "is not a proxy URL"},
+        {"http://user:pw@", "is not a proxy URL"},
+    };
+    static const char *const good[] = {
+        "http://proxy:3128", "proxy:3128", "socks5h://user:pw@[::1]:1080", "https://proxy", "",
+    };
+    size_t i;
+    char *config, *error;
+    nl_client *c;
+    json_t *e;
+    for (i = 0; i < NLT_COUNT(bad); i++) {
+        config = nlt_format("{\"baseURL\": \"%s\", \"proxy\": \"%s\"}", base_url(), bad[i].proxy);
+        error = NULL;
+        c = nl_client_new(config, &error);
+        e = error ? json_loads(error, 0, NULL) : NULL;
+        CHECK_MSG(c == NULL && e != NULL && strcmp(error_kind(e), "invalid_request") == 0
+                  && strstr(error_message(e), "config key 'proxy'") && strstr(error_message(e), bad[i].named)
+                  && !strstr(error, "pw"),
+                  "proxy %s: %s", bad[i].proxy, error ? error : "(accepted)");
+        json_decref(e);
+        nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+    for (i = 0; i < NLT_COUNT(good); i++) {
+        config = nlt_format("{\"baseURL\": \"%s\", \"proxy\": \"%s\"}", base_url(), good[i]);
+        error = NULL;
+        c = nl_client_new(config, &error);
+        CHECK_MSG(c != NULL, "proxy %s was refused: %s", good[i], error ? error : "");
+        nl_client_free(c);
+        nl_free(error);
+        free(config);
+    }
+
+    config = nlt_format("{\"baseURL\": \"%s\", \"endpoints\": {\"broken\": {\"path\": \"items/{id\"}}}", base_url());
+    error = NULL;
+    c = nl_client_new(config, &error);
+    e = error ? json_loads(error, 0, NULL) : NULL;
+    CHECK_MSG(c == NULL && e != NULL && strcmp(error_kind(e), "invalid_request") == 0
+              && strstr(error_message(e), "named endpoint 'broken' key 'path'")
+              && strstr(error_message(e), "unclosed '{'"), "%s", error ? error : "(accepted)");
+    json_decref(e);
+    nl_client_free(c);
+    nl_free(error);
+    free(config);
+    config = nlt_format("{\"baseURL\": \"%s\", \"endpoints\": {\"fine\": {\"path\": \"items/{id}/{part}\"}}}",
+                        base_url());
+    c = nl_client_new(config, NULL);
+    CHECK(c != NULL);
+    nl_client_free(c);
+    free(config);
+}
+
 static void test_resolve_addresses_and_interface_length_are_checked_at_creation(void)
 {
     char long_name[256], *config, *error;
@@ -333,6 +395,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_http_version_is_chosen_and_3_is_refused_clearly),
         NLT_TEST(test_malformed_transport_choices_are_refused_naming_the_key),
         NLT_TEST(test_resolve_addresses_and_interface_length_are_checked_at_creation),
+        NLT_TEST(test_proxies_and_named_endpoint_paths_are_checked_at_creation),
         NLT_TEST(test_unix_socket_failures_name_the_socket_and_the_cause),
         NLT_TEST(test_descriptor_exhaustion_is_reported_as_such_not_as_not_connected),
     };
