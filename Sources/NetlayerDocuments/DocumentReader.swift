@@ -109,6 +109,11 @@ package struct DocumentReader {
     private func headerFields(_ key: String,
                               check: (String, String) throws(NetworkError) -> Void) throws(NetworkError) -> HTTPHeaders? {
         guard let o = try object(key) else { return nil }
+        // Servers take far fewer (Apache 100 by default); the bound keeps building and
+        // merging them, which looks names up, linear in what a caller can send.
+        guard o.count <= Self.maxHeaderFields else {
+            throw .invalidRequest("\(context) key '\(key)' has \(o.count) fields; at most \(Self.maxHeaderFields) are sent")
+        }
         var headers = HTTPHeaders()
         for member in o {
             guard case .string(let value) = member.value else {
@@ -119,10 +124,17 @@ package struct DocumentReader {
             } catch {
                 throw .invalidRequest("\(context) key '\(key)': \(DataTransferError.networkFailure(error).message)")
             }
+            let before = headers.count
             headers[member.key] = value
+            if headers.count == before {  // replaced a field: the same name in another case
+                throw .invalidRequest("\(context) key '\(key)': header '\(member.key.escapedForMessage)' is given twice (names compare without case)")
+            }
         }
         return headers
     }
+
+    /// The most header fields a document's `headers` may hold.
+    package static let maxHeaderFields = 1000
 
     /// Query parameters: an object whose values the core's query encoding accepts.
     package func query(_ key: String) throws(NetworkError) -> JSONObject? {

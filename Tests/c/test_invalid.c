@@ -84,6 +84,8 @@ static const bad_case bad_endpoints[] = {
     {"header name with a colon", "{\"path\": \"json\", \"headers\": {\"Bad:Name\": \"v\"}}",
      "Bad:Name|headers"},
     {"header name empty", "{\"path\": \"json\", \"headers\": {\"\": \"v\"}}", "header"},
+    {"header names differing only in case", "{\"path\": \"json\", \"headers\": {\"X-A\": \"1\", \"x-a\": \"2\"}}",
+     "x-a|headers|twice"},
     {"NUL in header value", "{\"path\": \"json\", \"headers\": {\"X-Nul\": \"a\\u0000b\"}}",
      "X-Nul|headers"},
     {"negative timeout", "{\"path\": \"json\", \"timeout\": -1}", "timeout"},
@@ -136,6 +138,37 @@ static void test_malformed_endpoint_documents_are_invalid_request(void)
     CHECK_OK(r);
     CHECK_STR_EQ(jpath_str(r, "value.title"), "Dune");
     json_decref(r);
+    nl_client_free(c);
+}
+
+/* Header fields are bounded in number: building and merging them looks names up, so
+ * 20,000 fields took seconds; 1,000 are sent, one more is refused at once. */
+static void test_header_fields_are_bounded_in_number(void)
+{
+    nl_client *c = shared_client();
+    size_t size = 64 + 1001 * 24, used, i;
+    char *doc = malloc(size), *text;
+    json_t *r;
+    int count;
+    REQUIRE(doc != NULL);
+    for (count = 1000; count <= 1001; count++) {
+        used = (size_t)snprintf(doc, size, "{\"path\": \"json\", \"headers\": {");
+        for (i = 0; i < (size_t)count; i++) {
+            used += (size_t)snprintf(doc + used, size - used, "%s\"X-H%zu\": \"1\"", i ? ", " : "", i);
+        }
+        snprintf(doc + used, size - used, "}}");
+        text = nl_request(c, doc);
+        if (count == 1000) {
+            /* Sent: the test server answers more than 100 fields with 431, as Python's does. */
+            r = nlt_parse(text, "1000 headers");
+            CHECK_MSG(r && json_integer_value(json_object_get(r, "status")) == 431, "%s", text);
+            json_decref(r);
+            nl_free(text);
+        } else {
+            check_invalid_text("1001 headers", text, "headers|1001|at most 1000");
+        }
+    }
+    free(doc);
     nl_client_free(c);
 }
 
@@ -379,6 +412,7 @@ int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_malformed_endpoint_documents_are_invalid_request),
+        NLT_TEST(test_header_fields_are_bounded_in_number),
         NLT_TEST(test_null_arguments_are_invalid_request),
         NLT_TEST(test_deeply_nested_document_does_not_crash),
         NLT_TEST(test_batch_reports_bad_elements_in_place),

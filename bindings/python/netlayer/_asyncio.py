@@ -25,7 +25,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from . import _callbacks, _json
-from ._documents import Endpoint, endpoint as _endpoint, method as _method, normalise_endpoint, overlay as _overlay
+from ._documents import Endpoint, endpoint as _endpoint, endpoint_name, method as _method, normalise_endpoint, overlay as _overlay
 from ._errors import Error
 from ._lib import QUEUE_PUSH, lib, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
@@ -203,7 +203,7 @@ class AsyncMixin(ClientBase):
             if name is None:
                 request_id = _nl_request_async(handle, payload, QUEUE_PUSH, queue.pointer)
             else:
-                request_id = lib.nl_call_async(handle, name.encode("utf-8"), payload, QUEUE_PUSH, queue.pointer)
+                request_id = lib.nl_call_async(handle, endpoint_name(name), payload, QUEUE_PUSH, queue.pointer)
             if request_id:
                 queue.futures[request_id] = future  # settled by queue.drain, on this thread
         finally:

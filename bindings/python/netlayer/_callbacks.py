@@ -41,6 +41,7 @@ import threading
 from typing import Any, Dict, List, Optional
 
 from . import _json
+from ._documents import endpoint_name
 from ._errors import Error
 from ._lib import NL_CALLBACK, NL_EVENT_FN, REQUEST_CALLBACKS_VERSION, RequestCallbacks, borrowed_string, lib
 
@@ -272,7 +273,7 @@ def start(handle: int, payload: bytes, name: Optional[str], entry: Request, *,
         if name is None:
             request_id = lib.nl_request_start(handle, payload, ctypes.byref(callbacks))
         else:
-            request_id = lib.nl_call_start(handle, name.encode("utf-8"), payload, ctypes.byref(callbacks))
+            request_id = lib.nl_call_start(handle, endpoint_name(name), payload, ctypes.byref(callbacks))
     finally:
         if not request_id:
             _requests.pop(key, None)

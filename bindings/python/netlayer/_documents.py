@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from ._errors import InvalidRequestError
 
-__all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint",
+__all__ = ["Endpoint", "config", "endpoint", "stream_endpoint", "method", "overlay", "normalise_endpoint", "endpoint_name",
            "websocket"]
 
 Endpoint = Mapping[str, Any]
@@ -157,7 +157,20 @@ def _at(where: str, key: str) -> str:
 
 def normalise_endpoint(document: Endpoint) -> Endpoint:
     """An endpoint document with its snake_case keys renamed (itself when none is)."""
+    if not isinstance(document, Mapping):
+        raise TypeError(f"netlayer: an endpoint document is a mapping (a dict), not {type(document).__name__}; "
+                        "for a path, use get(path) and its siblings or request(path=...)")
     return _convert_object(document, ENDPOINT, "")
+
+
+def endpoint_name(name: Any) -> bytes:
+    """The name ``call`` passes to the library: text without NUL (a C string would end
+    at it and call another endpoint)."""
+    if not isinstance(name, str):
+        raise TypeError(f"netlayer: an endpoint name is a str, not {type(name).__name__}")
+    if "\x00" in name:
+        raise InvalidRequestError(f"netlayer: endpoint name {name!r} holds a NUL", kind="invalid_request")
+    return name.encode("utf-8")
 
 
 # ---- the names of requests and httpx (keyword arguments) ---------------------------------
@@ -346,11 +359,37 @@ def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, 
     if "followRedirects" in document or "follow_redirects" in document:
         raise TypeError("netlayer: follow_redirects is a client setting: "
                         "netlayer.Client(base_url, follow_redirects=...)")
+    for key in ("downloadTo", "uploadFrom"):
+        if isinstance(document.get(key), os.PathLike):
+            document[key] = os.fsdecode(document[key])
+    for key, what in (("headers", "headers"), ("query", "params" if query_alias else "query")):
+        if isinstance(document.get(key), Mapping):
+            document[key] = _texts(document[key], what)
+    if document.get("cookies", ()) is None:
+        del document["cookies"]  # requests' default
     if "cookies" in document:
         document["headers"] = _cookie_header(document.get("headers"), document.pop("cookies"))
     if "json" in document or "data" in document or "files" in document:
         _body_keywords(document)
     return document
+
+
+def _texts(fields: Mapping[Any, Any], what: str) -> Dict[Any, Any]:
+    """Header or query names and values given as bytes, as their UTF-8 text (requests
+    takes bytes there); bytes that are not UTF-8 are refused naming the field."""
+    def text(value: Any, name: Any) -> Any:
+        if not isinstance(value, _BINARY):
+            return value
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRequestError(f"netlayer: {what}[{name!r}]: bytes that are not UTF-8", kind="invalid_request") from None
+
+    out: Dict[Any, Any] = {}
+    for name, value in fields.items():
+        key = text(name, name)
+        out[key] = [text(v, name) for v in value] if isinstance(value, list) else text(value, name)
+    return out
 
 
 def _body_keywords(document: Dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _callbacks, _interrupt, _json
-from ._documents import Endpoint, normalise_endpoint, endpoint as _endpoint, method as _method, overlay as _overlay
+from ._documents import Endpoint, endpoint_name, normalise_endpoint, endpoint as _endpoint, method as _method, overlay as _overlay
 from ._errors import Error, InvalidRequestError
 from ._lib import call_document, lib, request_document, take_string
 from ._lifecycle import HOLDING_CODES, ClientBase, closed_error
@@ -77,7 +77,12 @@ class SyncMixin(ClientBase):
                 document["query"] = document.pop("params")
             document["path"] = path
             document["method"] = "GET"
-            return self._perform(_dumps(document))
+            try:
+                payload = _dumps(document)
+            except TypeError:  # bytes to read as text, or a value to refuse naming it
+                del document["path"], document["method"]
+                return self._send("GET", path, document)
+            return self._perform(payload)
         return self._send("GET", path, endpoint_keys)
 
     def post(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
@@ -120,7 +125,7 @@ class SyncMixin(ClientBase):
         if not _interrupt.armed:
             _interrupt.arm()
         with self._using() as handle:
-            raw = call_document(handle, name.encode("utf-8"), payload)
+            raw = call_document(handle, endpoint_name(name), payload)
         if raw is None:
             raise MemoryError("netlayer: the library returned NULL (out of memory)")
         return _response_or_raise(raw)

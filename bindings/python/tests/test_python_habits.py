@@ -274,3 +274,36 @@ def test_json_after_a_utf8_byte_order_mark_is_read(base_url: str) -> None:
     with netlayer.Client(base_url) as client:
         response = client.get("scenario/" + scenario)
         assert response.value == {"a": [1, "x"]} and response.json() == {"a": [1, "x"]}
+
+
+def test_bytes_in_headers_and_params_are_their_text_as_requests_takes_them(client: netlayer.Client) -> None:
+    echoed = client.get("echo", headers={b"X-A": b"caf\xc3\xa9", "X-B": "2"}, params={b"q": b"1", "r": [b"2", "3"]}).value
+    sent = {name.lower(): value for name, value in echoed["headerLines"]}
+    assert sent["x-a"] == "café".encode().decode("latin-1") and sent["x-b"] == "2"  # the server reads ISO-8859-1
+    assert echoed["query"] == "q=1&r=2&r=3"
+    with pytest.raises(netlayer.InvalidRequestError, match=r"headers\['X-A'\]: bytes that are not UTF-8"):
+        client.get("echo", headers={"X-A": b"\xff"})
+    with pytest.raises(netlayer.InvalidRequestError, match=r"params\['q'\]"):
+        client.get("echo", params={"q": b"\xff"})
+
+
+def test_paths_and_a_none_cookies_are_taken_as_requests_and_pathlib_users_expect(client: netlayer.Client,
+                                                                                tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "got.json"
+    response = client.get("json", download_to=target, cookies=None)
+    assert response.status == 200 and target.read_bytes()
+    source = tmp_path / "up.bin"
+    source.write_bytes(b"uploaded")
+    assert client.put("echo", upload_from=source).value["body"] == "uploaded"
+
+
+def test_what_is_not_an_endpoint_or_a_name_is_named_as_such(client: netlayer.Client) -> None:
+    with pytest.raises(TypeError, match="an endpoint document is a mapping"):
+        client.request("json")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="an endpoint document is a mapping"):
+        client.batch(["json"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="an endpoint name is a str"):
+        client.call(None)  # type: ignore[arg-type]
+    # A NUL would end the C string: "e\0junk" would call the endpoint "e".
+    with pytest.raises(netlayer.InvalidRequestError, match="holds a NUL"):
+        client.call("e\x00junk")
