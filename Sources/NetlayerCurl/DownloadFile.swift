@@ -142,8 +142,13 @@ package final class DownloadFile {
 
     /// A new file next to the final one ("dir/.name.part-XXXXXX"), so the rename stays
     /// on one file system and is atomic. open() with 0666 lets the umask (and a default
-    /// ACL) decide the mode, as for any new file.
+    /// ACL) decide the mode, as for any new file; over an existing file, no wider than
+    /// its mode either, so what arrives is never readable by more than the file it
+    /// replaces, also while it arrives.
     private func createTemporaryFile() throws(NetworkError) {
+        var existing = stat()
+        let replaces = stat(finalPath, &existing) == 0 && existing.st_mode & S_IFMT == S_IFREG
+        let mode: mode_t = replaces ? existing.st_mode & 0o666 : 0o666
         let slash = finalPath.lastIndex(of: "/")
         let directory = slash.map { String(finalPath[..<$0]) } ?? "."
         let name = slash.map { String(finalPath[finalPath.index(after: $0)...]) } ?? finalPath
@@ -152,7 +157,7 @@ package final class DownloadFile {
         for _ in 0..<100 where error == EEXIST {
             let suffix = String((0..<8).map { _ in letters.randomElement()! })
             let candidate = "\(directory.isEmpty ? "" : directory)/.\(name).part-\(suffix)"
-            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if descriptor >= 0 {
                 fd = descriptor
                 temporaryPath = candidate

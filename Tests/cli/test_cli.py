@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import httpie_cases
 
@@ -411,6 +411,122 @@ def _():
     os.close(master)
     assert p.returncode == 0 and os.path.getsize(target) == 200000, p.returncode
     assert b"100% [" in shown and b"200.0 kB / 200.0 kB" in shown and b"saved " in shown, shown
+
+
+def requests_sent():
+    """The test server's count of requests, read through the CLI (that one counts too)."""
+    code, out, _ = run("get", BASE + "stats")
+    assert code == 0, (code, out)
+    return json.loads(out)["requests"]
+
+
+@test("call --body must be exactly one JSON value: text after it exits 2 naming --body, and nothing is sent")
+def _():
+    cfg = write("body-config.json", {"baseURL": BASE, "auth": {"bearer": "body-secret"},
+                                     "endpoints": {"send": {"path": "echo", "method": "POST"}}})
+    injected = os.path.join(work, "body-injected.bin")
+    bodies = ('{"a":1},"path":"http://127.0.0.1:1/x","isFullPath":true',
+              '{"a":1},"downloadTo":%s' % json.dumps(injected), '{"a":1} {"b":2}', '', '{"a":1')
+    before = requests_sent()
+    for body in bodies:
+        for given in (body, "@" + write("body-injection.json", body)):
+            code, out, err = run("call", "send", "--config", cfg, "--body", given)
+            assert code == 2 and out == "" and "--body" in err and "one JSON value" in err, (given, code, out, err)
+    assert requests_sent() == before + 1 and not os.path.exists(injected), "an invalid --body was sent"
+    for given in ('{"a": [1, 2.50]}', "@" + write("body-valid.json", '\n{"a": [1, 2.50]}\n')):
+        code, out, err = run("call", "send", "--config", cfg, "--body", given)
+        assert code == 0 and json.loads(json.loads(out)["body"]) == {"a": [1, 2.5]}, (given, code, out, err)
+
+
+@test("--download over an existing 0600 file keeps the data from others while it arrives, not only after")
+def _():
+    target = write("dl-private.bin", b"old")
+    os.chmod(target, 0o600)
+    p = subprocess.Popen([CLI, "get", BASE + "stream-bytes/300000?chunk=3000&delay_ms=10", "-o", target],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work,
+                         preexec_fn=lambda: os.umask(0o022))
+    modes, deadline = set(), time.time() + 30
+    while p.poll() is None and time.time() < deadline:
+        for name in os.listdir(work):
+            if name.startswith(".dl-private.bin.part-"):
+                try:
+                    modes.add(os.stat(os.path.join(work, name)).st_mode & 0o777)
+                except FileNotFoundError:  # renamed meanwhile
+                    pass
+        time.sleep(0.01)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0 and out == b"", (p.returncode, out, err)
+    assert modes == {0o600}, [oct(m) for m in modes]  # seen while it ran, and never wider
+    assert os.path.getsize(target) == 300000 and os.stat(target).st_mode & 0o777 == 0o600, oct(os.stat(target).st_mode)
+
+
+@test("standard output that cannot be written exits 23 naming it (a full disk, a closed descriptor); a pipe closed early still ends the CLI by SIGPIPE")
+def _():
+    for args in (("get", BASE + "bytes/100000"), ("get", BASE + "json"), ("--version",)):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CLI, *args], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
+                               cwd=work, timeout=60)
+        assert p.returncode == 23 and b"standard output" in p.stderr, (args, p.returncode, p.stderr)
+    p = subprocess.run([CLI, "get", BASE + "json"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, cwd=work, timeout=60, preexec_fn=lambda: os.close(1))
+    assert p.returncode == 23 and b"standard output" in p.stderr, (p.returncode, p.stderr)
+    p = subprocess.Popen([CLI, "get", BASE + "bytes/2000000"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=work)
+    assert len(p.stdout.read(10)) == 10
+    p.stdout.close()   # as `| head -c 10` does
+    assert p.wait(timeout=60) == -signal.SIGPIPE, p.returncode
+
+
+@test("a JSON body of null prints null; an empty body, a 204 and HEAD print nothing")
+def _():
+    code, out, err = run("get", BASE + "typed?type=application/json&body=null")
+    assert code == 0 and out == "null\n", (code, out, err)
+    for path in ("empty", "status/204"):
+        code, out, err = run("get", BASE + path)
+        assert code == 0 and out == "", (path, code, out, err)
+    code, out, err = run("head", BASE + "json")
+    assert code == 0 and out.startswith("HTTP/1.1 200\n") and out.endswith("\n\n"), (code, out, err)
+    code, out, err = run("request", write("head.json", {"path": "json", "method": "HEAD"}), "--config", CONFIG)
+    assert code == 0 and out == "", (code, out, err)
+
+
+@test("a body that claims JSON but does not parse is printed as it came and exits 1 naming why; -i shows the head too")
+def _():
+    cases = (("notjson", "this is not json", "invalid"),
+             ("typed?type=application/json&body=%7B%22a%22:1,%22a%22:2%7D", '{"a":1,"a":2}', "duplicate key"),
+             ("typed?type=application/json&body=%7B%22n%22:1e400%7D", '{"n":1e400}', "out of range"))
+    for path, body, why in cases:
+        code, out, err = run("get", BASE + path)
+        assert code == 1 and out == body and "parsing" in err and why in err, (path, code, out, err)
+    code, out, err = run("get", BASE + "notjson", "-i")
+    assert code == 1 and out.startswith("HTTP/1.1 200\n") and out.endswith("\n\nthis is not json"), (code, out, err)
+
+
+@test("a member name holding NUL (\\u0000) stays whole: printed as received, sent as written by := items")
+def _():
+    text = '{"a\\u0000x":1,"a\\u0000y":2}'
+    code, out, err = run("get", BASE + "typed?type=application/json&body=" + quote(text), "--no-pretty")
+    assert code == 0 and out == text + "\n", (code, out, err)
+    sent = echo("post", BASE + "echo", "o:=" + text, "o[a]=3")
+    assert json.loads(sent["body"]) == {"o": {"a\0x": 1, "a\0y": 2, "a": "3"}}, sent["body"]
+
+
+@test("request items take time in proportion to their number (50,000 query or form items); over 1000 header items exit 2 naming the item")
+def _():
+    queries = ["q%d==1" % i for i in range(50000)]
+    start = time.time()
+    code, out, err = run("get", BASE + "echo", *queries, "Host:")  # refused after the items are merged, never sent
+    assert code == 2 and "'Host:'" in err and time.time() - start < 3, (code, err, time.time() - start)
+    fields = ["f%d=1" % i for i in range(50000)]
+    start = time.time()
+    code, out, err = run("post", BASE + "sink", "-f", *fields)
+    assert code == 0 and json.loads(out)["bytes"] == len("&".join(fields)), (code, out, err)
+    assert time.time() - start < 3, time.time() - start
+    before = requests_sent()
+    headers = ["X-H%d:1" % i for i in range(1001)]
+    code, out, err = run("get", BASE + "echo", *headers)
+    assert code == 2 and "'X-H1000:1'" in err and "at most 1000" in err, (code, out, err)
+    assert requests_sent() == before + 1, "a request with over 1000 header items was sent"
 
 
 @test("exit statuses tell failures apart: DNS 6, refused 7, timeout 28, TLS 35, URL 3")

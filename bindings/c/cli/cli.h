@@ -72,6 +72,7 @@ typedef enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } jtype;
 typedef struct jnode {
     jtype type;
     char *key;            /* member name inside an object, else NULL */
+    size_t key_len;       /* its length in bytes: a name may hold NUL (\u0000) */
     char *text;
     size_t len;
     struct jnode *child;  /* first element or member */
@@ -84,6 +85,8 @@ void json_free(jnode *node);
 /* A new node of `type`; `text` (`len` bytes, may be NULL) is copied: a string's
  * bytes, or a number's or boolean's JSON text. */
 jnode *json_new(jtype type, const char *text, size_t len);
+/* Whether `member`'s name is the C string `key` (a name holding NUL never is). */
+int json_key_is(const jnode *member, const char *key);
 jnode *json_get(const jnode *object, const char *key);
 /* The member's string value, or NULL when absent or not a string. */
 const char *json_string(const jnode *object, const char *key);
@@ -144,6 +147,7 @@ typedef struct run_options {
     int check_status;        /* --check-status */
     int include_head;        /* -i / HEAD */
     const char *download;    /* --download FILE */
+    int head_request;        /* the method is HEAD: a null value is no body, not JSON null */
 } run_options;
 
 /* Sends one request (an endpoint document, or a named endpoint with its overlay)

@@ -47,6 +47,11 @@ static const struct { const char *sep; item_kind kind; } separators[] = {
 /* What `Header:` leaves out but netlayer sends anyway (see unset_header). */
 static const char *const library_headers[] = { "Host", "Content-Length", "Transfer-Encoding" };
 
+/* The most header items one request takes: servers refuse far fewer header lines
+ * (100 is common), and the library's work on a request's headers grows faster than
+ * their number, so thousands would only make the command slow. */
+#define MAX_HEADER_ITEMS 1000
+
 static const char JSON_ACCEPT[] = "application/json, */*;q=0.5";   /* httpie's, for JSON requests */
 
 static int usage_error(const char *arg, const char *why) {
@@ -243,11 +248,50 @@ static jnode *form_text(const item *it) {
     return node;
 }
 
-/* Is there a later data item of the same name? */
-static int overridden(const item *items, int count, int i) {
-    int j;
-    for (j = i + 1; j < count; j++)
-        if (is_data(items[j].kind) && strcmp(items[j].name, items[i].name) == 0) return 1;
+static int is_query(item_kind k) { return k == IT_QUERY || k == IT_QUERY_FILE; }
+
+/* The items of one class (headers, query, data) linked by name: next[i] is the next
+ * item of the class with the same name (-1: none), first[i] is set for the first of
+ * each name. One sort instead of a scan per item keeps many items linear-logarithmic. */
+typedef struct name_links { int *next; char *first; } name_links;
+
+typedef struct named { const char *name; int index; } named;
+
+static int by_name(const void *a, const void *b) {
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : x->index - y->index;
+}
+
+static int by_name_ignoring_case(const void *a, const void *b) {
+    const named *x = a, *y = b;
+    int c = strcasecmp(x->name, y->name);
+    return c ? c : x->index - y->index;
+}
+
+static void unlink_names(name_links *links) {
+    free(links->next);
+    free(links->first);
+}
+
+/* 0, or EXIT_FAILURE_OTHER when out of memory. */
+static int link_names(name_links *links, const item *items, int count, int (*in_class)(item_kind), int ignore_case) {
+    named *sorted = malloc(((size_t)count + 1) * sizeof *sorted);
+    int i, n = 0;
+    links->next = malloc(((size_t)count + 1) * sizeof *links->next);
+    links->first = calloc((size_t)count + 1, 1);
+    if (!sorted || !links->next || !links->first) { free(sorted); unlink_names(links); return EXIT_FAILURE_OTHER; }
+    for (i = 0; i < count; i++) {
+        links->next[i] = -1;
+        if (in_class(items[i].kind)) { sorted[n].name = items[i].name; sorted[n++].index = i; }
+    }
+    qsort(sorted, (size_t)n, sizeof *sorted, ignore_case ? by_name_ignoring_case : by_name);
+    for (i = 0; i < n; i++) {
+        if (i > 0 && (ignore_case ? strcasecmp : strcmp)(sorted[i - 1].name, sorted[i].name) == 0)
+            links->next[sorted[i - 1].index] = sorted[i].index;
+        else links->first[sorted[i].index] = 1;
+    }
+    free(sorted);
     return 0;
 }
 
@@ -295,36 +339,37 @@ static int unset_header(const item *it, request_spec *spec, int sends_body) {
 
 typedef struct header { const item *first; int unset; buf value; } header;
 
+/* One more `name` item in a header's events. */
+static void merge_header(header *h, const item *it) {
+    if (it->kind == IT_HEADER && !it->value_len) {
+        h->unset = 1;
+        h->value.len = 0;
+        return;
+    }
+    h->unset = 0;
+    if (!h->value.data) buf_add(&h->value, "", 0);
+    if (it->value_len) {
+        if (h->value.len) buf_puts(&h->value, strcasecmp(it->name, "Cookie") == 0 ? "; " : ", ");
+        buf_add(&h->value, it->value, it->value_len);
+    }
+}
+
 /* Header items, merged by name in httpie's order of events: `Name:` unsets what came
  * before, a later value sets it again; values of one name join in one line (RFC 9110
  * section 5.3: the same as one line each; Cookie pairs join with "; "). */
 static int emit_headers(buf *out, int *first, const item *items, int count, request_spec *spec, int sends_body,
                         const char *type, int json_accept) {
     header *headers = calloc((size_t)count + 1, sizeof *headers);
+    name_links links;
     int i, j, n = 0, written = 0, status = 0, has_type = 0, has_accept = 0;
-    if (!headers) return EXIT_FAILURE_OTHER;
-    for (i = 0; i < count; i++) {
-        const item *it = &items[i];
-        header *h;
-        if (!is_header(it->kind)) continue;
-        for (j = 0; j < n && strcasecmp(headers[j].first->name, it->name) != 0; j++) {}
-        h = &headers[j];
-        if (j == n) {
-            h->first = it;
-            n++;
-        }
-        if (it->kind == IT_HEADER && !it->value_len) {
-            h->unset = 1;
-            h->value.len = 0;
-            continue;
-        }
-        h->unset = 0;
-        if (!h->value.data) buf_add(&h->value, "", 0);
-        if (it->value_len) {
-            if (h->value.len) buf_puts(&h->value, strcasecmp(it->name, "Cookie") == 0 ? "; " : ", ");
-            buf_add(&h->value, it->value, it->value_len);
-        }
+    if (!headers || link_names(&links, items, count, is_header, 1) != 0) { free(headers); return EXIT_FAILURE_OTHER; }
+    for (i = 0; i < count; i++) {   /* in the order names first appear */
+        if (!links.first[i]) continue;
+        headers[n].first = &items[i];
+        for (j = i; j >= 0; j = links.next[j]) merge_header(&headers[n], &items[j]);
+        n++;
     }
+    unlink_names(&links);
     for (j = 0; j < n && status == 0; j++) {
         has_type |= strcasecmp(headers[j].first->name, "Content-Type") == 0;
         has_accept |= strcasecmp(headers[j].first->name, "Accept") == 0;
@@ -352,24 +397,24 @@ static int emit_headers(buf *out, int *first, const item *items, int count, requ
 }
 
 /* Query items: repeated names become lists, in the order names first appear. */
-static void emit_query(buf *out, int *first, const item *items, int count) {
-    int i, j, n = 0, done;
+static int emit_query(buf *out, int *first, const item *items, int count) {
+    name_links links;
+    int i, j, n = 0;
+    if (link_names(&links, items, count, is_query, 0) != 0) return EXIT_FAILURE_OTHER;
     for (i = 0; i < count; i++) {
-        if (items[i].kind != IT_QUERY && items[i].kind != IT_QUERY_FILE) continue;
-        for (j = 0, done = 0; j < i; j++)
-            done |= (items[j].kind == IT_QUERY || items[j].kind == IT_QUERY_FILE) && strcmp(items[j].name, items[i].name) == 0;
-        if (done) continue;
+        if (!links.first[i]) continue;
         if (!n++) { member_name(out, first, "query"); buf_add(out, "{", 1); } else buf_add(out, ",", 1);
         buf_json_string(out, items[i].name, strlen(items[i].name));
         buf_add(out, ":[", 2);
-        for (j = i; j < count; j++)
-            if ((items[j].kind == IT_QUERY || items[j].kind == IT_QUERY_FILE) && strcmp(items[j].name, items[i].name) == 0) {
-                if (j != i) buf_add(out, ",", 1);
-                buf_json_string(out, items[j].value, items[j].value_len);
-            }
+        for (j = i; j >= 0; j = links.next[j]) {
+            if (j != i) buf_add(out, ",", 1);
+            buf_json_string(out, items[j].value, items[j].value_len);
+        }
         buf_add(out, "]", 1);
     }
     if (n) buf_add(out, "}", 1);
+    unlink_names(&links);
+    return 0;
 }
 
 /* A JSON body: every data item applied, in order, to one value by its nested path. */
@@ -396,21 +441,19 @@ static int emit_json_body(buf *out, int *first, const item *items, int count) {
 /* A form body: names as written; a repeated name keeps every value (a list), in the
  * order names first appear, as httpie's a=1&a=2. */
 static int emit_form_body(buf *out, int *first, const item *items, int count) {
-    int i, j, n = 0, done, values;
+    name_links links;
+    int i, j, n = 0, values;
     jnode *text;
+    if (link_names(&links, items, count, is_data, 0) != 0) return EXIT_FAILURE_OTHER;
     member_name(out, first, "body");
     buf_add(out, "{", 1);
     for (i = 0; i < count; i++) {
-        if (!is_data(items[i].kind)) continue;
-        for (j = 0, done = 0; j < i; j++) done |= is_data(items[j].kind) && strcmp(items[j].name, items[i].name) == 0;
-        if (done) continue;
-        for (j = i, values = 0; j < count; j++) values += is_data(items[j].kind) && strcmp(items[j].name, items[i].name) == 0;
+        if (!links.first[i]) continue;
         if (n++) buf_add(out, ",", 1);
         buf_json_string(out, items[i].name, strlen(items[i].name));
-        buf_add(out, values > 1 ? ":[" : ":", values > 1 ? 2 : 1);
-        for (j = i, values = 0; j < count; j++) {
-            if (!is_data(items[j].kind) || strcmp(items[j].name, items[i].name) != 0) continue;
-            if (!(text = form_text(&items[j]))) return EXIT_USAGE;
+        buf_add(out, links.next[i] >= 0 ? ":[" : ":", links.next[i] >= 0 ? 2 : 1);
+        for (j = i, values = 0; j >= 0; j = links.next[j]) {
+            if (!(text = form_text(&items[j]))) { unlink_names(&links); return EXIT_USAGE; }
             if (values++) buf_add(out, ",", 1);
             json_write(out, text, 0, 0);
             json_free(text);
@@ -418,6 +461,7 @@ static int emit_form_body(buf *out, int *first, const item *items, int count) {
         if (values > 1) buf_add(out, "]", 1);
     }
     buf_puts(out, "},\"bodyEncoding\":\"form\"");
+    unlink_names(&links);
     return 0;
 }
 
@@ -462,13 +506,15 @@ static int emit_multipart(buf *out, int *first, const item *items, int count) {
 
 /* call: = and := items fill the endpoint's {placeholders}; the last of a name wins. */
 static int emit_params(buf *out, int *first, const item *items, int count) {
+    name_links links;
     int i, n = 0;
     jnode *value;
+    if (link_names(&links, items, count, is_data, 0) != 0) return EXIT_FAILURE_OTHER;
     member_name(out, first, "params");
     buf_add(out, "{", 1);
     for (i = 0; i < count; i++) {
-        if (!is_data(items[i].kind) || overridden(items, count, i)) continue;
-        if (!(value = field_node(&items[i]))) return EXIT_USAGE;
+        if (!is_data(items[i].kind) || links.next[i] >= 0) continue;   /* a later item of the name wins */
+        if (!(value = field_node(&items[i]))) { unlink_names(&links); return EXIT_USAGE; }
         if (n++) buf_add(out, ",", 1);
         buf_json_string(out, items[i].name, strlen(items[i].name));
         buf_add(out, ":", 1);
@@ -476,15 +522,18 @@ static int emit_params(buf *out, int *first, const item *items, int count) {
         json_free(value);
     }
     buf_add(out, "}", 1);
+    unlink_names(&links);
     return 0;
 }
 
 static int emit(buf *out, int *first, item *items, int count, request_spec *spec, int stdin_body, int params_mode) {
-    int i, status, data = 0, parts = 0, body_item = -1, sends_body;
+    int i, status, data = 0, parts = 0, headers = 0, body_item = -1, sends_body;
     const char *type = NULL;
     char *input = NULL;   /* standard input, when it is the body */
     size_t input_size = 0;
     for (i = 0; i < count; i++) {
+        if (is_header(items[i].kind) && ++headers > MAX_HEADER_ITEMS)
+            return usage_error(items[i].arg, "too many header items: a request takes at most 1000");
         data += is_data(items[i].kind);
         parts += items[i].kind == IT_PART;
         if (items[i].kind == IT_BODY) {
@@ -508,7 +557,7 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
     if (body_item >= 0 && strcmp(items[body_item].value, "-") != 0) type = type_for(items[body_item].value);
     sends_body = (!params_mode && (data || parts)) || body_item >= 0 || (input && input_size > 0);
 
-    emit_query(out, first, items, count);
+    if ((status = emit_query(out, first, items, count)) != 0) { free(input); return status; }
     status = emit_headers(out, first, items, count, spec, sends_body, type,
                           !params_mode && sends_body && !spec->form && !parts);
     if (status == 0 && (data || parts)) {

@@ -185,6 +185,7 @@ static jnode *parse_container(parser *ps, int object) {
         item = parse_value(ps);
         if (!item) { free(key.data); json_free(node); return NULL; }
         item->key = key.data;
+        item->key_len = key.len;
         *tail = item;
         tail = &item->next;
         skip_space(ps);
@@ -265,11 +266,15 @@ void json_free(jnode *node) {
     }
 }
 
+int json_key_is(const jnode *member, const char *key) {
+    return member->key && member->key_len == strlen(key) && memcmp(member->key, key, member->key_len) == 0;
+}
+
 jnode *json_get(const jnode *object, const char *key) {
     jnode *m;
     if (!object || object->type != J_OBJECT) return NULL;
     for (m = object->child; m; m = m->next)
-        if (strcmp(m->key, key) == 0) return m;
+        if (json_key_is(m, key)) return m;
     return NULL;
 }
 
@@ -284,6 +289,7 @@ static jnode *member(jnode *object, const char *key) {
     for (tail = &object->child; *tail; tail = &(*tail)->next) {}
     m = *tail = new_node(J_NULL);
     m->key = checked(strdup(key));
+    m->key_len = strlen(key);
     return m;
 }
 
@@ -340,7 +346,7 @@ void json_write(buf *out, const jnode *node, int pretty, int depth) {
     for (c = node->child; c; c = c->next) {
         if (pretty) newline(out, depth + 1);
         if (node->type == J_OBJECT) {
-            buf_json_string(out, c->key, strlen(c->key));
+            buf_json_string(out, c->key, c->key_len);
             buf_puts(out, pretty ? ": " : ":");
         }
         json_write(out, c, pretty, depth + 1);

@@ -8,6 +8,8 @@
 #include <netlayer.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +67,7 @@ static const char general_help[] =
     "Exit status:\n"
     "  0 success      1 other failure      2 usage or invalid input     3 malformed URL\n"
     "  4 HTTP 4xx and 5 HTTP 5xx (with --check-status or --download)\n"
-    "  6 DNS failure  7 connection failed  8 HTTP protocol error        23 local file error\n"
+    "  6 DNS failure  7 connection failed  8 HTTP protocol error        23 local file or stdout error\n"
     "  28 timeout     35 TLS handshake     60 certificate verification  63 response too large\n"
     "  130 interrupted (Ctrl-C)\n"
     "\n"
@@ -335,9 +337,39 @@ static int websocket_command(const char *target, char **items, int count, const 
     return status;
 }
 
-int main(int argc, char **argv) {
+/* Whether an endpoint document's method is HEAD (its response has no body). */
+static int is_head(const char *method) { return method && strcasecmp(method, "HEAD") == 0; }
+
+/* call --body TEXT or --body @FILE: adds "body" to the endpoint document being
+ * written. The text goes into the document as it is written (numbers exact), so it
+ * must be exactly one JSON value: anything after it (`{},"path":...`) would add
+ * endpoint keys of its own. 0, or EXIT_USAGE after saying why. */
+static int add_body_member(buf *endpoint, int *first, const char *body) {
+    char error[160];
+    size_t size = strlen(body);
+    char *text = body[0] == '@' ? read_whole(body + 1, &size, error, sizeof error) : NULL;
+    const char *value = text ? text : body;
+    jnode *parsed;
+    if (body[0] == '@' && !text) {
+        fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, error);
+        return EXIT_USAGE;
+    }
+    if ((parsed = json_parse(value, size, error, sizeof error)) == NULL) {
+        fprintf(stderr, "netlayer: --body%s%s is not one JSON value: %s\n", text ? " " : "", text ? body : "", error);
+        free(text);
+        return EXIT_USAGE;
+    }
+    json_free(parsed);
+    buf_printf(endpoint, "%s\"body\":", *first ? "" : ",");
+    buf_add(endpoint, value, size);
+    *first = 0;
+    free(text);
+    return 0;
+}
+
+static int run_command(int argc, char **argv) {
     enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS, MODE_WS } mode = MODE_HTTP;
-    run_options run = { 0, 0, -1, 0, 0, NULL };
+    run_options run = { 0, 0, -1, 0, 0, NULL, 0 };
     request_spec spec = { 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
     const char *credentials = NULL, *auth_type = NULL, *ping_interval = NULL;
@@ -420,7 +452,7 @@ int main(int argc, char **argv) {
     }
     if (help) { fputs(mode == MODE_HTTP ? command_help("") : command_help(command), stdout); return 0; }
     if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
-    if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = 1;
+    if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = run.head_request = 1;
     if (auth_type && !credentials) return usage_error("--auth-type %s needs -a/--auth with the credentials", auth_type);
     if (mode == MODE_OPS) {
         if (target) return usage_error("ops takes no arguments, not '%s'", target);
@@ -449,6 +481,7 @@ int main(int argc, char **argv) {
     if (config) config_doc = json_parse(config, config_size, error, sizeof error);
     spec.config = config_doc;
     spec.call_name = mode == MODE_CALL ? target : NULL;
+    if (mode == MODE_CALL) run.head_request = is_head(json_string(json_get(json_get(config_doc, "endpoints"), target), "method"));
     spec.has_auth = credentials != NULL;
     buf_add(&endpoint, "{", 1);
     if (mode == MODE_REQUEST) {
@@ -457,6 +490,7 @@ int main(int argc, char **argv) {
         jnode *doc;
         if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, error); return EXIT_USAGE; }
         doc = json_parse(text, size, error, sizeof error);
+        run.head_request = is_head(json_string(doc, "method"));
         if (doc && doc->type == J_OBJECT && (run.download || timeout || credentials)) {
             if (run.download) json_set_string(doc, "downloadTo", run.download);
             if (run.download && isatty(STDERR_FILENO)) json_set(doc, "progress", J_BOOL, "true");
@@ -523,19 +557,9 @@ int main(int argc, char **argv) {
             first = 0;
         } else if (mode == MODE_HTTP) buf_puts(&endpoint, ",\"acceptableStatus\":[[100,599]]");   /* --check-status decides */
         if (timeout) { buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout); first = 0; }
-        if (body) {
-            size_t size = 0;
-            char *text = body[0] == '@' ? read_whole(body + 1, &size, error, sizeof error) : NULL;
-            if (body[0] == '@' && !text) {
-                fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, error);
-                free(config); free(endpoint.data); free(items);
-                return EXIT_USAGE;
-            }
-            /* Passed as written: the library names a body that is not JSON. */
-            buf_printf(&endpoint, "%s\"body\":", first ? "" : ",");
-            if (text) buf_add(&endpoint, text, size); else buf_puts(&endpoint, body);
-            free(text);
-            first = 0;
+        if (body && (status = add_body_member(&endpoint, &first, body)) != 0) {
+            free(config); free(endpoint.data); free(items);
+            return status;
         }
         buf_add(&endpoint, "}", 1);
     }
@@ -545,4 +569,29 @@ int main(int argc, char **argv) {
     free(endpoint.data);
     free(items);
     return status;
+}
+
+/* Opens /dev/null on a standard descriptor that is closed, read-only: a file the
+ * library opens later must not become standard output, and writes to a closed
+ * standard output must fail (and be reported) rather than vanish. */
+static void keep_standard_descriptors(void) {
+    int fd;
+    for (fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) != fd) return;
+}
+
+/* What could not be written to standard output fails the command as a local file
+ * that could not be written does (curl's 23), unless it already failed otherwise. */
+static int finish_output(int status) {
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int error = errno;
+    if (fclose(stdout) != 0 && !failed) { failed = 1; error = errno; }
+    if (!failed) return status;
+    fprintf(stderr, "netlayer: cannot write to standard output: %s\n", strerror(error));
+    return status == EXIT_OK ? EXIT_WRITE : status;
+}
+
+int main(int argc, char **argv) {
+    keep_standard_descriptors();
+    return finish_output(run_command(argc, argv));
 }

@@ -238,7 +238,7 @@ static jnode *container_for(path_kind kind) { return json_new(kind == P_KEY ? J_
 static jnode *find_member(jnode *object, const char *key) {
     jnode *m;
     for (m = object->child; m; m = m->next)
-        if (strcmp(m->key, key) == 0) return m;
+        if (json_key_is(m, key)) return m;
     return NULL;
 }
 
@@ -248,6 +248,7 @@ static jnode *add_member(jnode *object, const char *key, jnode *value) {
     for (tail = &object->child; *tail; tail = &(*tail)->next) {}
     value->key = strdup(key);
     if (!value->key) { fputs("netlayer: out of memory\n", stderr); exit(EXIT_FAILURE_OTHER); }
+    value->key_len = strlen(key);
     return *tail = value;
 }
 

@@ -222,11 +222,12 @@ static void print_head(const jnode *result) {
     putchar('\n');
 }
 
-/* The body: JSON as JSON, text as it is (control characters escaped on a terminal),
- * bytes as bytes (a note on a terminal). */
+/* The body: JSON as JSON (a JSON null too: `null`), text as it is (control characters
+ * escaped on a terminal), bytes as bytes (a note on a terminal); nothing for the
+ * decoder "none" (an empty body). */
 static void print_body(const jnode *value, const char *decoder, int pretty) {
     buf out = { 0 };
-    if (!value || value->type == J_NULL) return;
+    if (!value || (decoder && strcmp(decoder, "none") == 0)) return;
     if (value->type == J_STRING && decoder && strcmp(decoder, "base64") == 0) {
         if (isatty(STDOUT_FILENO)) printf("[binary body of about %zu bytes not shown on a terminal: use --download FILE or > FILE]\n", value->len / 4 * 3);
         else write_base64(value->text, value->len, stdout);
@@ -243,14 +244,26 @@ static void print_body(const jnode *value, const char *decoder, int pretty) {
     free(out.data);
 }
 
+/* A response whose body could not be decoded as its type claims (JSON that does not
+ * parse): the result still carries the body, which is printed as it came. */
+static int is_undecoded_body(const char *kind, const jnode *error) {
+    const jnode *body = json_get(error, "body");
+    return kind && strcmp(kind, "parsing") == 0 && body && body->type == J_STRING && json_get(error, "status");
+}
+
 static void print_output(const jnode *result, const run_options *o) {
-    jnode *ok = json_get(result, "ok"), *error = json_get(result, "error");
+    jnode *ok = json_get(result, "ok"), *error = json_get(result, "error"), *value = json_get(result, "value");
     const char *kind = json_string(error, "kind");
     int success = ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0;
-    if (o->include_head && (success || (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0))))
+    int undecoded = !success && is_undecoded_body(kind, error);
+    if (o->include_head && (success || undecoded || (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0))))
         print_head(result);
-    if (success && !o->download) {
-        print_body(json_get(result, "value"), json_get(result, "decoder") ? json_string(result, "decoder") : "json", o->pretty);
+    if (undecoded) {
+        print_body(json_get(error, "body"), "text", o->pretty);
+        report(kind, json_string(error, "message") ? json_string(error, "message") : "(no message)");
+    } else if (success && !o->download) {
+        if (!(o->head_request && value && value->type == J_NULL))
+            print_body(value, json_get(result, "decoder") ? json_string(result, "decoder") : "json", o->pretty);
         if (o->check_status && status_of(result) >= 400) fprintf(stderr, "netlayer: HTTP %d\n", status_of(result));
     } else if (success) {
         jnode *bytes = json_get(json_get(result, "value"), "bytes");
