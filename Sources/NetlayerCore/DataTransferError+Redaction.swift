@@ -20,6 +20,17 @@ extension DataTransferError {
     }
 }
 
+extension DataTransferError {
+    /// The same error with every occurrence of `secrets` replaced in a resolved
+    /// message (one a resolver read from the server's body, which may echo them).
+    public func scrubbing(_ secrets: [String]) -> DataTransferError {
+        guard case .resolvedNetworkFailure(let error) = self, var resolved = error as? ResolvedError,
+              !secrets.isEmpty else { return self }
+        resolved.message = Redaction.scrub(resolved.message, of: RequestCredentials.usable(secrets))
+        return .resolvedNetworkFailure(resolved)
+    }
+}
+
 extension NetworkError {
     /// The same error with `transform` applied to its message.
     func mappingMessage(_ transform: (String) -> String) -> NetworkError {

@@ -282,20 +282,28 @@ public final class NetlayerClient: @unchecked Sendable {
     /// resolver, empty bodies follow the 204/205/HEAD rule, then the decoder runs.
     public func decode<T: Decodable>(_ outcome: NetworkOutcome, request: HTTPRequest,
                                      decoder: any ResponseDecoder) -> Result<DataResponse<T>, DataTransferError> {
-        // The resolver is looked up only for a failure: a success never needs one.
-        let resolver = if case .failure = outcome.result { errorResolver } else { parts.errorResolver }
-        return ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: resolver,
-                                       logger: parts.logger).mapError { $0.redactingQuery(parts.secretQueryNames) }
+        guard case .failure(let error) = outcome.result else {
+            return ResponseDecoding.decode(outcome, method: request.method, decoder: decoder, resolver: parts.errorResolver,
+                                           logger: parts.logger).mapError { $0.redactingQuery(parts.secretQueryNames) }
+        }
+        return .failure(failure(error, of: request))
     }
 
     /// The config's secret query names (`Parts.secretQueryNames`).
     package var secretQueryNames: Set<String> { parts.secretQueryNames }
 
-    /// A transport failure as callers get it: through the error resolver, logged, and
-    /// without the values of the config's secret query parameters.
-    package func failure(_ error: NetworkError) -> DataTransferError {
-        ResponseDecoding.logged(ResponseDecoding.resolve(error, with: errorResolver), parts.logger)
-            .redactingQuery(parts.secretQueryNames)
+    /// A failure of `request` as callers get it: through the error resolver, logged,
+    /// and without the values of the config's secret query parameters. A resolved
+    /// message may come from the server's body (`messageKeyPath`), which can echo what
+    /// the request sent: none of the request's secrets goes on into logs and errors.
+    package func failure(_ error: NetworkError, of request: HTTPRequest? = nil) -> DataTransferError {
+        // The resolver is looked up only for a failure: a success never needs one.
+        var resolved = ResponseDecoding.resolve(error, with: errorResolver)
+        if let request, case .resolvedNetworkFailure = resolved {
+            resolved = resolved.scrubbing(Redaction.secrets(of: request, redacting: [], queryNames: parts.secretQueryNames,
+                                                            cookies: transport.cookieSource))
+        }
+        return ResponseDecoding.logged(resolved, parts.logger).redactingQuery(parts.secretQueryNames)
     }
 
     /// A decoding failure as callers get it: logged, and without the values of the

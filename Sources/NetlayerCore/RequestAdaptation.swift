@@ -32,10 +32,16 @@ public struct RequestAdaptation: Sendable {
             if url.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
                 throw .invalidRequest("\(who) key 'url' contains a control character")
             }
-            if !allowsOtherOrigin, origin != parser.parse(request.url)?.origin {
+            let movesOrigin = origin != parser.parse(request.url)?.origin
+            if !allowsOtherOrigin, movesOrigin {
                 throw .invalidRequest("\(who) key 'url' changes the origin to \(origin); the config's adaptMayChangeOrigin allows that")
             }
             adapted.url = url
+            // A .netrc password belongs to the host it was read for: the new host gets
+            // its own entry, or none (a reply's own Authorization still wins, below).
+            if movesOrigin, let auth = request.options.auth, case .netrc = auth {
+                adapted.headers["Authorization"] = try auth.authorization(for: url, parser: parser)
+            }
         }
         if let query {
             let pairs = try QueryEncoding.pairs(from: query, context: "\(who) key 'query'")

@@ -46,7 +46,7 @@ public struct RequestResult: Sendable {
         let response: HTTPResponse
         switch outcome.result {
         case .failure(let failure):
-            error = client.failure(failure)
+            error = client.failure(failure, of: request)
             self.response = failure.response
             return
         case .success(let received):

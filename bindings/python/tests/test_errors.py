@@ -144,3 +144,42 @@ def test_a_failure_carries_at_most_64_kib_of_a_large_body(client: netlayer.Clien
         client.get("status/404")
     assert small.value.body_truncated is False and small.value.body_bytes is None
     assert client.get("json").status == 200
+
+
+def test_a_resolved_message_echoing_the_requests_secrets_keeps_them_out_of_errors_and_logs() -> None:
+    # errorResolver's messageKeyPath reads the server's body, which may echo what the
+    # request sent: the bearer token, a cookie, a basic password.
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Echoing(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            said = f"{self.headers.get('Authorization', '')} {self.headers.get('Cookie', '')}"
+            body = json.dumps({"error": {"message": "rejected: " + said}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    events: list = []
+    try:
+        with netlayer.Client({"baseURL": f"http://127.0.0.1:{server.server_port}/",
+                              "auth": {"bearer": "sk-live-CANARY12345"}, "log": {"level": "error"},
+                              "errorResolver": [{"status": [401], "code": "unauthorized",
+                                                 "messageKeyPath": "error.message"}]}) as client:
+            client.on_log(events.append)
+            with pytest.raises(netlayer.ResolvedError) as raised:
+                client.get("me", cookies={"session": "COOKIE-CANARY-777"})
+    finally:
+        server.shutdown()
+    message = str(raised.value)
+    assert "rejected:" in message and "<redacted>" in message
+    for canary in ("sk-live-CANARY12345", "COOKIE-CANARY-777"):
+        assert canary not in message and canary not in json.dumps(events)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import threading
 import uuid
@@ -206,3 +207,31 @@ def test_on_adapt_can_sign_the_query_and_the_body(client: netlayer.Client) -> No
     assert seen == [b"data"]
     assert echo["body"] == "data!" and echo["query"] == "signed=1"
     assert echo["headers"]["x-body-sha256"] == hashlib.sha256(b"data").hexdigest()
+
+
+def test_an_adapt_hook_that_changes_the_host_sends_that_hosts_netrc_entry_or_none(base_url: str,
+                                                                                  tmp_path: Any) -> None:
+    # A .netrc password belongs to the host it was read for: alice's must not follow the
+    # request to another host, which gets its own entry (bob's) or none.
+    port = base_url.rstrip("/").rsplit(":", 1)[1]
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login alice password ALICEPW\nmachine api.other.test login bob password BOBPW\n")
+    netrc.chmod(0o600)
+
+    def sent_user(client: netlayer.Client, host: str, own: Any = None) -> Any:
+        def move(event: Dict[str, Any]) -> Dict[str, Any]:
+            reply: Dict[str, Any] = {"url": f"http://{host}:{port}/echo"}
+            if own:
+                reply["headers"] = {"Authorization": own}
+            return reply
+        client.on_adapt(move)
+        lines = dict((k.lower(), v) for k, v in client.get("moved").value["headerLines"])
+        auth = lines.get("authorization")
+        return base64.b64decode(auth.split()[1]).decode() if auth and auth.startswith("Basic ") else auth
+
+    with netlayer.Client({"baseURL": base_url, "auth": {"netrc": str(netrc)}, "adaptMayChangeOrigin": True,
+                          "resolve": [f"api.other.test:{port}:127.0.0.1", f"unlisted.test:{port}:127.0.0.1"]}) as c:
+        assert c.get("echo").value["method"] == "GET"
+        assert sent_user(c, "api.other.test") == "bob:BOBPW"
+        assert sent_user(c, "unlisted.test") is None
+        assert sent_user(c, "unlisted.test", own="Bearer mine") == "Bearer mine"
