@@ -47,6 +47,14 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private(set) var silence: SilenceWatch?
     /// A stream that stayed silent past its timeout (its progress callback noticed).
     private var silenceFailure: NetworkError?
+    /// When the transfer's timeout (a stream's deadline) ends, in monotonic
+    /// nanoseconds. libcurl checks it only between reads, and one read of a compressed
+    /// body can inflate into a gigabyte of writes: the write callback checks it too,
+    /// once per MiB written (`unclockedBytes`), so small bodies never read the clock.
+    private var endsAt: UInt64?
+    private var unclockedBytes = 0
+    /// The timeout the write callback noticed.
+    private var writeTimeout: NetworkError?
     /// The request's own cookies replace the jar's of the same name (`CookieOverride`).
     private var cookieOverride: CookieOverride?
 
@@ -135,7 +143,10 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         } catch {
             return error
         }
-        silence = SilenceWatch(for: request, now: MonotonicClock.now())
+        let now = MonotonicClock.now()
+        silence = SilenceWatch(for: request, now: now)
+        let limit = request.transfer.stream == nil ? request.options.timeout : request.options.deadline
+        endsAt = limit.map { now &+ UInt64(min($0, 1e9) * 1e9) }
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))
         check(handle.url.set(request.url, on: easy))
@@ -261,6 +272,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
         }
         if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
+        if code == CURLE_WRITE_ERROR, let writeTimeout { return .failure(writeTimeout) }
         if code == CURLE_ABORTED_BY_CALLBACK, let silenceFailure { return .failure(silenceFailure) }
         if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
@@ -313,9 +325,21 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// What libcurl's write callback returns for `bytes`.
     fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard let sink, let easy else { return 0 }
+        // A cancel stops the body at once, not after libcurl's current read.
+        guard let sink, let easy, !isCancelRequested else { return 0 }
         silence?.heard(at: MonotonicClock.now())
-        let outcome = sink.write(bytes) {
+        if let endsAt {
+            unclockedBytes &+= bytes.count
+            if unclockedBytes >= 1 << 20 {
+                unclockedBytes = 0
+                if MonotonicClock.now() >= endsAt {
+                    let what = request.transfer.stream == nil ? "timeout" : "deadline"
+                    writeTimeout = .timedOut("the response passed its \(what) while its body was arriving (or being decompressed)")
+                    return 0
+                }
+            }
+        }
+        let outcome = sink.write(bytes, isCancelled: { isCancelRequested }) {
             var status = 0
             nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return request.options.acceptableStatus.contains(status)

@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 
 /* ---- one request's own state -------------------------------------------------------- */
 
@@ -277,6 +278,59 @@ static void test_bad_arguments_start_nothing_or_complete_with_invalid_request(vo
     CHECK_KIND(s.result, "invalid_request");
     CHECK(nlt_stristr(error_message(s.result), "strem") != NULL);
     state_destroy(&s);
+    nl_client_free(c);
+}
+
+/* A cancelled stream delivers no more events: not the rest of what libcurl read, nor
+ * what inflates from it (a fast server sends thousands of events per read). */
+typedef struct {
+    atomic_int events, after_cancel, cancelled, completions;
+    char *result;
+} cancel_watch;
+
+static void cancel_watch_stream(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
+{
+    cancel_watch *w = user_data;
+    (void)id; (void)event_json; (void)reply;
+    atomic_fetch_add(&w->events, 1);
+    if (atomic_load(&w->cancelled)) atomic_fetch_add(&w->after_cancel, 1);
+}
+
+static void cancel_watch_complete(uint64_t id, const char *result_json, void *user_data)
+{
+    cancel_watch *w = user_data;
+    (void)id;
+    w->result = strdup(result_json);
+    atomic_fetch_add(&w->completions, 1);
+}
+
+static void test_a_cancelled_stream_delivers_no_more_events(void)
+{
+    nl_client *c = client_for(NULL);
+    cancel_watch w;
+    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+    uint64_t id;
+    int waited;
+    json_t *r;
+    memset(&w, 0, sizeof w);
+    cb.on_complete = cancel_watch_complete;
+    cb.on_stream = cancel_watch_stream;
+    cb.user_data = &w;
+    id = nl_request_start(c, "{\"path\": \"sse-slow\", \"query\": {\"count\": 400000, \"interval_ms\": 0},"
+                             " \"stream\": \"sse\", \"timeout\": 60}", &cb);
+    REQUIRE(id != 0);
+    for (waited = 0; atomic_load(&w.events) < 6 && waited < 10000; waited += 5) sleep_ms(5);
+    CHECK_INT_EQ(nl_cancel(c, id), 1);
+    atomic_store(&w.cancelled, 1);
+    for (waited = 0; atomic_load(&w.completions) == 0 && waited < 20000; waited += 5) sleep_ms(5);
+    REQUIRE(w.result != NULL);
+    r = nlt_parse(w.result, "cancelled stream");
+    CHECK_KIND(r, "cancelled");
+    /* The one event a callback may have been in when nl_cancel returned, at most. */
+    CHECK_MSG(atomic_load(&w.after_cancel) <= 1, "%d events after nl_cancel returned (of %d)",
+              atomic_load(&w.after_cancel), atomic_load(&w.events));
+    json_decref(r);
+    free(w.result);
     nl_client_free(c);
 }
 
@@ -674,6 +728,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_plain_request_completes_through_its_callback),
         NLT_TEST(test_bad_arguments_start_nothing_or_complete_with_invalid_request),
         NLT_TEST(test_an_event_callback_can_cancel_or_fail_its_request),
+        NLT_TEST(test_a_cancelled_stream_delivers_no_more_events),
         NLT_TEST(test_an_adapt_hook_fails_the_request_with_its_kind_and_message),
         NLT_TEST(test_retry_and_resolve_error_hooks_fail_with_their_message),
         NLT_TEST(test_a_stream_hook_fails_and_a_log_hook_fail_is_ignored),

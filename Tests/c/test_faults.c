@@ -281,6 +281,36 @@ static void test_endless_headers_are_protocol_or_too_large(void)
     nl_client_free(c);
 }
 
+/* Trailer fields (after a chunked body) are not header fields: they change neither
+ * the headers the result lists, nor how the body is decoded, nor the jar (RFC 9110
+ * 6.5.1); an endless trailer section is cut at 64 KiB, as libcurl keeps every line. */
+static void test_trailers_are_left_out_and_bounded(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    double elapsed;
+    long rss0, rss1;
+    json_t *r = fault_request(c, "trailer-fields", NULL, &elapsed);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.content-type") ? jpath_str(r, "headers.content-type") : "", "text/plain");
+    CHECK(jpath(r, "headers.content-encoding") == NULL && jpath(r, "headers.set-cookie") == NULL
+          && jpath(r, "headers.x-checksum") == NULL);
+    CHECK_STR_EQ(jpath_str(r, "decoder") ? jpath_str(r, "decoder") : "", "text");
+    CHECK_STR_EQ(jpath_str(r, "value") ? jpath_str(r, "value") : "", "{\"a\":1}");
+    json_decref(r);
+
+    rss0 = fh_rss_kb();
+    r = fault_request(c, "endless-trailers", NULL, &elapsed);
+    CHECK_MSG(!result_ok(r) && strcmp(error_kind(r), "protocol") == 0 && strstr(error_message(r), "trailer"),
+              "endless trailers -> ok=%d kind \"%s\" (%s)", result_ok(r), error_kind(r), error_message(r));
+    CHECK_MSG(elapsed <= bound_ms(5000), "endless trailers took %.0f ms", elapsed);
+    rss1 = fh_rss_kb();
+    if (!fh_slow_mode() && rss0 > 0 && rss1 > 0)
+        CHECK_MSG(rss1 - rss0 < 64 * 1024, "RSS grew by %ld KiB", rss1 - rss0);
+    json_decref(r);
+    check_client_still_works(c);
+    nl_client_free(c);
+}
+
 /* A server that closes before the blank line ending the header section sent no whole
  * response: never ok with the fields so far (libcurl calls it a success), and a download
  * leaves no file. */
@@ -501,6 +531,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_folded_header_value_is_read_with_spaces),
         NLT_TEST(test_body_longer_than_content_length_never_leaks_into_the_next_response),
         NLT_TEST(test_endless_headers_are_protocol_or_too_large),
+        NLT_TEST(test_trailers_are_left_out_and_bounded),
         NLT_TEST(test_header_section_cut_by_a_close_is_protocol),
         NLT_TEST(test_one_huge_header_line_is_protocol_or_too_large),
         NLT_TEST(test_endless_body_stops_at_max_response_bytes),

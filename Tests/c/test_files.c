@@ -812,11 +812,44 @@ static void test_gzip_bomb_is_too_large_quickly_with_bounded_memory(void)
     nl_client_free(c);
 }
 
+/* libcurl checks its timeout between reads; one read of a compressed body can inflate
+ * into a gigabyte of writes. The timeout holds while the body is decompressed too. */
+static void test_a_timeout_holds_while_a_bomb_is_decompressed(void)
+{
+    char *dir, *dest;
+    nl_client *c;
+    json_t *r;
+    double t0, dt;
+    if (slow_mode()) {
+        nlt_note("skipped under valgrind: gzip bomb");
+        return;
+    }
+    dir = make_temp_dir();
+    dest = nlt_format("%s/bomb.json", dir);
+    c = client_for(NULL);
+    r = request_json(c, "{\"path\": \"gzip-bomb\", \"timeout\": 60, \"response\": {\"decoder\": \"none\"}}");
+    json_decref(r);  /* the server builds its bomb on first use: outside the timing */
+    t0 = mono_s();
+    r = request_json(c, "{\"path\": \"gzip-bomb\", \"timeout\": 0.3, \"downloadTo\": \"%s\"}", dest);
+    dt = mono_s() - t0;
+    CHECK_KIND(r, "timeout");
+    CHECK_MSG(dt < 1.5, "a 0.3 s timeout took %.2f s", dt);
+    CHECK_INT_EQ(file_size(dest), -1);
+    CHECK_DIR_COUNT(dir, 0);
+    nlt_note("bomb download timed out in %.3f s", dt);
+    json_decref(r);
+    nl_client_free(c);
+    remove_dir(dir);
+    free(dest);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         /* first, so the peak RSS of the other tests does not hide their own */
         NLT_TEST(test_gzip_bomb_is_too_large_quickly_with_bounded_memory),
+        NLT_TEST(test_a_timeout_holds_while_a_bomb_is_decompressed),
         NLT_TEST(test_big_multipart_file_part_is_streamed_from_disk),
         NLT_TEST(test_big_upload_from_is_streamed_from_disk),
         NLT_TEST(test_big_download_to_is_streamed_to_disk),

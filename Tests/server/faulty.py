@@ -24,6 +24,10 @@ The mode is the request path (the query is ignored unless noted):
   /bad-field-name      a header field name with a space before its colon
   /folded              a header value continued on two folded lines (obs-fold)
   /endless-headers     header lines forever (until the client leaves)
+  /trailer-fields      chunked text/plain body {"a":1}, then the trailer fields
+                       Content-Type: application/json, Content-Encoding: gzip,
+                       Set-Cookie: tr=1 and X-Checksum: abc
+  /endless-trailers    chunked body "ok", then trailer lines forever
   /unterminated-headers
                        "HTTP/1.1 200 OK" and a Content-Type line, then closes before
                        the blank line that ends the header section
@@ -251,6 +255,24 @@ def h_folded(c, q):
     return False
 
 
+def h_trailer_fields(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+           b"Trailer: Content-Type, Content-Encoding, Set-Cookie, X-Checksum\r\n\r\n"
+           b"7\r\n{\"a\":1}\r\n0\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+           b"Set-Cookie: tr=1; Path=/\r\nX-Checksum: abc\r\n\r\n")
+    return True
+
+
+def h_endless_trailers(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n")
+    line = b"X-T: " + b"t" * 100 + b"\r\n"
+    sent = 0
+    while not STOP.is_set() and sent < 50_000_000:
+        c.send(line * 256)
+        sent += 256
+    return False
+
+
 def h_endless_headers(c, q):
     c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
     i = 0
@@ -368,6 +390,8 @@ ROUTES = {
     "/bad-field-name": h_bad_field_name,
     "/folded": h_folded,
     "/endless-headers": h_endless_headers,
+    "/trailer-fields": h_trailer_fields,
+    "/endless-trailers": h_endless_trailers,
     "/unterminated-headers": h_unterminated_headers,
     "/huge-header": h_huge_header,
     "/endless-body": h_endless_body,
