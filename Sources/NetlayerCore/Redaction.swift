@@ -9,11 +9,14 @@ public enum Redaction {
     public static let defaultHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// `headers` as a JSON object with the values of `names` (lower case) redacted.
-    public static func headers(_ headers: HTTPHeaders, redacting names: Set<String>) -> JSONObject {
+    public static func headers(_ headers: HTTPHeaders, redacting names: Set<String>,
+                               queryNames: Set<String> = []) -> JSONObject {
         var object = JSONObject()
         for field in headers {
             let redacted = names.contains(field.name.lowercased())
-            object[field.name] = .string(redacted ? marker : field.value)
+            // A value may hold a URL (Location, Content-Location, Link): its user-info and
+            // secret query values go as in the request's URL.
+            object[field.name] = .string(redacted ? marker : url(in: field.value, queryNames: queryNames))
         }
         return object
     }

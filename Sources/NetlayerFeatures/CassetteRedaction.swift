@@ -37,7 +37,7 @@ public struct CassetteRedaction: Sendable {
         // Secret fields (an OAuth token request's password, a token response's tokens)
         // are replaced where they stand, and their values scrubbed wherever they echo.
         let sentBody = request.body.map { SecretFields.redacting($0, replacement: Cassette.redacted) }
-        found += sentBody?.values ?? []
+        found += (sentBody?.values ?? []) + SecretFields.values(of: request.transfer.multipart)
         let secrets = RequestCredentials.usable(found)
         var kept = HTTPRequest(method: request.method, url: text(request.url, secrets),
                                headers: fields(request.headers, secrets))

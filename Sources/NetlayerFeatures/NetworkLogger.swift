@@ -37,7 +37,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         var fields = base(context)
         fields["method"] = .string(request.method.rawValue)
         fields["url"] = .string(Redaction.url(in: request.url, queryNames: redactedQuery))
-        fields["headers"] = .object(Redaction.headers(request.headers, redacting: redactedHeaders))
+        fields["headers"] = .object(Redaction.headers(request.headers, redacting: redactedHeaders, queryNames: redactedQuery))
         if level >= .debug {
             if let body = request.body { fields["bodyBytes"] = .int(Int64(body.count)) }
             fields["curl"] = .string(curlCommand(for: request))
@@ -49,7 +49,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         guard level >= .info else { return }
         var fields = base(context)
         fields["status"] = .int(Int64(response.statusCode))
-        fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders))
+        fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders, queryNames: redactedQuery))
         fields["elapsedMs"] = .double(response.totalMs)
         fields["bodyBytes"] = .int(Int64(response.body.count))
         if level >= .debug { fields["body"] = .string(scrubbedBody(response, of: request, context: context)) }
@@ -102,6 +102,7 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
                                       cookies: context.cookies)
         found += body.values + RequestCredentials.secretValues(of: response)
         if let sent = request.body { found += SecretFields.redacting(sent).values }
+        found += SecretFields.values(of: request.transfer.multipart)
         return Redaction.scrub(Self.bodyText(body.body), of: RequestCredentials.usable(found))
     }
 

@@ -5,7 +5,8 @@ import NetlayerJSON
 /// request's headers say: an OAuth token request's `password`, `client_secret` and
 /// `refresh_token`, a token response's `access_token`, `refresh_token` and `id_token`.
 /// Logs and cassettes replace their values, in JSON bodies (at any depth) and in form
-/// bodies (`application/x-www-form-urlencoded`), and scrub other echoes of the values.
+/// bodies (`application/x-www-form-urlencoded`), and scrub other echoes of the values,
+/// also of multipart form fields.
 public enum SecretFields {
     /// The names, in `Redaction.normalized` form (lower case, no `-` or `_`).
     public static let names: Set<String> = [
@@ -24,6 +25,21 @@ public enum SecretFields {
             return values.isEmpty ? (body, []) : (JSONWriter.serialize(redacted), values)
         }
         return redactingForm(body, extra, replacement)
+    }
+
+    /// The text values of the secret fields among multipart `parts` (a form sent as
+    /// `multipart/form-data`), to scrub their echoes: the parts themselves are built by
+    /// libcurl and never written to a log or a cassette.
+    public static func values(of parts: [MultipartPart]?) -> [String] {
+        guard let parts else { return [] }
+        return parts.compactMap { part in
+            guard isSecret(part.name, []) else { return nil }
+            switch part.content {
+            case .text(let text): return text
+            case .data(let bytes): return String(validating: bytes, as: UTF8.self)
+            case .file: return nil
+            }
+        }
     }
 
     private static func isSecret(_ name: String, _ extra: Set<String>) -> Bool {

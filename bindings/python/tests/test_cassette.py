@@ -55,3 +55,30 @@ def test_bad_cassette_settings_are_refused(tmp_path: Path) -> None:
         netlayer.Client({"cassette": {"file": str(broken), "mode": "replay"}})
     with pytest.raises(netlayer.InvalidRequestError, match="mode"):
         netlayer.Client({"cassette": {"file": str(broken), "mode": "rewind"}})
+
+
+def test_multipart_passwords_and_urls_in_response_headers_stay_out_of_logs_and_cassettes(base_url: str,
+                                                                                         tmp_path: Path) -> None:
+    # A password sent as a multipart form field is scrubbed where the server echoes
+    # it, as one sent in a url-encoded form; a Location or Content-Location holding
+    # user-info or a secret query value is redacted in log events, as in cassettes.
+    cassette = tmp_path / "multipart.json"
+    events: list = []
+    with netlayer.Client({"baseURL": base_url, "log": {"level": "debug"},
+                          "cassette": {"file": str(cassette), "mode": "record"}}) as client:
+        client.on_log(events.append)
+        client.post("echo", data={"username": "ann", "password": "Hunter2-CANARY-MULTI"},
+                    files={"avatar": ("a.png", b"\x89PNG")})
+    recorded = cassette.read_text()
+    assert "Hunter2-CANARY-MULTI" not in recorded
+    assert "Hunter2-CANARY-MULTI" not in json.dumps(events)
+
+    events.clear()
+    with netlayer.Client({"baseURL": base_url, "followRedirects": False, "acceptableStatus": [[200, 399]],
+                          "log": {"level": "info"}}) as client:
+        client.on_log(events.append)
+        client.get("redirect-to", params={"url": "https://ann:USERINFOPW99@app.example/cb?access_token=SRVTOKEN424242",
+                                          "status": 302})
+    logged = [event["headers"] for event in events if event["event"] == "response"]
+    assert logged and "<redacted>" in logged[0]["location"]
+    assert "SRVTOKEN424242" not in json.dumps(logged) and "USERINFOPW99" not in json.dumps(logged)
