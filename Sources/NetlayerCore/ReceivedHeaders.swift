@@ -19,12 +19,6 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// it as if it were complete. (One that closes after a 1xx section, libcurl
     /// reports itself, as an empty reply.)
     package private(set) var sectionEnded = false
-    /// Bytes of trailer lines (after the body of a chunked response) so far.
-    private var trailerBytes = 0
-
-    /// The most bytes of trailer lines a response may send: libcurl keeps every one
-    /// it hands over, so an endless trailer section would hold ever more memory.
-    package static let maxTrailerBytes = 64 * 1024
 
     package init() {}
 
@@ -98,7 +92,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// (`sectionEnded`). A field after it is a trailer, which is not merged into the
     /// header section (RFC 9110 section 6.5.1: a `Content-Type` or `Set-Cookie` there
     /// must not change how the body is read or what is stored), as requests, httpx and
-    /// browsers leave trailers out; at most `maxTrailerBytes` of them are taken.
+    /// browsers leave trailers out (the caller bounds how many it takes).
     package mutating func append(line: UnsafeRawBufferPointer) -> String? {
         let n = line.count
         guard n > 0, let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -111,13 +105,9 @@ package struct ReceivedHeaders: @unchecked Sendable {
             sectionEnded = true
             return nil
         }
-        if sectionEnded, end < 5 || memcmp(base, "HTTP/", 5) != 0 {
-            trailerBytes += n
-            return trailerBytes > Self.maxTrailerBytes ? "the response's trailer section is larger than \(Self.maxTrailerBytes / 1024) KiB" : nil
-        }
+        if sectionEnded, end < 5 || memcmp(base, "HTTP/", 5) != 0 { return nil }  // a trailer field
         if end >= 5, memcmp(base, "HTTP/", 5) == 0 {
             sectionEnded = false
-            trailerBytes = 0
             if let block {
                 block.count = 0
                 block.records = 0

@@ -143,6 +143,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         } catch {
             return error
         }
+        if request.transfer.stream != nil { sink?.cancelSource = self }
         let now = MonotonicClock.now()
         silence = SilenceWatch(for: request, now: now)
         let limit = request.transfer.stream == nil ? request.options.timeout : request.options.deadline
@@ -339,7 +340,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
                 }
             }
         }
-        let outcome = sink.write(bytes, isCancelled: { isCancelRequested }) {
+        let outcome = sink.write(bytes) {
             var status = 0
             nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return request.options.acceptableStatus.contains(status)
@@ -370,6 +371,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Why the response headers broke HTTP, when libcurl let them through.
     var headerViolation: String?
+    /// Bytes of trailer lines (after a chunked body) so far.
+    private var trailerBytes = 0
 
     /// Takes one header line libcurl hands over; false stops the transfer on a framing
     /// error libcurl tolerates (`ReceivedHeaders.append(line:)`).
@@ -382,10 +385,23 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         silence?.heard(at: MonotonicClock.now())
-        guard let violation = headers.append(line: bytes) else { return true }
-        headerViolation = violation
+        let wasEnded = headers.sectionEnded
+        if let violation = headers.append(line: bytes) {
+            headerViolation = violation
+            return false
+        }
+        // A line after the header section that starts none is a trailer, which the
+        // headers leave out; libcurl keeps every one it hands over, so an endless
+        // trailer section would hold ever more memory.
+        guard wasEnded, headers.sectionEnded else { return true }
+        trailerBytes += bytes.count
+        guard trailerBytes > Self.maxTrailerBytes else { return true }
+        headerViolation = "the response's trailer section is larger than \(Self.maxTrailerBytes / 1024) KiB"
         return false
     }
+
+    /// The most bytes of trailer lines a response may send.
+    static let maxTrailerBytes = 64 * 1024
 }
 
 private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,

@@ -68,9 +68,13 @@ package final class ResponseSink {
         return options.maxDownloadBytes.map { max($0, options.maxResponseBytes) } ?? 0
     }
 
-    /// Takes the next bytes of the body; a stream's events stop as soon as
-    /// `isCancelled` says so, also between the events of one write.
-    func write(_ data: UnsafeRawBufferPointer, isCancelled: () -> Bool, statusIsAcceptable: () -> Bool) -> Outcome {
+    /// The transfer whose cancel stops a stream's events, also between the events of
+    /// one write (a fast server's read holds thousands). Set for streams only; the
+    /// transfer owns this sink and outlives it.
+    unowned(unsafe) var cancelSource: CurlTransfer?
+
+    /// Takes the next bytes of the body.
+    func write(_ data: UnsafeRawBufferPointer, statusIsAcceptable: () -> Bool) -> Outcome {
         if target == .undecided {
             // Only where a download or a stream goes depends on the status (asking for
             // it is a call into libcurl): a body for memory goes there whatever it is.
@@ -100,7 +104,7 @@ package final class ResponseSink {
         case .stream:
             // A stream is not kept, so it is not bounded by maxResponseBytes; only the
             // line or event being assembled is, by maxStreamItemBytes.
-            guard deliver(parser!.feed(data), isCancelled: isCancelled) else { return .stop }
+            guard deliver(parser!.feed(data)) else { return .stop }
             if let parser, parser.tooLarge {
                 let item = parser.mode == .sse ? "a server-sent event or one of its lines" : "a line"
                 failure = .tooLarge("\(item) of the stream is larger than maxStreamItemBytes (\(parser.maxItemBytes) bytes)")
@@ -115,7 +119,7 @@ package final class ResponseSink {
     /// when the status is acceptable. Returns the path of a download.
     func complete(statusIsAcceptable: Bool) throws(NetworkError) -> String? {
         if target == .stream, var parser {
-            _ = deliver(parser.finish(), isCancelled: { false })
+            _ = deliver(parser.finish())
             self.parser = parser
         }
         guard statusIsAcceptable, target == .file || target == .undecided, let file else {
@@ -131,9 +135,9 @@ package final class ResponseSink {
         file?.discard()
     }
 
-    private func deliver(_ newEvents: [StreamEvent], isCancelled: () -> Bool) -> Bool {
+    private func deliver(_ newEvents: [StreamEvent]) -> Bool {
         for event in newEvents {
-            if isCancelled() { return false }
+            if cancelSource?.isCancelRequested == true { return false }
             events += 1
             switch request.transfer.onStreamEvent?(event) ?? .proceed {
             case .proceed: continue
