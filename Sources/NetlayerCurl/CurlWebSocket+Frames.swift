@@ -90,6 +90,21 @@ extension CurlWebSocket {
                                               + (detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)))
     }
 
+    /// RFC 6455 section 5.5.1: a close frame with a body starts it with a 2-byte status
+    /// code. wslay takes a 1-byte body for no code (1005) and would answer with a close
+    /// without one, so such a frame fails the connection as its header arrives: a close
+    /// with 1002 is queued first (wslay then queues no answer of its own), reading stops,
+    /// and `receive` ends the connection; `received` ignores the frame if it came whole.
+    func frameStarted(_ frame: wslay_event_on_frame_recv_start_arg) {
+        guard UInt32(frame.opcode) == WSLAY_CONNECTION_CLOSE.rawValue, frame.payload_length == 1, let context else { return }
+        if failure == nil {
+            failure = WebSocketFailure(.protocolViolation("the server sent a close frame of 1 byte, too short for its"
+                                                          + " status code (closed with 1002)", curlCode: 0))
+        }
+        _ = wslay_event_queue_close(context, 1002, nil, 0)
+        wslay_event_shutdown_read(context)
+    }
+
     func received(_ message: wslay_event_on_msg_recv_arg) {
         let bytes = UnsafeRawBufferPointer(start: message.msg, count: message.msg_length)
         let opcode = UInt32(message.opcode)
@@ -103,6 +118,7 @@ extension CurlWebSocket {
         case WSLAY_BINARY_FRAME.rawValue:
             deliver { $0.message(.binary, bytes) }
         case WSLAY_CONNECTION_CLOSE.rawValue:
+            if bytes.count == 1 { break }  // too short: failed by `frameStarted`
             closeCode = message.status_code == 0 ? 1005 : Int(message.status_code)
             closeReason = bytes.count > 2 ? String(decoding: bytes[2...], as: UTF8.self) : ""
         default:
@@ -158,9 +174,9 @@ extension CurlWebSocket {
             }
             return failOnMalformedHeader(context)
         }
-        if wslay_event_get_read_enabled(context) == 0, wslay_event_get_close_received(context) == 0 {
-            // wslay failed the connection and queued a close frame saying why, whose
-            // code it tells once the frame is written.
+        if wslay_event_get_read_enabled(context) == 0, failure != nil || wslay_event_get_close_received(context) == 0 {
+            // wslay (or `frameStarted`, or an inflated message) failed the connection and
+            // queued a close frame saying why, whose code wslay tells once it is written.
             if wslay_event_get_write_enabled(context) != 0 { _ = wslay_event_send(context) }
             let sent = Int(wslay_event_get_status_code_sent(context))
             let error: NetworkError = switch sent {

@@ -157,6 +157,9 @@ extension CurlWebSocket {
         callbacks.on_msg_recv_callback = { _, argument, user in
             Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().received(argument!.pointee)
         }
+        callbacks.on_frame_recv_start_callback = { _, argument, user in
+            Unmanaged<CurlWebSocket>.fromOpaque(user!).takeUnretainedValue().frameStarted(argument!.pointee)
+        }
         var made: OpaquePointer?
         guard wslay_event_context_client_init(&made, &callbacks, Unmanaged.passUnretained(self).toOpaque()) == 0,
               let made else {

@@ -1105,6 +1105,17 @@ static void test_malformed_frame_header_sends_1002_to_the_server(void)
     nl_client_free(c);
 }
 
+static void test_close_frame_of_one_byte_fails_with_1002(void)
+{
+    /* RFC 6455 section 5.5.1: a close body starts with a 2-byte code; 1 byte is no
+     * close without a code (1005) but a protocol error, as close code 999 is. */
+    nl_client *c = hostile_client(NULL);
+    expect_failure(c, "{\"path\": \"short-close\", \"query\": {\"tag\": \"wire-short-close\"}}", 1, "protocol",
+                   "too short");
+    check_close_on_the_wire("wire-short-close", 1002, NULL);
+    nl_client_free(c);
+}
+
 static void test_close_idle_and_free_send_their_code_to_the_server(void)
 {
     nl_client *c = hostile_client(NULL);
@@ -1756,6 +1767,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_message_over_max_message_bytes_closes_with_1009),
         NLT_TEST(test_failures_send_their_close_code_to_the_server),
         NLT_TEST(test_malformed_frame_header_sends_1002_to_the_server),
+        NLT_TEST(test_close_frame_of_one_byte_fails_with_1002),
         NLT_TEST(test_close_idle_and_free_send_their_code_to_the_server),
         NLT_TEST(test_close_without_reply_times_out),
         NLT_TEST(test_idle_timeout_fails_a_silent_connection),

@@ -25,7 +25,8 @@ KIND is one of:
              handshake without a close frame), /no-answer (never answers the
              handshake), /frames (reports the frames of each message the client sends),
              /fragmented?bytes=N&count=K (one binary message of N bytes in K frames),
-             /long-ping (a ping of 126 bytes);
+             /long-ping (a ping of 126 bytes), /short-close (a close frame whose body
+             is 1 byte);
              with permessage-deflate agreed: /deflate-bomb (20 MiB of zeros in one
              small frame), /deflate-bad-utf8, /deflate-report (says whether each message
              came deflated, and what it says).
@@ -297,6 +298,8 @@ def hostile_connection(conn):
         conn.sendall(frame(0x1, b"ok \xff\xfe not utf-8"))
     elif path == "/long-ping":  # a control frame over 125 bytes
         conn.sendall(frame(0x9, b"p" * 126))
+    elif path == "/short-close":  # a close frame of 1 byte: too short for a status code
+        conn.sendall(frame(0x8, b"\x03"))
     elif path == "/fragmented":  # one binary message of `bytes` in `count` frames
         size, count = int(query.get("bytes", "5000")), max(1, int(query.get("count", "2")))
         data = bytes(i % 251 for i in range(size))
