@@ -213,15 +213,42 @@ extension CurlWebSocket {
 
     // MARK: Sending
 
+    /// The most frames wslay may hold unwritten besides the message being written
+    /// before reading stops (`backlogged`): an empty pong counts no bytes but costs
+    /// wslay about a hundred.
+    static let maxQueuedControlFrames = 1024
+
+    /// Whether wslay holds more unwritten frames than a server may make the client keep.
+    /// wslay answers every ping with a pong, queued whether or not the socket takes it,
+    /// so a server that pings without end and never reads would grow that queue without
+    /// end (`maxQueuedBytes` bounds `send`, which feeds wslay one message at a time).
+    /// While the frames queued besides that message are over `maxQueuedBytes` or
+    /// `maxQueuedControlFrames`, the socket is not read (`readingPaused`, as when
+    /// paused): the server waits (TCP flow control) until it reads what it was sent,
+    /// and `pump` reads again once the socket took enough. So the one place that decides
+    /// whether to read also bounds every frame wslay queues by itself, and every ping is
+    /// still answered. Keeping only the latest pong (RFC 6455 section 5.5.3 allows it)
+    /// would bound pongs alone and need a hand in wslay's queue, which offers none.
+    /// Once a close is queued or sent, wslay queues nothing more, and the close's
+    /// answer must be read.
+    var backlogged: Bool {
+        guard phase == .open, let context, !closeQueued, wslay_event_get_close_sent(context) == 0 else { return false }
+        let frames = wslay_event_get_queued_msg_count(context) - (inFlightBytes > 0 ? 1 : 0)
+        let bytes = wslay_event_get_queued_msg_length(context) - inFlightWireBytes
+        return frames > Self.maxQueuedControlFrames || bytes > options.maxQueuedBytes
+    }
+
     /// Moves queued messages (and then a requested close) into wslay one at a time and
     /// writes what the socket takes; ends the connection when both closes are done.
     func pump() {
         guard phase == .open, let context else { return }
+        let wasBacklogged = backlogged
         while true {
             if wslay_event_want_write(context) == 0 {
                 if inFlightBytes > 0 {
                     let done = inFlightBytes
                     inFlightBytes = 0
+                    inFlightWireBytes = 0
                     fragmenting = nil
                     try! withOutbox { $0.bytes -= done }
                 }
@@ -235,6 +262,8 @@ extension CurlWebSocket {
         if wslay_event_get_close_received(context) != 0, wslay_event_get_close_sent(context) != 0 {
             return end(sendingClose: nil)
         }
+        // What wslay (or TLS) buffered is not seen by epoll; later, not from inside a read.
+        if wasBacklogged, !backlogged { runOnLoop { [self] in readingResumed() } }
         updateEvents()
     }
 
@@ -271,6 +300,7 @@ extension CurlWebSocket {
                 }
                 rc = wslay_event_queue_fragmented_msg_ex(context, &message, rsv)
             } else {
+                inFlightWireBytes = bytes.count
                 rc = bytes.withUnsafeBufferPointer { buffer in
                     var message = wslay_event_msg(opcode: opcode, msg: buffer.baseAddress, msg_length: buffer.count)
                     return wslay_event_queue_msg_ex(context, &message, rsv)

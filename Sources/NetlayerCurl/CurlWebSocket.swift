@@ -87,6 +87,9 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var closeQueued = false
     /// The size of the message wslay is writing (taken from the outbox), 0 when none.
     var inFlightBytes = 0
+    /// What wslay counts of that message in its queued length: its size on the wire
+    /// (deflated or not), 0 when it goes in fragments (wslay counts none of those).
+    var inFlightWireBytes = 0
     var peerClosedSocket = false
     var startedAt = MonotonicClock.now()
     var lastHeard = MonotonicClock.now()
@@ -184,9 +187,10 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         if resumed { runOnLoop { [self] in readingResumed() } }
     }
 
-    /// Whether the socket is not to be read now: paused, and no close requested.
+    /// Whether the socket is not to be read now: paused with no close requested, or
+    /// `backlogged` (loop thread).
     var readingPaused: Bool {
-        try! withOutbox { $0.readingPaused && $0.closeRequest == nil }
+        backlogged || (try! withOutbox { $0.readingPaused && $0.closeRequest == nil })
     }
 
     package func abandon() {

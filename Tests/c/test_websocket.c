@@ -1255,6 +1255,36 @@ static void test_server_that_stops_reading_bounds_the_send_queue(void)
     nl_client_free(c);
 }
 
+static void test_server_that_pings_and_never_reads_keeps_memory_bounded(void)
+{
+    /* Every ping is answered with a pong the server never reads: the pongs waiting for
+     * the socket are bounded too (reading stops), not only nl_websocket_send's queue. */
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    long rss0, rss, peak = 0;
+    int i;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"ping-flood\"}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    rss0 = fh_rss_kb();
+    for (i = 0; i < 30; i++) {
+        sleep_ms(100);
+        rss = fh_rss_kb();
+        peak = rss > peak ? rss : peak;
+    }
+    nlt_note("RSS %ld KiB before the flood, %ld KiB at most during 3 s of it", rss0, peak);
+    if (!fh_slow_mode() && rss0 > 0 && peak > 0)
+        CHECK_MSG(peak - rss0 < 50 * 1024, "RSS grew by %ld KiB while the server pinged", peak - rss0);
+    /* Still open: a server that keeps sending is not silent. */
+    CHECK_INT_EQ(p.opens, 1);
+    CHECK_INT_EQ(p.errors, 0);
+    CHECK_INT_EQ(p.closes, 0);
+    nl_websocket_free(ws);  /* ends at once: the server will never read a close */
+    probe_done(&p);
+    nl_client_free(c);
+}
+
 /* Messages "t<thread>-<n>" back from the echo server: each thread's in its order. */
 typedef struct ordered {
     pthread_mutex_t lock;
@@ -1775,6 +1805,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_ping_interval_keeps_a_quiet_connection_within_idle_timeout),
         NLT_TEST(test_ping_interval_fails_a_server_that_does_not_answer),
         NLT_TEST(test_server_that_stops_reading_bounds_the_send_queue),
+        NLT_TEST(test_server_that_pings_and_never_reads_keeps_memory_bounded),
         NLT_TEST(test_sends_from_many_threads_keep_each_threads_order),
         NLT_TEST(test_bad_documents_and_arguments_name_the_problem),
         NLT_TEST(test_client_free_ends_open_connections_first),

@@ -21,7 +21,9 @@ KIND is one of:
              /bad-accept, /unoffered-protocol, /status-403, /masked, /huge-length (a
              64-bit length with its most significant bit set), /over-max (a frame header
              announcing 2^40 bytes), /bad-utf8, /no-close-reply (never answers a close),
-             /no-read (stops reading after the handshake), /eof (hangs up after the
+             /no-read (stops reading after the handshake), /ping-flood (after the
+             handshake, sends pings of 125 bytes as fast as the client reads them and
+             never reads, with small socket buffers), /eof (hangs up after the
              handshake without a close frame), /no-answer (never answers the
              handshake), /frames (reports the frames of each message the client sends),
              /fragmented?bytes=N&count=K (one binary message of N bytes in K frames),
@@ -313,6 +315,11 @@ def hostile_connection(conn):
     elif path == "/no-read":
         time.sleep(30)
         return
+    elif path == "/ping-flood":  # pings of 125 bytes as fast as the client takes them; never reads
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        pings = frame(0x9, b"p" * 125) * 64
+        while True:  # until the client hangs up (or stops reading for 30 s)
+            conn.sendall(pings)
     elif path == "/frames":
         report_frames(conn)
         return
