@@ -247,11 +247,16 @@ public struct EndpointDocument: Sendable {
 
     /// Merges one overlay key over a named endpoint (or an OpenAPI operation's
     /// document): it replaces, except the objects `headers`, `query` and `response`,
-    /// whose members merge.
+    /// whose members merge (a header replacing the one of its name in any case).
     package static func merge(_ member: JSONObject.Element, into merged: inout JSONObject) {
         if ["headers", "query", "response"].contains(member.key),
            case .object(let add) = member.value, case .object(var existing)? = merged[member.key] {
-            for m in add { existing[m.key] = m.value }
+            for m in add {
+                if member.key == "headers", let same = existing.keys.first(where: { $0 != m.key && $0.caseInsensitiveEquals(m.key) }) {
+                    existing[same] = nil
+                }
+                existing[m.key] = m.value
+            }
             merged[member.key] = .object(existing)
         } else {
             merged[member.key] = member.value
