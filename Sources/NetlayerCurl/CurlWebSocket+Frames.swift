@@ -313,10 +313,6 @@ extension CurlWebSocket {
         guard let (code, reason) = close, wslay_event_get_close_sent(context) == 0, !closeQueued else { return false }
         closeQueued = true
         _ = reason.withUnsafeBufferPointer { wslay_event_queue_close(context, UInt16(code), $0.baseAddress, $0.count) }
-        let limit = options.closeTimeout
-        after(limit) { socket in
-            socket.fail(WebSocketFailure(.timedOut("the server did not answer the close within \(limit) s (closeTimeout)")))
-        }
         return true
     }
 

@@ -174,6 +174,14 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         }
         if schedule { scheduleFlush() }
         if wasPaused { runOnLoop { [self] in readingResumed() } }  // the close's answer must be read
+        // The wait starts now, not once the close frame is written: behind messages a
+        // server never reads, it would never be, and the close would wait for ever.
+        let limit = options.closeTimeout
+        runOnLoop { [self] in
+            after(limit) { socket in
+                socket.fail(WebSocketFailure(.timedOut("the server did not answer the close within \(limit) s (closeTimeout)")))
+            }
+        }
     }
 
     package func pauseReading(_ paused: Bool) {

@@ -1172,6 +1172,33 @@ static void test_close_without_reply_times_out(void)
     nl_client_free(c);
 }
 
+/* Behind messages a server never reads, the close frame is never written: the close
+ * still ends within closeTimeout of nl_websocket_close, not never. */
+static void test_close_behind_unread_messages_still_times_out(void)
+{
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    static char chunk[65536];
+    json_t *error;
+    double started;
+    int i;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"no-read\", \"closeTimeout\": 0.5}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    for (i = 0; i < 64; i++) CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, chunk, sizeof chunk, NULL), 0);
+    started = now_ms();
+    CHECK_INT_EQ(nl_websocket_close(ws, 1000, NULL, NULL), 0);
+    REQUIRE(wait_until(&p, 10, is_closed));
+    CHECK_MSG(now_ms() - started < 5000, "the close took %.0f ms", now_ms() - started);
+    CHECK_INT_EQ(p.code, 1006);
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "timeout");
+    json_decref(error);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
 static void test_idle_timeout_fails_a_silent_connection(void)
 {
     nl_client *c = echo_client(NULL);
@@ -1800,6 +1827,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_close_frame_of_one_byte_fails_with_1002),
         NLT_TEST(test_close_idle_and_free_send_their_code_to_the_server),
         NLT_TEST(test_close_without_reply_times_out),
+        NLT_TEST(test_close_behind_unread_messages_still_times_out),
         NLT_TEST(test_idle_timeout_fails_a_silent_connection),
         NLT_TEST(test_ping_interval_pings_a_quiet_server),
         NLT_TEST(test_ping_interval_keeps_a_quiet_connection_within_idle_timeout),
