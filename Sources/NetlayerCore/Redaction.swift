@@ -46,12 +46,13 @@ public enum Redaction {
         return text.withUTF8 { bytes -> Bool in
             guard let base = bytes.baseAddress else { return false }
             if memchr(base, Int32(UInt8(ascii: "@")), bytes.count) != nil { return true }
-            guard let question = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else { return false }
-            var i = UnsafeRawPointer(question) - UnsafeRawPointer(base)
+            guard let start = memchr(base, Int32(UInt8(ascii: "?")), bytes.count)
+                    ?? memchr(base, Int32(UInt8(ascii: "#")), bytes.count) else { return false }
+            var i = UnsafeRawPointer(start) - UnsafeRawPointer(base)
             while i < bytes.count {
                 let b = bytes[i]
                 i += 1
-                guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") else { continue }
+                guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") || b == UInt8(ascii: "#") else { continue }
                 var end = i
                 while end < bytes.count, !isEnd(bytes[end]), bytes[end] != UInt8(ascii: "=") { end += 1 }
                 guard end < bytes.count, bytes[end] == UInt8(ascii: "=") else { continue }
@@ -101,7 +102,8 @@ public enum Redaction {
     }()
 
     /// The values of secret query parameters in `text` replaced by `replacement`: a
-    /// `name=value` right after "?" or "&", the value ending at "&", "#", a space, a
+    /// `name=value` right after "?", "&" or "#" (a fragment's parameters, where OAuth's
+    /// implicit flow puts `access_token`), the value ending at "&", "#", a space, a
     /// quote or the end of a line.
     static func query(in text: String, names: Set<String>, replacement: String = marker) -> String {
         // Bytes, not Characters: every result document's URL comes through here.
@@ -114,7 +116,7 @@ public enum Redaction {
             let b = bytes[i]
             out.append(b)
             i += 1
-            guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") else { continue }
+            guard b == UInt8(ascii: "?") || b == UInt8(ascii: "&") || b == UInt8(ascii: "#") else { continue }
             guard let eq = bytes[i...].firstIndex(where: { isEnd($0) || $0 == UInt8(ascii: "=") }),
                   bytes[eq] == UInt8(ascii: "=") else { continue }
             let name = normalized(bytes[i..<eq])

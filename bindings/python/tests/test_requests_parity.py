@@ -8,6 +8,7 @@ read as the Encoding Standard reads it, Content-Type as the Fetch standard extra
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
@@ -111,6 +112,21 @@ def test_url_and_history_keep_secrets_out_as_logs_do(base_url: str) -> None:
         assert r.history[0].url.startswith(base_url + "redirect-to?url=")
         assert r.history[0].url.endswith("&status=301&api_key=<redacted>")
         assert "k3y" not in repr(r.history) and "t0p" not in r.url
+
+
+def test_a_token_in_a_fragment_is_kept_out_of_url_and_logs(base_url: str) -> None:
+    # OAuth's implicit flow answers with #access_token=...: the URL that answered keeps
+    # its fragment, and a fragment's secret parameters go as the query's do.
+    events: list = []
+    with netlayer.Client(base_url, timeout=10, log={"level": "info"}) as client:
+        client.on_log(events.append)
+        r = client.get("redirect-to", params={"url": "/echo#access_token=FRAGSECRET123&state=s1", "status": 302})
+    assert r.status == 200
+    assert r.url == base_url + "echo#access_token=<redacted>&state=s1"
+    # (The first hop's own URL carries the fragment percent-encoded in its `url`
+    # parameter, which is not a secret one.)
+    second = [json.dumps(event) for event in events if event.get("url", "").startswith(base_url + "echo")]
+    assert second and not any("FRAGSECRET123" in line for line in second)
 
 
 def test_a_cached_answer_keeps_its_url_and_a_redirect_is_never_answered_from_the_cache(base_url: str) -> None:
