@@ -378,6 +378,14 @@ def _texts(fields: Mapping[Any, Any], what: str) -> Dict[Any, Any]:
     """Header or query names and values given as bytes, as their UTF-8 text (requests
     takes bytes there); bytes that are not UTF-8 are refused naming the field."""
     def text(value: Any, name: Any) -> Any:
+        if isinstance(value, str):
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate (from surrogateescape, say)
+                    raise InvalidRequestError(f"netlayer: {what}[{name!r}]: {value!r:.60} is not text UTF-8 can "
+                                              "carry (a lone surrogate)", kind="invalid_request") from None
+            return value
         if not isinstance(value, _BINARY):
             return value
         try:

@@ -79,7 +79,7 @@ class SyncMixin(ClientBase):
             document["method"] = "GET"
             try:
                 payload = _dumps(document)
-            except TypeError:  # bytes to read as text, or a value to refuse naming it
+            except (TypeError, ValueError):  # bytes to read as text, or a value to refuse naming it
                 del document["path"], document["method"]
                 return self._send("GET", path, document)
             return self._perform(payload)

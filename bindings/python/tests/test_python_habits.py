@@ -285,6 +285,10 @@ def test_bytes_in_headers_and_params_are_their_text_as_requests_takes_them(clien
         client.get("echo", headers={"X-A": b"\xff"})
     with pytest.raises(netlayer.InvalidRequestError, match=r"params\['q'\]"):
         client.get("echo", params={"q": b"\xff"})
+    with pytest.raises(netlayer.InvalidRequestError, match=r"headers\['X'\]: .*lone surrogate"):
+        client.get("echo", headers={"X": "\udc80"})
+    with pytest.raises(netlayer.InvalidRequestError, match=r"params\['\\udc80'\]|lone surrogate"):
+        client.get("echo", params={"q": "a\udc80"})
 
 
 def test_paths_and_a_none_cookies_are_taken_as_requests_and_pathlib_users_expect(client: netlayer.Client,
