@@ -220,13 +220,28 @@ def _field_pairs(data: Any) -> Iterable[Tuple[Any, Any]]:
 
 
 def _form_value(name: Any, value: Any) -> Any:
-    if isinstance(value, _BINARY):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidRequestError(f"netlayer: data[{name!r}]: a form field is text, and these bytes are not "
-                                      "UTF-8; send them in a multipart part (files=)", kind="invalid_request") from None
-    return value
+    return _text(value, name, "data", " (a form field is text; send other bytes in a multipart part, files=)")
+
+
+def _text(value: Any, name: Any, what: str, hint: str = "") -> Any:
+    """A header, query or form name or value as the document's text: bytes as their
+    UTF-8 text (requests takes bytes there); bytes that are not UTF-8, and a str with
+    a lone surrogate, which no document can carry, are refused naming the field."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (from surrogateescape, say)
+                raise InvalidRequestError(f"netlayer: {what}[{name!r}]: {value!r:.60} is not text UTF-8 can "
+                                          "carry (a lone surrogate)", kind="invalid_request") from None
+        return value
+    if not isinstance(value, _BINARY):
+        return value
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidRequestError(f"netlayer: {what}[{name!r}]: bytes that are not UTF-8{hint}",
+                                  kind="invalid_request") from None
 
 
 def _pairs(value: Any) -> Iterable[Tuple[str, Any]]:
@@ -374,30 +389,17 @@ def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, 
     return document
 
 
-def _texts(fields: Mapping[Any, Any], what: str) -> Dict[Any, Any]:
-    """Header or query names and values given as bytes, as their UTF-8 text (requests
-    takes bytes there); bytes that are not UTF-8 are refused naming the field."""
-    def text(value: Any, name: Any) -> Any:
-        if isinstance(value, str):
-            if not value.isascii():
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate (from surrogateescape, say)
-                    raise InvalidRequestError(f"netlayer: {what}[{name!r}]: {value!r:.60} is not text UTF-8 can "
-                                              "carry (a lone surrogate)", kind="invalid_request") from None
-            return value
-        if not isinstance(value, _BINARY):
-            return value
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidRequestError(f"netlayer: {what}[{name!r}]: bytes that are not UTF-8", kind="invalid_request") from None
+def _texts(fields: Mapping[Any, Any], what: str) -> Mapping[Any, Any]:
+    """Header or query fields with their names and values as text (`_text`); the
+    mapping itself when every one is plain ASCII text already (the usual case)."""
+    def plain(value: Any) -> bool:
+        return value.isascii() if isinstance(value, str) else not isinstance(value, _BINARY)
 
-    out: Dict[Any, Any] = {}
-    for name, value in fields.items():
-        key = text(name, name)
-        out[key] = [text(v, name) for v in value] if isinstance(value, list) else text(value, name)
-    return out
+    if all(plain(name) and (all(map(plain, value)) if isinstance(value, list) else plain(value))
+           for name, value in fields.items()):
+        return fields
+    return {_text(name, name, what): [_text(v, name, what) for v in value] if isinstance(value, list)
+            else _text(value, name, what) for name, value in fields.items()}
 
 
 def _body_keywords(document: Dict[str, Any]) -> None:
