@@ -146,6 +146,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if request.transfer.stream != nil { sink?.cancelSource = self }
         let now = MonotonicClock.now()
         silence = SilenceWatch(for: request, now: now)
+        // A stream's timeout bounds its silences (`silence`); only what is left of the
+        // deadline bounds the whole of it.
         let limit = request.transfer.stream == nil ? request.options.timeout : request.options.deadline
         endsAt = limit.map { now &+ UInt64(min($0, 1e9) * 1e9) }
         // Per request: what points at this transfer, the URL and the header list.
@@ -192,10 +194,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         check(nl_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWriteBody))
         check(nl_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader))
 
-        // A stream's timeout bounds its silences (`silence`); only what is left of the
-        // deadline bounds the whole of it.
-        let total = request.transfer.stream == nil ? options.timeout : options.deadline
-        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, total.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
+        check(nl_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, limit.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         check(nl_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
                                   options.connectTimeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0))
         // Redirects are followed by RedirectPolicy, one transfer per hop.
