@@ -71,7 +71,11 @@ public enum JSON: Sendable, Hashable {
         switch self {
         case .int(let i): return Int(exactly: i)
         case .double(let d): return d.isFinite && d.rounded() == d ? Int(exactly: d) : nil
-        case .number(let text): return Int(text)
+        case .number(let text):
+            // `1.0` and `1e2` are integers written another way, as a `.double` of them is.
+            if let i = Int(text) { return i }
+            guard let d = Double(text), d.rounded() == d, abs(d) < 0x1p63 else { return nil }
+            return Int(exactly: d)
         default: return nil
         }
     }

@@ -311,20 +311,37 @@ public struct JSONParser {
             return .number(text)
         }
         // A magnitude no Double reaches is refused: no reader of the document could
-        // hold it. A decimal of at most 15 significant digits survives a Double both
-        // ways; a longer one, or one a Double rounds to zero, keeps its text.
+        // hold it. A decimal that a Double holds and that the writer spells as written
+        // is a `.double`; any other (`1.50`, `-0.0`, `2e0`, more than 15 significant
+        // digits, one a Double rounds to zero) keeps its text, so that it is sent as
+        // written.
         guard let d = Double(text), d.isFinite else { throw error("number out of range", at: startOffset) }
-        if significantDigits(literal) <= 15, d != 0 || isZero(literal) { return .double(d) }
+        if Self.doubleHolds(literal, d), JSONWriter.serialize(.double(d)).elementsEqual(literal) {
+            return .double(d)
+        }
         return .number(text)
     }
 
+    /// The Double of decimal literal `text` when it holds the literal's value exactly:
+    /// at most 15 significant digits (a Double keeps them both ways) and not rounded to
+    /// zero. For readers of other spellings of numbers (YAML) that want the value.
+    package static func exactDouble(_ text: String) -> Double? {
+        guard let d = Double(text), d.isFinite else { return nil }
+        var text = text
+        return text.withUTF8 { doubleHolds($0, d) } ? d : nil
+    }
+
+    private static func doubleHolds(_ literal: UnsafeBufferPointer<UInt8>, _ d: Double) -> Bool {
+        significantDigits(literal) <= 15 && (d != 0 || isZero(literal))
+    }
+
     /// Digits of the mantissa without leading zeros ("0.00120" has 3).
-    private func significantDigits(_ literal: UnsafeBufferPointer<UInt8>) -> Int {
+    private static func significantDigits(_ literal: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
         var leading = true
         for c in literal {
             if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
-            guard isDigit(c) else { continue }
+            guard c &- UInt8(ascii: "0") < 10 else { continue }
             if leading, c == UInt8(ascii: "0") { continue }
             leading = false
             count += 1
@@ -333,10 +350,10 @@ public struct JSONParser {
     }
 
     /// Whether the mantissa is all zeros (so that 1e-400, which a Double rounds to 0, keeps its text).
-    private func isZero(_ literal: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func isZero(_ literal: UnsafeBufferPointer<UInt8>) -> Bool {
         for c in literal {
             if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
-            if isDigit(c), c != UInt8(ascii: "0") { return false }
+            if c &- UInt8(ascii: "0") < 10, c != UInt8(ascii: "0") { return false }
         }
         return true
     }

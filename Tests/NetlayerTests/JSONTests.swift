@@ -41,7 +41,20 @@ import Testing
     @Test func numbersNativeTypesCarryStayNative() throws {
         #expect(try JSONParser.parse("9223372036854775807") == .int(.max))
         #expect(try JSONParser.parse("1.5") == .double(1.5))
-        #expect(try JSONParser.parse("0.000") == .double(0))
+        #expect(try JSONParser.parse("0.5") == .double(0.5))
+    }
+
+    @Test func decimalsTheWriterWouldSpellOtherwiseKeepTheirText() throws {
+        for text in ["1.50", "-0.0", "0.000", "2e0", "1E+2", "1.0"] {
+            let value = try JSONParser.parse(text)
+            #expect(value == .number(text))
+            #expect(String(decoding: JSONWriter.serialize(value), as: UTF8.self) == text)
+        }
+        #expect(try JSONParser.parse("1.0").intValue == 1)
+        #expect(try JSONParser.parse("1e2").intValue == 100)
+        #expect(try JSONParser.parse("1.5e0").intValue == nil)
+        #expect(try JSONParser.parse("1e30").intValue == nil)
+        #expect(try JSONParser.parse("1.50").doubleValue == 1.5)
         #expect(JSON.number(exactly: "18446744073709551615")?.isBigInteger == true)
         #expect(JSON.number(exactly: "1.5e3")?.isBigInteger == false)
         #expect(JSON.number(exactly: "12a") == nil)

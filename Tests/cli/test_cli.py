@@ -232,6 +232,8 @@ def _():
     assert '"big":18446744073709551616' in doc["body"], doc["body"]
     assert json.loads(doc["body"]) == {"name": "Dune", "year": 2021, "big": 18446744073709551616,
                                        "tags": ["a", 1], "meta": {"ok": True}, "a=b": "c"}, doc["body"]
+    doc = echo("post", BASE + "echo", "price:=1.50", "zero:=-0.0", "n:=2e0", "r:=[1.0, 0.25]", "o[p]:=10.10")
+    assert doc["body"] == '{"price":1.50,"zero":-0.0,"n":2e0,"r":[1.0,0.25],"o":{"p":10.10}}', doc["body"]
 
 
 @test("every method command, METHOD in capitals, and a bare URL (GET, or POST with fields)")

@@ -145,6 +145,7 @@ package enum YAMLScalar {
             + String(decoding: fraction, as: UTF8.self) + String(decoding: exponent, as: UTF8.self)
         switch try? JSONParser.parse(literal) {
         case .int(let v)?: return .double(Double(v))
+        case .number(let text)?: return JSONParser.exactDouble(text).map(JSON.double) ?? .number(text)
         case let value?: return value
         case nil: throw YAMLProblem(message: "\(text) is beyond the range of a number JSON can carry")
         }
