@@ -571,15 +571,16 @@ def _():
         shutil.rmtree(certs, ignore_errors=True)
 
 
-@test("Ctrl-C cancels the request and exits 130")
+@test("Ctrl-C cancels the request and exits 130; SIGTERM cancels it too and exits 143, as shells report it")
 def _():
-    p = subprocess.Popen([CLI, "get", BASE + "delay/20000"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    start = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=10)
-    assert p.returncode == 130 and "cancelled" in err and time.monotonic() - start < 5, (p.returncode, err)
+    for sent, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        p = subprocess.Popen([CLI, "get", BASE + "delay/20000"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        start = time.monotonic()
+        p.send_signal(sent)
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == status and "cancelled" in err and time.monotonic() - start < 5, (sent, p.returncode, err)
 
 
 @test("hostile input exits 2 with a message naming the problem, and never crashes")
@@ -1127,15 +1128,15 @@ def _():
     assert time.monotonic() - start < 5
 
 
-@test("ws --ignore-stdin listens until the server closes; Ctrl-C ends it with 130")
+@test("ws --ignore-stdin listens until the server closes; SIGTERM ends it with 143 (Ctrl-C: 130)")
 def _():
     p = subprocess.Popen([CLI, "ws", WS + "silent", "--ignore-stdin"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, preexec_fn=limit_memory)
     time.sleep(0.5)   # standard input at its end, ignored: still listening
     assert p.poll() is None
-    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=10)
-    assert p.returncode == 130, (p.returncode, out, err)
+    assert p.returncode == 143, (p.returncode, out, err)
     code, out, err = run("ws", WS + "close", "code==1001", "--ignore-stdin", timeout=10)
     assert (code, out, err) == (0, "", ""), (code, out, err)
 

@@ -25,7 +25,7 @@
 
 static volatile sig_atomic_t g_prompt_signal;
 
-static void on_prompt_signal(int sig) { g_prompt_signal = sig; }
+static void on_prompt_signal(int sig) { g_prompt_signal = sig; g_interrupting_signal = sig; }
 
 static void put_fd(int fd, const char *s) {
     size_t n = strlen(s);
@@ -86,7 +86,7 @@ static char *prompt_password(const char *user, const char *where) {
     if (g_prompt_signal) {
         memset(line.data, 0, line.len);
         free(line.data);
-        exit(EXIT_INTERRUPTED);
+        exit(exit_status_for_signal());
     }
     if (failed) {
         if (failed == 2) fprintf(stderr, "netlayer: the password is longer than %d bytes\n", PASSWORD_LIMIT);

@@ -14,6 +14,7 @@
 #ifndef NETLAYER_CLI_H
 #define NETLAYER_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -158,6 +159,14 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
 /* `netlayer ops`: prints what the config's named endpoints and OpenAPI operations
  * are (the JSON document with --result); returns the exit status. */
 int list_operations(const char *config_json, const run_options *options);
+
+/* The signal (SIGINT, SIGTERM) that interrupted the command, 0 if none; set by the
+ * commands' signal handlers. */
+extern volatile sig_atomic_t g_interrupting_signal;
+
+/* The status for a command a signal interrupted: 128 + its number, as a shell reports
+ * a process the signal ended (130 for Ctrl-C, 143 for SIGTERM). */
+int exit_status_for_signal(void);
 
 /* The exit status a result document stands for; see --help. */
 int exit_status_for(const jnode *result, int check_status);

@@ -69,7 +69,7 @@ static const char general_help[] =
     "  4 HTTP 4xx and 5 HTTP 5xx (with --check-status or --download)\n"
     "  6 DNS failure  7 connection failed  8 HTTP protocol error        23 local file or stdout error\n"
     "  28 timeout     35 TLS handshake     60 certificate verification  63 response too large\n"
-    "  130 interrupted (Ctrl-C)\n"
+    "  130 interrupted (Ctrl-C; SIGTERM 143)\n"
     "\n"
     "Examples:\n"
     "  netlayer get http://127.0.0.1:8080/movies page==2 X-Trace:1\n"

@@ -24,8 +24,15 @@ typedef struct pending {
 
 static int g_signal_pipe[2] = { -1, -1 };
 
+volatile sig_atomic_t g_interrupting_signal;
+
+int exit_status_for_signal(void) {
+    return g_interrupting_signal > 0 && g_interrupting_signal < 64 ? 128 + g_interrupting_signal : EXIT_INTERRUPTED;
+}
+
 static void on_signal(int sig) {
     unsigned char b = (unsigned char)sig;
+    g_interrupting_signal = sig;
     ssize_t n = write(g_signal_pipe[1], &b, 1);
     (void)n;
 }
@@ -181,7 +188,7 @@ int exit_status_for(const jnode *result, int check_status) {
     if (strcmp(kind, "io") == 0) return EXIT_WRITE;
     if (strcmp(kind, "too_large") == 0) return EXIT_TOO_LARGE;
     if (strcmp(kind, "protocol") == 0) return EXIT_PROTOCOL;
-    if (strcmp(kind, "cancelled") == 0) return EXIT_INTERRUPTED;
+    if (strcmp(kind, "cancelled") == 0) return exit_status_for_signal();
     code = json_get(error, "curlCode");
     if (strcmp(kind, "generic") == 0 && code && code->type == J_NUMBER && atoi(code->text) > 0 && atoi(code->text) < 100)
         return atoi(code->text);

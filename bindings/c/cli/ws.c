@@ -35,6 +35,7 @@ static int g_ws_signal_pipe[2] = { -1, -1 };
 
 static void on_ws_signal(int sig) {
     unsigned char b = (unsigned char)sig;
+    g_interrupting_signal = sig;
     ssize_t n = write(g_ws_signal_pipe[1], &b, 1);
     (void)n;
 }
@@ -256,7 +257,7 @@ int run_websocket(const char *config_json, const char *document_json, const run_
     nl_websocket_free(ws);   /* still open (Ctrl-C): a close frame with 1001 */
     pthread_mutex_lock(&s.lock);
     if (interrupted) {
-        status = EXIT_INTERRUPTED;
+        status = exit_status_for_signal();
     } else if (s.error_json) {
         jnode *doc = json_parse(s.error_json, strlen(s.error_json), message, sizeof message);
         report(json_string(json_get(doc, "error"), "kind"), json_string(json_get(doc, "error"), "message"));
