@@ -25,7 +25,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
     var recordCount: Int { block?.records ?? 0 }
     /// Whether a name occurs more than once (its values are joined when read).
     var hasRepeats: Bool { block?.hasRepeats ?? false }
-    var isEmpty: Bool { recordCount == 0 }
+    package var isEmpty: Bool { recordCount == 0 }
 
     /// Fields, counting a repeated name once.
     var count: Int { hasRepeats ? fields.count : recordCount }

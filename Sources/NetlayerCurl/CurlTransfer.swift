@@ -263,6 +263,18 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return same ? known : String(cString: text)
     }
 
+    /// libcurl builds a request's line and header fields in a buffer of 1 MiB and
+    /// reports one that does not fit as memory running out, as it reports response
+    /// headers over its limit. Counted only then, so no request pays for it: the error
+    /// naming what is too large when the URL and header fields come near 1 MiB.
+    static func oversizedHead(of request: HTTPRequest) -> NetworkError? {
+        var size = request.url.utf8.count
+        request.headers.withEachFieldUTF8 { name, value in size += name.count + value.count + 4 }
+        guard size > 1_000_000 else { return nil }
+        return .invalidRequest("the request's URL and header fields are \(size) bytes; libcurl sends at most 1 MiB of them "
+                               + "(servers take far less: nginx 8 KiB a line): make the query or the header values smaller")
+    }
+
     /// Maps the finished transfer to a response or an error.
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
@@ -278,6 +290,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
            isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
             return .failure(.cancelled)
+        }
+        if code == CURLE_OUT_OF_MEMORY, headers.isEmpty, let oversized = Self.oversizedHead(of: request) {
+            return .failure(oversized)
         }
         if code != CURLE_OK {
             var osErrno = 0

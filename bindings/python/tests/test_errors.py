@@ -119,6 +119,17 @@ def test_body_over_the_limit_is_too_large(base_url: str) -> None:
             c.get("bytes/1000", response={"decoder": "base64"})
 
 
+def test_a_request_head_over_libcurls_buffer_is_invalid_request_not_too_large_a_response(
+        client: netlayer.Client) -> None:
+    # libcurl builds the request line and header fields in 1 MiB and reports more as
+    # memory running out, as it does response headers over its limit.
+    for call in (lambda: client.get("json", headers={"X-Big": "a" * 1_100_000}),
+                 lambda: client.get("json", params={"q": "a" * 1_100_000})):
+        with pytest.raises(netlayer.InvalidRequestError, match="URL and header fields are 110.... bytes"):
+            call()
+    assert client.get("json", headers={"X-Small": "a" * 1000}).status_code == 200
+
+
 def test_errors_pickle_with_their_fields(client: netlayer.Client) -> None:
     with pytest.raises(netlayer.StatusError) as caught:
         client.get("status/503")
