@@ -20,7 +20,8 @@ extension ConfigDocument {
                                      sink: log)
         if let entries = cacheEntries {
             let credentials = redactedHeaders  // secrets by the config's own word
-            parts.makeCache = { ResponseCache(maxEntries: entries, credentialHeaders: credentials) }
+            let bytes = cacheBytes
+            parts.makeCache = { ResponseCache(maxEntries: entries, maxBytes: bytes, credentialHeaders: credentials) }
         }
         return parts
     }

@@ -64,7 +64,23 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     // MARK: Async driver
 
     package func start() {
-        if environment.hasCache, let (cached, refresh) = cachedAnswer() {
+        guard environment.hasCache, cache != nil else {
+            attemptNext(lastError: nil)
+            return
+        }
+        // The first attempt is prepared (adapted) before the cache is asked, as
+        // URLSession asks URLCache after Alamofire's adapter: a stored response answers
+        // only a request with the credentials it was fetched with, a hook's included.
+        var request: HTTPRequest
+        switch prepareAttempt(lastError: nil) {
+        case .failure(let error):
+            finish(.failure(error))
+            return
+        case .success(let prepared):
+            request = prepared
+        }
+        if let (cached, refresh) = cachedAnswer(sentWith: request) {
+            attempt = 0  // nothing was sent
             // Like any answer, on a transport thread and never inside send(): a caller
             // may hold a lock its completion takes. Until then it can be cancelled.
             environment.sessionManager.schedule(after: 0) { [self] in
@@ -73,7 +89,13 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             }
             return
         }
-        attemptNext(lastError: nil)
+        if let revalidation {
+            for field in revalidation.validators where request.headers[field.name] == nil {
+                request.headers[field.name] = field.value
+            }
+        }
+        if environment.logs { environment.logger?.log(request: request, context: context) }
+        send(request, redirects: [], redirectMs: 0)
     }
 
     private func attemptNext(lastError: NetworkError?) {
@@ -85,6 +107,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         case .success(let prepared):
             request = prepared
         }
+        if environment.logs { environment.logger?.log(request: request, context: context) }
         send(request, redirects: [], redirectMs: 0)
     }
 
@@ -94,7 +117,15 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects.count,
                                        parser: environment.sessionManager.urlParser) {
-            case .follow(let next):
+            case .follow(var next):
+                if let revalidation {
+                    // The validators of the stored response for the request's URL
+                    // (RFC 9111 section 4.3.1) say nothing about another URL: a 304 from
+                    // there would answer a request that asked for none.
+                    for field in revalidation.validators where original.headers[field.name] == nil {
+                        next.headers[field.name] = nil
+                    }
+                }
                 if environment.logs { environment.logger?.log(request: next, context: context) }  // each hop is a request of its own
                 let hop = RedirectHop(status: (try? result.get())?.statusCode ?? 0, url: request.url)
                 send(next, redirects: redirects + [hop], redirectMs: redirectMs + Self.spent(result))
@@ -187,10 +218,14 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// acceptable), and the request that refreshes it in the background when it is a
     /// stale one the cache may still answer with; or nil (noting validators of a stale
     /// entry to send).
-    private func cachedAnswer() -> (Result<HTTPResponse, NetworkError>, RequestAttempts?)? {
+    private func cachedAnswer(sentWith request: HTTPRequest) -> (Result<HTTPResponse, NetworkError>, RequestAttempts?)? {
         guard let cache else { return nil }
-        let lookup = cache.lookup(original, credentials: RequestCredentials(of: original, cookies: environment.cookies))
+        let lookup = cache.lookup(original, credentials: sentCredentials
+                                    ?? RequestCredentials(of: request, cookies: environment.cookies))
         if var response = lookup.fresh {
+            if response.body.count > original.options.maxResponseBytes {
+                return nil  // more than this request takes: the network answers it (or refuses it as too large)
+            }
             response.fromCache = true
             var refresh: RequestAttempts?
             if let stale = lookup.background {
@@ -230,8 +265,10 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                let stale = cache.staleIfError(original, credentials: credentials) {
                 return .success(stale)
             }
-            // Reached through a redirect: the redirect, not this response, answered the URL.
-            guard hop.url == original.url else { return result }
+            // Reached through a redirect: the redirect, not this response, answered the URL;
+            // and the hops may have changed the credentials (a sign-in that sets a
+            // cookie and redirects back), which the key would then not show.
+            guard hop.url == original.url, response.redirects.isEmpty else { return result }
             if response.statusCode == 304, let cached = revalidation?.cached {
                 return .success(cache.revalidated(response, cached: cached, for: original, credentials: credentials))
             }
@@ -273,7 +310,6 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             }
         }
         if environment.hasCache, cache != nil { sentCredentials = RequestCredentials(of: request, cookies: environment.cookies) }
-        if environment.logs { environment.logger?.log(request: request, context: context) }
         return .success(request)
     }
 

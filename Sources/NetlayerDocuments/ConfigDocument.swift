@@ -31,6 +31,7 @@ public struct ConfigDocument: Sendable {
     package var tlsVerifyOff = false
     /// Entries of the response cache; nil when the cache is off.
     package var cacheEntries: Int?
+    package var cacheBytes = 64 * 1024 * 1024
 
     static let knownKeys: Set<String> = [
         "baseURL", "headers", "query", "timeout", "connectTimeout", "acceptableStatus", "followRedirects",
@@ -129,9 +130,10 @@ public struct ConfigDocument: Sendable {
             throw .invalidRequest("config key 'cookies' must be true, false or an object, not \(other.typeName)")
         }
         if let cache = try doc.reader("cache") {
-            try cache.checkKeys(known: ["enabled", "maxEntries"])
+            try cache.checkKeys(known: ["enabled", "maxEntries", "maxBytes"])
             let entries = try cache.integer("maxEntries", in: 1...1_000_000) ?? 256
-            if try cache.bool("enabled") ?? false { cacheEntries = entries }
+            let bytes = try cache.integer("maxBytes", in: 1...(1 << 40)) ?? 64 * 1024 * 1024
+            if try cache.bool("enabled") ?? false { cacheEntries = entries; cacheBytes = bytes }
         }
         if let rules = doc.value("errorResolver") { errorRules = try Self.errorRules(rules) }
         if let log = try doc.reader("log") {

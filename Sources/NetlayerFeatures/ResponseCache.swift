@@ -3,7 +3,7 @@ import NetlayerJSON
 
 /// An in-memory private HTTP cache (RFC 9111, with RFC 5861's `stale-while-revalidate`
 /// and `stale-if-error`) for GET and HEAD responses (the seeds' `useCache`), bounded to
-/// `maxEntries` with least-recently-used eviction.
+/// `maxEntries` and `maxBytes` of bodies and fields with least-recently-used eviction.
 ///
 /// What it stores (section 3): final responses other than 206 without `no-store`
 /// (unless `must-understand` and a status it understands), with a status cacheable by
@@ -25,7 +25,20 @@ import NetlayerJSON
 /// to another user, to a request without them, or after the jar's session changed.
 public final class ResponseCache: ResponseCaching {
     public let maxEntries: Int
-    private let entries = Locked<(map: [String: [StoredResponse]], count: Int, clock: UInt64)>(([:], 0, 0))
+    /// The bytes of bodies and header fields the cache holds at most; a larger response
+    /// is not stored.
+    public let maxBytes: Int
+    private let entries = Locked<State>(State())
+
+    private struct State {
+        var map: [String: [StoredResponse]] = [:]
+        var count = 0
+        var bytes = 0
+        var clock: UInt64 = 0
+
+        mutating func added(_ entry: StoredResponse) { count += 1; bytes += entry.size }
+        mutating func removed(_ entry: StoredResponse) { count -= 1; bytes -= entry.size }
+    }
 
     /// Lower-case names of the request headers that carry credentials.
     private let credentialNames: [String]
@@ -38,16 +51,20 @@ public final class ResponseCache: ResponseCaching {
     ///   Proxy-Authorization whose values tell one user from another (a config's
     ///   `log.redact` names): a response stored for one set of values is never served
     ///   to a request with other values, or with none.
-    public init(maxEntries: Int = 256, credentialHeaders: Set<String> = []) {
+    public init(maxEntries: Int = 256, maxBytes: Int = 64 * 1024 * 1024, credentialHeaders: Set<String> = []) {
         self.maxEntries = max(1, maxEntries)
+        self.maxBytes = max(1, maxBytes)
         credentialNames = Array(Set(["authorization", "cookie", "proxy-authorization"])
             .union(credentialHeaders.map { $0.lowercased() })).sorted()
     }
 
     public var count: Int { entries.withLock { $0.count } }
 
+    /// GET and HEAD, but not a download or a stream: their answer is a file written or
+    /// events delivered as the body arrives, which a stored body would skip.
     public func isCacheable(_ request: HTTPRequest) -> Bool {
-        request.method == .get || request.method == .head
+        (request.method == .get || request.method == .head)
+            && request.transfer.downloadTo == nil && request.transfer.stream == nil
     }
 
     public func lookup(_ request: HTTPRequest, credentials sent: RequestCredentials) -> CacheLookup {
@@ -158,15 +175,15 @@ public final class ResponseCache: ResponseCaching {
         entries.withLock { state in
             for url in urls {
                 for method in ["GET", "HEAD"] {
-                    if let dropped = state.map.removeValue(forKey: Self.key(method: method, url: url)) {
-                        state.count -= dropped.count
+                    for dropped in state.map.removeValue(forKey: Self.key(method: method, url: url)) ?? [] {
+                        state.removed(dropped)
                     }
                 }
             }
         }
     }
 
-    public func removeAll() { entries.withLock { $0 = ([:], 0, $0.clock) } }
+    public func removeAll() { entries.withLock { $0 = State(clock: $0.clock) } }
 
     /// Section 4.3.5: each stored GET response that `request`, a HEAD answered with
     /// `head` (a 200), could have chosen is updated from `head` as from a 304 when the
@@ -179,7 +196,6 @@ public final class ResponseCache: ResponseCaching {
         entries.withLock { state in
             let key = Self.key(method: "GET", url: request.url)
             guard var variants = state.map[key] else { return }
-            var removed = 0
             for i in variants.indices.reversed() where matches(variants[i], request, credentials) {
                 let stored = variants[i]
                 let describesIt = ["etag", "last-modified", "content-length"].allSatisfy { name in
@@ -189,17 +205,18 @@ public final class ResponseCache: ResponseCaching {
                     variants[i].freshnessLifetime = min(stored.freshnessLifetime, stored.age(at: now))
                     continue
                 }
+                state.removed(stored)
                 if var updated = StoredResponse(Self.updated(stored.response, from: head), for: request,
                                                 credentials: credentials, ageSource: head, now: now) {
                     updated.lastUse = stored.lastUse
                     variants[i] = updated
+                    state.added(updated)
                 } else {
                     variants.remove(at: i)  // the HEAD's fields make it unstorable (`no-store`, say)
-                    removed += 1
                 }
             }
-            state.count -= removed
             state.map[key] = variants.isEmpty ? nil : variants
+            while state.bytes > maxBytes, state.count > 0 { Self.evictOldest(&state) }
         }
     }
 
@@ -222,18 +239,21 @@ public final class ResponseCache: ResponseCaching {
     private func insert(_ entry: StoredResponse, for request: HTTPRequest) {
         var entry = entry
         let key = Self.key(request)
+        let fits = entry.size <= maxBytes
         entries.withLock { state in
             state.clock += 1
             entry.lastUse = state.clock
             var variants = state.map[key] ?? []
             if let i = variants.firstIndex(where: { matches($0, request, entry.credentials) }) {
-                variants[i] = entry
-            } else {
+                // A newer response replaces the stored one; one too large to keep drops it.
+                state.removed(variants[i])
+                if fits { variants[i] = entry } else { variants.remove(at: i) }
+            } else if fits {
                 variants.append(entry)
-                state.count += 1
             }
-            state.map[key] = variants
-            while state.count > maxEntries { Self.evictOldest(&state) }
+            if fits { state.added(entry) }
+            state.map[key] = variants.isEmpty ? nil : variants
+            while state.count > maxEntries || state.bytes > maxBytes { Self.evictOldest(&state) }
         }
     }
 
@@ -242,13 +262,12 @@ public final class ResponseCache: ResponseCaching {
         entries.withLock { state in
             guard var variants = state.map[key],
                   let i = variants.firstIndex(where: { matches($0, request, credentials) }) else { return }
-            variants.remove(at: i)
-            state.count -= 1
+            state.removed(variants.remove(at: i))
             state.map[key] = variants.isEmpty ? nil : variants
         }
     }
 
-    private static func evictOldest(_ state: inout (map: [String: [StoredResponse]], count: Int, clock: UInt64)) {
+    private static func evictOldest(_ state: inout State) {
         var oldest: (key: String, index: Int, use: UInt64)?
         for (key, variants) in state.map {
             for (i, entry) in variants.enumerated() where oldest == nil || entry.lastUse < oldest!.use {
@@ -256,9 +275,8 @@ public final class ResponseCache: ResponseCaching {
             }
         }
         guard let oldest else { return }
-        state.map[oldest.key]!.remove(at: oldest.index)
+        state.removed(state.map[oldest.key]!.remove(at: oldest.index))
         if state.map[oldest.key]!.isEmpty { state.map[oldest.key] = nil }
-        state.count -= 1
     }
 
     private static func key(_ request: HTTPRequest) -> String { key(method: request.method.rawValue, url: request.url) }

@@ -24,6 +24,13 @@ struct StoredResponse {
     var refreshStartedAt: UInt64?
     var lastUse: UInt64 = 0
 
+    /// What the entry holds against the cache's `maxBytes`: its body and header fields.
+    var size: Int {
+        var size = response.body.count
+        for field in response.headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        return size
+    }
+
     /// Statuses a response may be stored with without explicit freshness, and given
     /// heuristic freshness (RFC 9110 section 15.1; 206 left out: the cache keeps
     /// whole responses only).

@@ -104,7 +104,7 @@ CONFIG = _Object({
     "endpoints": _MapOf(ENDPOINT),
     "retry": _RETRY,
     "errorResolver": _ListOf(_Object(_plain("status", "code", "message", "messageKeyPath"))),
-    "cache": _Object(_plain("enabled", "maxEntries")),
+    "cache": _Object(_plain("enabled", "maxEntries", "maxBytes")),
     "log": _Object(_plain("level", "redact", "redactQuery")),
 })
 
