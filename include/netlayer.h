@@ -46,8 +46,9 @@ extern "C" {
  * handle) that all its requests share, blocking and asynchronous alike. A
  * client holds no thread until it needs one: an event-loop thread starts with
  * the first work a caller's thread cannot do (an asynchronous request or a
- * batch, for one), and a delivery thread, which runs completion callbacks,
- * with the first callback or LOG or RESOLVE_ERROR hook event it runs. Opaque;
+ * batch, for one), a delivery thread, which runs completion callbacks, with
+ * the first callback or RESOLVE_ERROR hook event it runs, and a thread for LOG
+ * hook events with the first of them. Opaque;
  * create with nl_client_new(), destroy with nl_client_free().
  */
 typedef struct nl_client nl_client;
@@ -201,9 +202,10 @@ typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_dat
  * returned id, on a library thread, with a success, an error or kind
  * "cancelled". Problems with the endpoint document are reported through the
  * callback too. Completion callbacks run one at a time, on the client's
- * delivery thread beside its event loop (on the event loop while an ADAPT,
- * RETRY, PROGRESS or STREAM hook is set): a slow callback delays other
- * callbacks, not other transfers.
+ * delivery thread beside its event loop, where a slow callback delays other
+ * callbacks, not other transfers; while an ADAPT, RETRY, PROGRESS or STREAM hook
+ * is set they run on the event loop, where a slow one delays the client's
+ * transfers too (and their timeouts with them): keep callbacks short.
  *
  * @param endpoint_json  borrowed; copied before the call returns.
  * @param user_data      passed to `callback` untouched; the caller keeps it
@@ -345,9 +347,12 @@ enum {
  *
  * Hooks run on a library thread, never on the thread that made the request:
  * ADAPT, RETRY, PROGRESS and STREAM hooks on the client's event loop (while
- * one is set, every request of the client runs there); LOG and RESOLVE_ERROR
- * hooks on its delivery thread (on the event loop while one of the others is
- * set), so they leave a blocking request on its caller's thread. A blocking
+ * one is set, every request of the client runs there, and a slow hook delays
+ * every transfer of the client); RESOLVE_ERROR hooks on its delivery thread and
+ * LOG hooks on a thread of their own beside it (both on the event loop while one
+ * of the others is set), so they leave a blocking request on its caller's
+ * thread. A blocking call returns after its LOG events, waiting behind LOG
+ * hook calls only, never behind a completion callback. A blocking
  * call on the same client from inside a hook returns "invalid_request". The
  * events and replies of each kind are described in docs/documents.md
  * ("Hooks").
@@ -427,8 +432,9 @@ NL_EXTERN void nl_reply_fail(nl_reply *reply, const char *kind, const char *mess
  *                    nl_reply_fail(); valid only during the call.
  * @param user_data   the callbacks' user_data.
  *
- * Runs on a library thread; the events of one request run one at a time, in
- * order, and all of them before its on_complete.
+ * Runs on the client's event loop; the events of one request run one at a
+ * time, in order, and all of them before its on_complete. A slow one delays
+ * the client's other transfers: keep it short, or hand the work to a thread.
  */
 typedef void (*nl_event_fn)(uint64_t id, const char *event_json, nl_reply *reply, void *user_data);
 

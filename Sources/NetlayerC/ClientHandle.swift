@@ -27,8 +27,8 @@ final class ClientHandle: Sendable {
         let parts = config.clientParts { event in
             guard hooks.isSet(.log), let client = owner.client else { return LogEvent.writeToStderr(event) }
             // Hooks run on a library thread (contract, section 6), also for a request that
-            // runs on its caller's thread: the event goes to the delivery thread, in order.
-            client.deliver { if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) } }
+            // runs on its caller's thread: the event goes to the event thread, in order.
+            client.deliverEvent { if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) } }
         }
         interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
         resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver, owner: owner)
@@ -56,13 +56,13 @@ final class ClientHandle: Sendable {
         }
     }
 
-    /// Returns once the LOG hook has had the events logged so far on this thread: a
-    /// blocking call returns after its request's events, as when the hook ran inline.
+    /// Returns once the LOG hook has had the events logged so far: a blocking call
+    /// returns, and a completion callback runs, after its request's events, as when the
+    /// hook ran inline. The events have a thread of their own: a blocking call waits
+    /// behind LOG hook calls only, never behind a completion callback.
     private func awaitLogEvents() {
         guard hooks.isSet(.log) else { return }
-        let delivered = CompletionSignal()
-        client.deliver { delivered.signal() }
-        _ = delivered.wait()
+        client.awaitEvents()
     }
 
     /// A request prepared from a document: either ready to send, or already failed.
@@ -185,8 +185,10 @@ final class ClientHandle: Sendable {
             // completion callbacks run one at a time.
             client.deliver { notify(id, document) }
         case .ready(let request, let decoder, _):
-            client.start(request, id: id) { [client] outcome in
-                notify(id, RequestResult(outcome, request: request, decoder: decoder, client: client).document)
+            client.start(request, id: id) { [client, hooks] outcome in
+                let document = RequestResult(outcome, request: request, decoder: decoder, client: client).document
+                if hooks.isSet(.log) { client.awaitEvents() }  // its LOG events first, as before its callback
+                notify(id, document)
             }
         }
     }

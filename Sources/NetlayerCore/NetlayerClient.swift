@@ -200,6 +200,25 @@ public final class NetlayerClient: @unchecked Sendable {
         if engine.startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliver(task) }
     }
 
+    /// Runs `task`, an event a blocking caller may wait for (a LOG hook's), in order
+    /// with the events before it: on the transport's event thread, apart from
+    /// completions (on its own thread while `startsOnLoopThread`).
+    package func deliverEvent(_ task: @escaping @Sendable () -> Void) {
+        let engine = self.engine
+        if engine.startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliverEvent(task) }
+    }
+
+    /// Returns once the events given to `deliverEvent` so far have run: a blocking call
+    /// returns, and a completion runs, after its request's events. On the loop thread
+    /// while `startsOnLoopThread` they ran before it already, in order.
+    package func awaitEvents() {
+        let engine = self.engine
+        if engine.startsOnLoopThread, engine.transport.isLibraryThread { return }
+        let delivered = CompletionSignal()
+        deliverEvent { delivered.signal() }
+        _ = delivered.wait()
+    }
+
     /// Sends `request` and returns at once; `completion` runs exactly once, on a
     /// library thread (the delivery thread; the transport's while `startsOnLoopThread`).
     /// Until then `cancel(id)` cancels it.
@@ -243,6 +262,9 @@ public final class NetlayerClient: @unchecked Sendable {
         }
         guard finished else {
             attempts.cancel()
+            // A moment for the cancelled attempt to end, so that its LOG event is out
+            // before the call returns, as for any other ending.
+            _ = attempts.wait(nanoseconds: 200_000_000)
             return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
         }
         return attempts.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)

@@ -38,6 +38,12 @@ public protocol NetworkSessionManager: Sendable {
     /// hold up transfers.
     func deliver(_ task: @escaping @Sendable () -> Void)
 
+    /// Runs `task` on a thread of its own beside the delivery thread, after the tasks
+    /// given here before it: events (a LOG hook's) that a blocking caller waits for
+    /// before it returns, which must not wait behind a completion the caller's own
+    /// locks may hold up.
+    func deliverEvent(_ task: @escaping @Sendable () -> Void)
+
     /// Whether the caller runs on one of the transport's own threads (inside a
     /// completion or callback), where waiting for its work would deadlock.
     var isLibraryThread: Bool { get }
@@ -58,6 +64,7 @@ extension NetworkSessionManager {
     public func check(_ options: RequestOptions) throws(NetworkError) {}
     public func execute(_ task: @escaping @Sendable () -> Void) { schedule(after: 0, task) }
     public func deliver(_ task: @escaping @Sendable () -> Void) { execute(task) }
+    public func deliverEvent(_ task: @escaping @Sendable () -> Void) { deliver(task) }
     public var isLibraryThread: Bool { false }
     public func shutdown() {}
     public func lockForFork() {}

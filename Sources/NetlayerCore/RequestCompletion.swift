@@ -57,6 +57,11 @@ public class CompletionSignal: @unchecked Sendable {
         }
     }
 
+    /// Waits until opened (true), or at most `nanoseconds` (under a second).
+    package final func wait(nanoseconds: Int) -> Bool {
+        isOpen || sleep(untilNanoseconds: nanoseconds)
+    }
+
     /// The parking spot, made by the first thread that needs it.
     private func parking() -> MutexCondition {
         if let parking = parkingSpot.load(ordering: .acquiring) { return parking.takeUnretainedValue() }

@@ -102,7 +102,10 @@ struct SocketState: OptionSet {
 package func curlOpenSocketCallback(_ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
                             _ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {
     guard let address else { return CURL_SOCKET_BAD }
-    let socket = Glibc.socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    // Close-on-exec, as the library's other descriptors: a program the caller runs
+    // (system(), a subprocess) must not keep the connections open or reach them.
+    let socket = Glibc.socket(address.pointee.family, address.pointee.socktype | DescriptorExhaustion.closeOnExec,
+                              address.pointee.protocol)
     if socket >= 0, let context { Unmanaged<CurlEventLoop>.fromOpaque(context).takeUnretainedValue().opened(socket: socket) }
     return socket
 }

@@ -28,6 +28,9 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     private let startedLoopPointer = Atomic<UnsafeRawPointer?>(nil)
     private let maxConcurrent: Int
     private let delivery: DeliveryThread
+    /// Where LOG events go: apart from completions, which a blocking caller waiting for
+    /// its events must not wait behind (a completion may wait for a lock it holds).
+    private let events: DeliveryThread
 
     /// - Parameter maxConcurrent: callback and async transfers in flight at once; the
     ///   rest queue in order. (Blocking requests are bounded by their callers' threads.)
@@ -44,6 +47,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         }
         self.maxConcurrent = maxConcurrent
         delivery = DeliveryThread()
+        events = DeliveryThread(name: "event thread")
     }
 
     /// A manager for a child of `fork()` whose jar starts as a copy of `parent`'s (the
@@ -55,6 +59,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         cookieFile = nil
         self.maxConcurrent = maxConcurrent
         delivery = DeliveryThread()
+        events = DeliveryThread(name: "event thread")
     }
 
     deinit {
@@ -172,11 +177,15 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         delivery.submit(task)
     }
 
+    public func deliverEvent(_ task: @escaping @Sendable () -> Void) {
+        events.submit(task)
+    }
+
     /// Whether the caller is running on one of this manager's threads (the loop or
     /// the delivery thread), where waiting for a request of the same manager would
     /// deadlock.
     public var isLibraryThread: Bool {
-        if delivery.isCurrentThread { return true }
+        if delivery.isCurrentThread || events.isCurrentThread { return true }
         return loadedLoop?.isCurrentThread ?? false
     }
 
@@ -191,6 +200,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         webSockets.shutdown()  // stops what is opening; the loop ends what is open
         loop?.shutdown()  // cancels what is in flight, a blocking caller's transfer too
         delivery.shutdown()  // after the loop: its last completions deliver here
+        events.shutdown()  // after both: their last events
         if first, let cookieFile {
             cookieFile.write(share.cookieLines())
             cookieFile.unlock()

@@ -313,6 +313,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         func check(_ code: CURLcode) { if rc == CURLE_OK { rc = code } }
         check(nl_curl_setopt_str(easy, CURLOPT_URL, url))
         check(nl_curl_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1))
+        check(nl_curl_setopt_sockets(easy, curlOpenSocketCallback, curlCloseSocketCallback, nil))  // close-on-exec
         check(nl_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(nl_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check(nl_curl_setopt_ptr(easy, CURLOPT_SHARE, share.handle))

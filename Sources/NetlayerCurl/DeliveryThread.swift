@@ -28,7 +28,9 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
     private var queue = Queue()
     private var thread = pthread_t()
     private let threadStarted = Atomic<Bool>(false)
+    private let name: String
 
+    init(name: String = "delivery thread") { self.name = name }
 
     /// Whether the caller is this thread (inside a completion it runs).
     var isCurrentThread: Bool {
@@ -41,7 +43,7 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
     func submit(_ task: @escaping @Sendable () -> Void) {
         gate.lock()
         if !queue.joined && !queue.started {
-            if let thread = try? startThread("delivery thread") {
+            if let thread = try? startThread(name) {
                 self.thread = thread
                 threadStarted.store(true, ordering: .releasing)
                 queue.started = true

@@ -27,8 +27,11 @@ package enum DescriptorExhaustion {
     }
 
     /// EMFILE or ENFILE when the process cannot open one more descriptor now, else nil.
+    /// `SOCK_CLOEXEC`, for every socket the library opens.
+    static let closeOnExec = Int32(SOCK_CLOEXEC.rawValue)
+
     private static func probe() -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | closeOnExec, 0)
         if fd >= 0 {
             close(fd)
             return nil

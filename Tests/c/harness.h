@@ -29,6 +29,7 @@
 #endif
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -173,6 +174,28 @@ static inline void sleep_ms(long ms)
     ts.tv_nsec = (ms % 1000) * 1000000L;
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+/* The TCP sockets (IPv4, IPv6) of this process a program it executes would inherit:
+ * those without close-on-exec. (libcurl's own socketpairs are Unix sockets.) */
+static inline int nlt_tcp_sockets_kept_across_exec(int *open_count)
+{
+    int fd, kept = 0, open = 0;
+    for (fd = 3; fd < 4096; fd++) {
+        struct sockaddr_storage address;
+        socklen_t length = sizeof address;
+        int flags = fcntl(fd, F_GETFD);
+        if (flags < 0 || getsockname(fd, (struct sockaddr *)&address, &length) != 0)
+            continue;
+        if (address.ss_family != AF_INET && address.ss_family != AF_INET6)
+            continue;
+        open++;
+        if (!(flags & FD_CLOEXEC))
+            kept++;
+    }
+    if (open_count != NULL)
+        *open_count = open;
+    return kept;
 }
 
 /* Case-insensitive strstr; NULL arguments never match. */

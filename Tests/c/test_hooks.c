@@ -1181,6 +1181,54 @@ static void test_log_level_error_reports_only_errors(void)
     pthread_mutex_destroy(&s.m);
 }
 
+/* A completion callback that waits (up to 3 s) for a lock its caller's thread holds
+ * while making a blocking call: the call returns after its own LOG events, not after
+ * the callback. LOG events have a thread of their own beside the delivery thread. */
+static pthread_mutex_t g_app_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_callback_waited_ms = -1;
+
+static void ignore_log_event(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    (void)reply;
+    (void)user_data;
+}
+
+static void callback_taking_the_app_lock(uint64_t id, const char *result_json, void *user_data)
+{
+    struct timespec until;
+    double started = mono_s();
+    (void)id;
+    (void)result_json;
+    (void)user_data;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    if (pthread_mutex_timedlock(&g_app_lock, &until) == 0)
+        pthread_mutex_unlock(&g_app_lock);
+    g_callback_waited_ms = (int)((mono_s() - started) * 1000);
+}
+
+static void test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback(void)
+{
+    nl_client *c = client_for("\"log\": {\"level\": \"info\"}");
+    json_t *r;
+    double started;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, ignore_log_event, NULL), 0);
+    pthread_mutex_lock(&g_app_lock);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", callback_taking_the_app_lock, NULL) != 0);
+    sleep_ms(300);  /* its callback now waits for the lock this thread holds */
+    started = mono_s();
+    r = request_json(c, "{\"path\": \"json\", \"timeout\": 2}");
+    CHECK_OK(r);
+    CHECK_MSG(mono_s() - started < 1.0, "the blocking call waited %.2f s for a completion callback",
+              mono_s() - started);
+    json_decref(r);
+    pthread_mutex_unlock(&g_app_lock);
+    nl_client_free(c);
+    CHECK_MSG(g_callback_waited_ms >= 0 && g_callback_waited_ms < 2500, "the callback waited %d ms for the lock",
+              g_callback_waited_ms);
+}
+
 /* Levels of the LOG events one request to `json` produces with `extra` config members
  * while NETLAYER_LOG is `env` (NULL: unset): "" when there are none, else the first
  * letter of each event's level, followed by '+' when it carries the debug level's
@@ -1442,6 +1490,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_log_events_redact_secrets_and_have_expected_fields),
         NLT_TEST(test_log_level_error_reports_only_errors),
         NLT_TEST(test_log_without_hook_writes_redacted_json_lines_to_stderr),
+        NLT_TEST(test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback),
     };
     g_argv0 = argv[0];
     if (argc > 1 && strcmp(argv[1], "--log-child") == 0)

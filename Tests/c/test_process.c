@@ -105,6 +105,60 @@ static void test_a_signal_ends_a_blocking_request_at_once(void)
     nl_client_free(c);
 }
 
+static int g_log_events_seen;
+static pthread_mutex_t g_log_events_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void count_log_event(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)reply;
+    (void)user_data;
+    sleep_ms(20);  /* a hook that takes a moment: the call must still wait for it */
+    if (strstr(event_json, "\"event\":\"error\"") != NULL) {
+        pthread_mutex_lock(&g_log_events_lock);
+        g_log_events_seen++;
+        pthread_mutex_unlock(&g_log_events_lock);
+    }
+}
+
+static void test_an_interrupted_request_returns_after_its_log_events(void)
+{
+    delayed_signal d = {pthread_self(), 200, 0};
+    pthread_t t;
+    nl_client *c = client_for("\"timeout\": 30, \"log\": {\"level\": \"info\"}");
+    json_t *r;
+    double started;
+    int seen;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, count_log_event, NULL), 0);
+    open_pipe();
+    nl_thread_set_interrupt_fd(pipe_fds[0]);
+    started = now_ms();
+    pthread_create(&t, NULL, send_later, &d);
+    r = request_json(c, "{\"path\": \"delay/5000\"}");
+    pthread_mutex_lock(&g_log_events_lock);
+    seen = g_log_events_seen;
+    pthread_mutex_unlock(&g_log_events_lock);
+    check_interrupted(r, started, "nl_request");
+    CHECK_MSG(seen == 1, "%d error events when the call returned", seen);
+    pthread_join(t, NULL);
+    json_decref(r);
+    nl_thread_set_interrupt_fd(-1);
+    close_pipe();
+    nl_client_free(c);
+}
+
+static void test_connections_are_closed_on_exec(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = request_json(c, "{\"path\": \"json\"}");
+    int open = 0;
+    CHECK_OK(r);
+    json_decref(r);
+    /* The connection stays in the pool: a program this process runs must not get it. */
+    CHECK_INT_EQ(nlt_tcp_sockets_kept_across_exec(&open), 0);
+    CHECK_MSG(open >= 1, "%d TCP sockets open after a request", open);
+    nl_client_free(c);
+}
+
 static void test_a_byte_from_before_the_call_does_not_interrupt_it(void)
 {
     nl_client *c = client_for(NULL);
@@ -494,6 +548,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_setting_the_descriptor_returns_the_previous_one),
         NLT_TEST(test_a_signal_ends_a_blocking_request_at_once),
         NLT_TEST(test_a_byte_from_before_the_call_does_not_interrupt_it),
+        NLT_TEST(test_an_interrupted_request_returns_after_its_log_events),
+        NLT_TEST(test_connections_are_closed_on_exec),
         NLT_TEST(test_batches_calls_and_hooked_requests_are_interrupted_too),
         NLT_TEST(test_a_request_that_waits_on_the_loop_is_interrupted),
         NLT_TEST(test_other_threads_are_not_interrupted),

@@ -322,6 +322,7 @@ static void test_echo_text_and_binary(void)
     REQUIRE(wait_until(&p, 10, has_two));
     REQUIRE_MSG(p.count == 2, "error: %s", p.error_json ? p.error_json : "(none)");
     CHECK_INT_EQ(p.opens, 1);
+    CHECK_INT_EQ(nlt_tcp_sockets_kept_across_exec(NULL), 0);  /* a program this process runs does not get it */
     opened = nlt_parse(p.open_json, "open_json");
     CHECK_INT_EQ((long long)jpath_num(opened, "status", 0), 101);
     CHECK(json_is_null(jpath(opened, "protocol")));

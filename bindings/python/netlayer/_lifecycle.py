@@ -120,8 +120,18 @@ class ClientBase(Uncopyable):
                     self._free_deferred = True
                     return
             else:
-                while self._calls or self._active:
-                    self._state.wait()
+                try:
+                    while self._calls or self._active:
+                        self._state.wait()
+                except BaseException:
+                    # Interrupted (Ctrl-C) while calls are in flight: the last of them
+                    # frees the client on its way out, as after a close() from a hook.
+                    if self._calls or self._active:
+                        self._free_deferred = True
+                        raise
+                    handle, self._handle = self._handle, None
+                    self._free(handle)
+                    raise
             handle, self._handle = self._handle, None
         if deferred:
             self._free_in_thread(handle)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import gc
+import os
 import pickle
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -63,6 +66,46 @@ def test_close_waits_for_a_blocking_call_in_flight(base_url: str) -> None:
     assert outcome == [{"delayed": 400}]
     with pytest.raises(netlayer.InvalidRequestError):
         c.get("json")
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise _Interrupt()
+
+
+@pytest.mark.parametrize("then", ["close", "collect"])
+def test_a_close_interrupted_by_a_signal_is_finished_by_the_call_in_flight(base_url: str, then: str) -> None:
+    c = netlayer.Client({"baseURL": base_url})
+    outcome: List[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(c.get("delay/800").status_code))
+    previous = signal.signal(signal.SIGUSR1, _raise_interrupt)
+    try:
+        worker.start()
+        time.sleep(0.1)
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        with pytest.raises(_Interrupt):
+            c.close()  # waits for the worker's call: a Ctrl-C ends the wait
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    worker.join(5)
+    assert outcome == [200] and c.closed
+    ended = threading.Event()
+
+    def close_again() -> None:
+        if then == "close":
+            c.close()
+        else:
+            gc.collect()
+        ended.set()
+
+    if then == "collect":
+        # What is left of the client is only the call's, which freed it on its way out.
+        del c
+    threading.Thread(target=close_again, daemon=True).start()
+    assert ended.wait(5), "a close() after an interrupted one never returned"
 
 
 def test_close_while_threads_keep_calling(base_url: str) -> None:
