@@ -65,6 +65,12 @@ public struct OpenAPIDocument: Sendable {
         var discoveryBytes = Self.maxBytes
         if let paths = try doc.object("paths") {
             for path in paths {
+                if path.key.hasPrefix("x-") { continue }  // a specification extension, not a path
+                guard path.key.hasPrefix("/") else {
+                    // The Paths Object: "The field name MUST begin with a forward slash";
+                    // joined to the server's path, another would change its last segment.
+                    throw .invalidRequest("\(source): path '\(path.key.escapedForMessage)' must begin with '/'")
+                }
                 let item = try resolver.resolve(path.value, context: "path '\(path.key.escapedForMessage)'")
                 let found = try OpenAPIOperation.operations(path: path.key, item: item, resolver: resolver,
                                                             defaultSecurity: defaultSecurity)

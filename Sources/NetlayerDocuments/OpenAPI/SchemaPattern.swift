@@ -43,3 +43,25 @@ package final class SchemaPattern: @unchecked Sendable {
         }
     }
 }
+
+/// The patterns of one document, compiled the first time a check uses each: a document
+/// may hold thousands no operation uses (RE2 programs take up to `maxMemory` each), and
+/// loading it compiles none. At most `capacity` are kept; past that a pattern is
+/// compiled for the check that uses it.
+package final class SchemaPatterns: Sendable {
+    static let capacity = 256
+    private let compiled = Locked<[String: SchemaPattern?]>([:])
+
+    package init() {}
+
+    /// `text` compiled by RE2 (nil when RE2 cannot compile it), and whether it was
+    /// compiled now, which costs far more than a match.
+    func pattern(_ text: String) -> (SchemaPattern?, compiledNow: Bool) {
+        if let known = compiled.withLock({ $0[text] }) { return (known, false) }
+        let pattern = SchemaPattern(text)
+        compiled.withLock { kept in
+            if kept.count < Self.capacity { kept[text] = .some(pattern) }
+        }
+        return (pattern, true)
+    }
+}

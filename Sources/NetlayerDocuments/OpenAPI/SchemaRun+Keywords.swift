@@ -74,12 +74,17 @@ extension SchemaRun {
 
     // MARK: strings
 
-    func checkString(_ string: String, _ keywords: JSONObject, at pointer: String) -> SchemaViolation? {
+    mutating func checkString(_ string: String, _ keywords: JSONObject, at pointer: String) -> SchemaViolation? {
         let needsLength = keywords["minLength"] != nil || keywords["maxLength"] != nil
+        if needsLength || keywords["pattern"] != nil {
+            // Reading the string counts against the run's bound, one check per
+            // `bytesPerStep`: a string checked by many schemas costs in proportion.
+            steps += string.utf8.count / Self.bytesPerStep
+        }
         // JSON Schema counts code points, so "💩" is one character and "é" spelled with a
         // combining accent two.
         let length = needsLength ? string.unicodeScalars.count : 0
-        if let minimum = keywords["minLength"]?.intValue, length < minimum {
+        if let minimum = keywords["minLength"].flatMap(Self.lowerBound), length < minimum {
             return SchemaViolation(pointer: pointer, message: "must be at least \(Self.count(minimum, "character")) long")
         }
         if let maximum = keywords["maxLength"]?.intValue, length > maximum {
@@ -96,7 +101,7 @@ extension SchemaRun {
     // MARK: arrays
 
     mutating func checkArray(_ items: [JSON], _ keywords: JSONObject, at pointer: String) -> SchemaViolation? {
-        if let minimum = keywords["minItems"]?.intValue, items.count < minimum {
+        if let minimum = keywords["minItems"].flatMap(Self.lowerBound), items.count < minimum {
             return SchemaViolation(pointer: pointer, message: "must have at least \(Self.count(minimum, "item"))")
         }
         if let maximum = keywords["maxItems"]?.intValue, items.count > maximum {
@@ -143,16 +148,18 @@ extension SchemaRun {
                 return SchemaViolation(pointer: pointer, message: "is missing required property '\(SchemaViolation.quoted(name))'")
             }
         }
-        if let minimum = keywords["minProperties"]?.intValue, object.count < minimum {
+        if let minimum = keywords["minProperties"].flatMap(Self.lowerBound), object.count < minimum {
             return SchemaViolation(pointer: pointer, message: "must have at least \(Self.count(minimum, "property"))")
         }
         if let maximum = keywords["maxProperties"]?.intValue, object.count > maximum {
             return SchemaViolation(pointer: pointer, message: "must have at most \(Self.count(maximum, "property"))")
         }
         let patterns = keywords["patternProperties"]?.objectValue ?? JSONObject()
-        let compiled: [(SchemaPattern, JSON)] = patterns.compactMap { member in
-            pattern(member.key).map { ($0, member.value) }
+        var compiled: [(SchemaPattern, JSON)] = []
+        for member in patterns {
+            if let pattern = pattern(member.key) { compiled.append((pattern, member.value)) }
         }
+        steps += object.count * compiled.count / 16  // each name matched against each pattern
         let additional = keywords["additionalProperties"]
         for member in object {
             let place = "\(pointer)/\(Self.pointerToken(member.key))"
@@ -187,12 +194,20 @@ extension SchemaRun {
         return false
     }
 
-    /// `text` compiled by RE2: the document's patterns were compiled when the validator
-    /// was made; one outside it (a schema given on its own) is compiled now. Nil when
-    /// RE2 cannot compile it.
-    func pattern(_ text: String) -> SchemaPattern? {
-        if let known = patterns[text] { return known }
-        return SchemaPattern(text)
+    /// A `min…` keyword's count: beyond what an Int holds, more than any value has
+    /// (JSON Schema Validation 6.3.2: any non-negative integer).
+    static func lowerBound(_ keyword: JSON) -> Int? {
+        if let count = keyword.intValue { return count }
+        guard let number = keyword.doubleValue, number > 0 else { return nil }
+        return Int.max
+    }
+
+    /// `text` compiled by RE2 (once per document); nil when RE2 cannot compile it. A
+    /// compilation counts as `compileSteps` checks against the run's bound.
+    mutating func pattern(_ text: String) -> SchemaPattern? {
+        let (pattern, compiledNow) = patterns.pattern(text)
+        if compiledNow { steps += Self.compileSteps }
+        return pattern
     }
 
     // MARK: wording

@@ -22,6 +22,11 @@ package struct SchemaRun {
     /// work linear in the value, which `maxResponseBytes` bounds for a response.
     static let stepsPerPart = 100
     static let minSteps = 1_000_000
+    /// What reading a string counts as: one check per this many bytes.
+    static let bytesPerStep = 64
+    /// What compiling a pattern counts as (milliseconds for a large one, against
+    /// microseconds for a check).
+    static let compileSteps = 2_000
 
     /// A `$ref` evaluated at a place in the value.
     private struct RefVisit: Hashable {
@@ -32,8 +37,8 @@ package struct SchemaRun {
     let document: JSON
     /// The document's `$ref`s already resolved (`SchemaValidator.targets`).
     let targets: [String: JSON]
-    /// The document's patterns already compiled (`SchemaValidator.patterns`).
-    let patterns: [String: SchemaPattern?]
+    /// The document's patterns, compiled as checks use them (`SchemaValidator.patterns`).
+    let patterns: SchemaPatterns
     let direction: SchemaValidator.Direction
     /// `minSteps`, or less for a test.
     var stepFloor = SchemaRun.minSteps
@@ -47,12 +52,12 @@ package struct SchemaRun {
     private var outermostCut = Int.max
     private var refResults: [RefVisit: SchemaViolation?] = [:]
     private var depth = 0
-    private var steps = 0
+    var steps = 0
     /// Set once the run went past its step bound: then it is the run's answer, whatever
     /// the branches made of the violations that unwound it.
     private(set) var exhausted: SchemaViolation?
 
-    init(document: JSON, targets: [String: JSON] = [:], patterns: [String: SchemaPattern?] = [:],
+    init(document: JSON, targets: [String: JSON] = [:], patterns: SchemaPatterns = SchemaPatterns(),
          direction: SchemaValidator.Direction) {
         self.document = document
         self.targets = targets

@@ -24,9 +24,9 @@ package struct SchemaValidator: Sendable {
     /// Every local `$ref` of the document, resolved once: a large document's
     /// `components` hold thousands of members, and a call's check follows dozens of refs.
     let targets: [String: JSON]
-    /// Every `pattern` and `patternProperties` key of the document compiled once (nil
-    /// for one RE2 cannot compile), so that checking a value compiles nothing.
-    let patterns: [String: SchemaPattern?]
+    /// The document's `pattern`s and `patternProperties` keys, each compiled once, when
+    /// a check first uses it.
+    let patterns = SchemaPatterns()
     /// The fewest schema checks a validation may make before its bound grows with the
     /// value (`SchemaRun.minSteps`); lower only in tests.
     package var stepFloor = SchemaRun.minSteps
@@ -38,7 +38,6 @@ package struct SchemaValidator: Sendable {
         self.document = document
         var resolver = JSONPointerResolver(document: document)
         var targets: [String: JSON] = [:]
-        var patterns: [String: SchemaPattern?] = [:]
         var pending = [document]
         while let node = pending.popLast() {
             switch node {
@@ -47,13 +46,6 @@ package struct SchemaValidator: Sendable {
                     switch (member.key, member.value) {
                     case ("$ref", .string(let ref)):
                         if targets[ref] == nil, let target = resolver.resolve(ref) { targets[ref] = target }
-                    case ("pattern", .string(let text)):
-                        if patterns[text] == nil { patterns[text] = .some(SchemaPattern(text)) }
-                    case ("patternProperties", .object(let properties)):
-                        for property in properties where patterns[property.key] == nil {
-                            patterns[property.key] = .some(SchemaPattern(property.key))
-                        }
-                        pending.append(member.value)
                     case (_, .object), (_, .array):
                         pending.append(member.value)
                     default:
@@ -67,7 +59,6 @@ package struct SchemaValidator: Sendable {
             }
         }
         self.targets = targets
-        self.patterns = patterns
     }
 
     /// The first violation of `schema` by `value`, or nil when `value` conforms.

@@ -25,7 +25,7 @@ package enum YAMLScalar {
         guard plain && tag == nil else { return .string(text) }
         if isNull(text) { return .null }
         if let b = bool(text) { return .bool(b) }
-        if let i = integer(text) { return i }
+        if let i = try integer(text) { return i }
         if let f = try float(text) { return f }
         return .string(text)
     }
@@ -45,10 +45,10 @@ package enum YAMLScalar {
         case "bool":
             if let b = bool(text) { return .bool(b) }
         case "int":
-            if let i = integer(text) { return i }
+            if let i = try integer(text) { return i }
         case "float":
             if let f = try float(text) { return f }
-            if let i = integer(text) {
+            if let i = try integer(text) {
                 switch i {
                 case .int(let v): return .double(Double(v))
                 default: return i  // beyond Int64: the literal, which JSON keeps exact
@@ -75,13 +75,21 @@ package enum YAMLScalar {
         }
     }
 
+    /// The most digits of an octal or hexadecimal integer: converting one to decimal
+    /// takes time that grows with the square of its digits.
+    static let maxRadixDigits = 1000
+
     /// `[-+]?[0-9]+`, `0o[0-7]+` or `0x[0-9a-fA-F]+`: `.int`, or beyond 64 bits the
     /// decimal literal as `.number`.
-    static func integer(_ text: String) -> JSON? {
+    static func integer(_ text: String) throws(YAMLProblem) -> JSON? {
         let u = Array(text.utf8)
         guard let first = u.first else { return nil }
         if u.count > 2 && first == UInt8(ascii: "0") && (u[1] == UInt8(ascii: "o") || u[1] == UInt8(ascii: "x")) {
             let radix = u[1] == UInt8(ascii: "o") ? 8 : 16
+            if u.count - 2 > maxRadixDigits, u[2...].allSatisfy({ digitValue($0).map { $0 < radix } ?? false }) {
+                throw YAMLProblem(message: "an integer of \(u.count - 2) \(radix == 8 ? "octal" : "hexadecimal") digits "
+                                  + "is longer than \(maxRadixDigits) (quote it to keep it as text)")
+            }
             var digits: [Int] = []
             for c in u[2...] {
                 guard let d = digitValue(c), d < radix else { return nil }

@@ -269,3 +269,87 @@ def test_what_the_operations_list_is_bounded(base_url: str) -> None:
     document["paths"] = {key: paths[key] for key in list(paths)[:10]}
     with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
         assert len(client.operations()) == 10
+
+
+def _document(paths: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths, **extra}
+
+
+def _json_stub(path: str, value: Any) -> Dict[str, Any]:
+    """A stub rule answering `value` as JSON text (a string body is otherwise text/plain)."""
+    return {"path": path, "headers": {"Content-Type": "application/json"}, "body": json.dumps(value)}
+
+
+def _get(operation_id: str, schema: Dict[str, Any]) -> Dict[str, Any]:
+    return {"get": {"operationId": operation_id, "responses": {"200": {
+        "description": "ok", "content": {"application/json": {"schema": schema}}}}}}
+
+
+def test_a_document_of_many_patterns_loads_without_compiling_them() -> None:
+    # RE2 programs of up to 1 MiB each: compiled when a check first uses one, not at load.
+    schemas = {"s%d" % i: {"type": "string", "pattern": "\\p{L}{50}%d" % i} for i in range(4000)}
+    document = _document({"/x": _get("x", {"$ref": "#/components/schemas/s7"})},
+                         components={"schemas": schemas})
+    started = time.monotonic()
+    with netlayer.Client({"baseURL": "http://127.0.0.1:9/", "stub": [_json_stub("/x", "é" * 50 + "7")],
+                          "openapi": {"document": document, "validateResponses": True}}) as client:
+        assert time.monotonic() - started < 3
+        assert client.call("x").value == "é" * 50 + "7"
+    with netlayer.Client({"baseURL": "http://127.0.0.1:9/", "stub": [_json_stub("/x", "a7")],
+                          "openapi": {"document": document, "validateResponses": True}}) as client:
+        with pytest.raises(netlayer.ParsingError, match="must match the pattern"):
+            client.call("x")
+
+
+def test_checking_a_long_string_against_many_schemas_is_bounded_in_time() -> None:
+    # 10^4 copies of {minLength: 1} that YAML aliases make without a $ref to remember:
+    # each reads the whole 1 MB string.
+    lines = ["openapi: 3.0.3", "info: {title: t, version: '1'}", "x-defs:", "  l0: &l0 {minLength: 1}"]
+    for level in range(1, 5):
+        lines.append("  l%d: &l%d {allOf: [%s]}" % (level, level, ", ".join(["*l%d" % (level - 1)] * 10)))
+    lines += ["paths:", "  /big:", "    get:", "      operationId: big", "      responses:", "        '200':",
+              "          description: ok", "          content:", "            application/json:",
+              "              schema: *l4"]
+    started = time.monotonic()
+    with netlayer.Client({"baseURL": "http://127.0.0.1:9/", "stub": [_json_stub("/big", "x" * 1_000_000)],
+                          "openapi": {"document": "\n".join(lines), "validateResponses": True}}) as client:
+        try:
+            assert len(client.call("big").value) == 1_000_000
+        except netlayer.ParsingError as error:
+            assert "cannot be checked" in str(error)
+    assert time.monotonic() - started < 5
+
+
+def test_an_octal_or_hexadecimal_integer_too_long_to_convert_is_refused_naming_it() -> None:
+    def load(scalar: str) -> None:
+        text = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nx-n: %s\npaths: {}\n" % scalar
+        netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": text}}).close()
+
+    load("0x" + "f" * 1000)
+    started = time.monotonic()
+    with pytest.raises(netlayer.InvalidRequestError, match="100000 hexadecimal digits is longer than 1000"):
+        load("0x" + "f" * 100_000)
+    with pytest.raises(netlayer.InvalidRequestError, match="octal digits"):
+        load("0o" + "7" * 5000)
+    assert time.monotonic() - started < 2
+
+
+def test_a_path_that_does_not_begin_with_a_slash_is_refused_naming_it() -> None:
+    document = _document({"items": _get("items", {}), "x-note": {"any": "thing"}})
+    with pytest.raises(netlayer.InvalidRequestError, match="path 'items' must begin with '/'"):
+        netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": document}})
+    document = _document({"/items": _get("items", {}), "x-note": {"any": "thing"}})
+    netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": document}}).close()
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"minLength": 99999999999999999999}, "a"),
+    ({"minItems": 1e30}, [1]),
+    ({"minProperties": 99999999999999999999}, {"a": 1}),
+])
+def test_a_minimum_count_beyond_64_bits_is_still_a_minimum(schema: Dict[str, Any], value: Any) -> None:
+    document = _document({"/x": _get("x", schema)})
+    with netlayer.Client({"baseURL": "http://127.0.0.1:9/", "stub": [_json_stub("/x", value)],
+                          "openapi": {"document": document, "validateResponses": True}}) as client:
+        with pytest.raises(netlayer.ParsingError, match="at least"):
+            client.call("x")
