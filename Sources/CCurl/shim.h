@@ -198,6 +198,8 @@ static inline int nl_fd_ready(int fd, int events) {
 #define NL_WAIT_DELAY 3
 static const int nl_wait_delay_ms = 20;
 static const long nl_readfunc_pause = CURL_READFUNC_PAUSE;
+static const int nl_seekfunc_ok = CURL_SEEKFUNC_OK;
+static const int nl_seekfunc_cantseek = CURL_SEEKFUNC_CANTSEEK;
 static const size_t nl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
 static const int nl_pause_cont = CURLPAUSE_CONT;
 /* Runs the one transfer of `easy` on the private multi handle `m` until it ends

@@ -32,12 +32,24 @@ extension CurlTransfer {
                         buffer.withMemoryRebound(to: CChar.self) { curl_mime_data(handle, $0.baseAddress, $0.count) }
                     })
                 case .file(let path):
-                    var info = stat()
-                    guard access(path, R_OK) == 0, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                        let reason = access(path, R_OK) == 0 ? "not a regular file" : String(cString: strerror(errno))
-                        return .io("multipart part '\(part.name)': cannot read '\(path)': \(reason)")
+                    // Opened now without blocking and read from that descriptor, as
+                    // `uploadFrom` is: libcurl's own fopen() of the path, later, would
+                    // block for ever on a FIFO put in its place, and read past the size
+                    // it sent of a file that grows.
+                    let source: UploadSource
+                    do {
+                        source = try UploadSource(path: path, role: "multipart part '\(part.name.escapedForMessage)'")
+                    } catch {
+                        return error
                     }
-                    check(curl_mime_filedata(handle, path))  // streamed from disk during the transfer
+                    source.transfer = self
+                    partSources.append(source)
+                    check(curl_mime_data_cb(handle, source.size.map { curl_off_t($0) } ?? -1, curlReadPart, curlSeekPart, nil,
+                                            Unmanaged.passUnretained(source).toOpaque()))
+                    // libcurl names a file part by its path unless told otherwise (as curl_mime_filedata does).
+                    if part.filename == nil {
+                        check(curl_mime_filename(handle, String(path.split(separator: "/").last ?? Substring(path))))
+                    }
                 }
                 if let filename = part.filename { check(curl_mime_filename(handle, filename)) }
                 if let type = part.contentType { check(curl_mime_type(handle, type)) }
@@ -76,7 +88,13 @@ extension CurlTransfer {
 
     fileprivate func readUpload(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
         guard let upload else { return Int(CURL_READFUNC_ABORT) }
-        switch upload.read(into: buffer, count: count) {
+        return read(upload, into: buffer, count: count)
+    }
+
+    /// A read of `source` for libcurl: pauses the transfer while it has nothing to
+    /// give, and keeps the failure that aborts it.
+    fileprivate func read(_ source: UploadSource, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        switch source.read(into: buffer, count: count) {
         case .bytes(let n): return n
         case .end: return 0
         case .wait(let wait):
@@ -124,6 +142,20 @@ extension CurlTransfer {
         if uploaded > 0 { _ = handler(TransferProgress(direction: .upload, done: Int64(uploaded), total: Int64(uploaded))) }
         _ = handler(TransferProgress(direction: .download, done: Int64(downloaded), total: Int64(downloaded)))
     }
+}
+
+private func curlReadPart(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                          _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
+    let source = Unmanaged<UploadSource>.fromOpaque(context).takeUnretainedValue()
+    guard let transfer = source.transfer else { return Int(CURL_READFUNC_ABORT) }
+    return transfer.read(source, into: buffer, count: size * count)
+}
+
+private func curlSeekPart(_ context: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
+    guard let context, origin == SEEK_SET else { return nl_seekfunc_cantseek }
+    let source = Unmanaged<UploadSource>.fromOpaque(context).takeUnretainedValue()
+    return source.seek(to: Int64(offset)) ? nl_seekfunc_ok : nl_seekfunc_cantseek
 }
 
 private func curlReadUpload(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

@@ -37,6 +37,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private var headers = ReceivedHeaders()
     private var delivered = false
     var upload: UploadSource?
+    /// The files of multipart parts, read as libcurl sends them.
+    var partSources: [UploadSource] = []
     /// Whether the loop's `PausedTransfers` may hold this transfer (loop thread only).
     var isPausedOnLoop = false
     var mime: OpaquePointer?
@@ -122,6 +124,8 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         upload = nil
         if let mime { curl_mime_free(mime) }
         mime = nil
+        for source in partSources { source.close() }
+        partSources = []
     }
 
     /// Sets every option this request needs on `handle`: only the per-request ones

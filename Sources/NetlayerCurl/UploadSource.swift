@@ -8,7 +8,10 @@ import NetlayerJSON
 /// reads it. A regular file with a size goes out with that Content-Length; anything
 /// else (a FIFO, a character device, a /proc file whose size reads as 0) is streamed
 /// as it reads, chunked, like `curl -T`, and pauses the transfer while it has nothing
-/// to give. Used on one thread at a time.
+/// to give. A regular file gives exactly its size: the bytes a growing file gains stay
+/// out of the body (more than Content-Length would be read as the next request), and
+/// one that shrinks fails as `io`. Used for `uploadFrom` and for multipart file parts,
+/// on one thread at a time.
 package final class UploadSource {
     enum Read {
         case bytes(Int)
@@ -18,15 +21,23 @@ package final class UploadSource {
     }
 
     let path: String
+    /// What the file is to the request, for messages: "uploadFrom", "multipart part 'x'".
+    let role: String
     /// The size sent as Content-Length; nil when the file is streamed as it reads.
     let size: Int64?
     private var fd: Int32
     private let isFIFO: Bool
+    /// Bytes given so far.
+    private var given: Int64 = 0
+    /// The transfer a multipart part's reads pause or fail (`uploadFrom`'s reads go
+    /// through the transfer itself).
+    unowned(unsafe) var transfer: CurlTransfer?
 
-    init(path: String) throws(NetworkError) {
+    init(path: String, role: String = "uploadFrom") throws(NetworkError) {
         self.path = path
+        self.role = role
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw Self.failure(path, errno) }
+        guard fd >= 0 else { throw Self.failure(role, path, errno) }
         var info = stat()
         var size: Int64?
         var problem: Int32 = fstat(fd, &info) == 0 ? 0 : errno
@@ -51,7 +62,7 @@ package final class UploadSource {
         }
         guard problem == 0 else {
             Glibc.close(fd)
-            throw Self.failure(path, problem)
+            throw Self.failure(role, path, problem)
         }
         self.fd = fd
         self.size = size
@@ -63,9 +74,21 @@ package final class UploadSource {
     /// Reads up to `count` bytes without blocking.
     func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Read {
         var lookedAgain = false
+        var count = count
+        if let size {
+            if given >= size { return .end }
+            count = Int(min(Int64(count), size - given))
+        }
         while true {
             let n = Glibc.read(fd, buffer, count)
-            if n > 0 { return .bytes(n) }
+            if n > 0 {
+                given += Int64(n)
+                return .bytes(n)
+            }
+            if n == 0, let size {
+                return .failed(.io("\(role) '\(path.escapedForMessage)': the file shrank while it was sent: "
+                                   + "\(given) of its \(size) bytes"))
+            }
             if n == 0 {
                 // A FIFO reads as empty until its first writer comes; only once a writer
                 // came and went does poll report the hang-up that ends it.
@@ -78,8 +101,16 @@ package final class UploadSource {
             let error = errno
             if error == EINTR { continue }
             if error == EAGAIN || error == EWOULDBLOCK { return .wait(.readable(fd)) }
-            return .failed(.io("uploadFrom '\(path)': read failed: \(String(cString: strerror(error)))"))
+            return .failed(.io("\(role) '\(path.escapedForMessage)': read failed: \(String(cString: strerror(error)))"))
         }
+    }
+
+    /// Back to `offset` from the start, for libcurl to send the body again (an
+    /// authentication answer); false for a file that cannot go back (a FIFO).
+    func seek(to offset: Int64) -> Bool {
+        guard !isFIFO, fd >= 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else { return false }
+        given = offset
+        return true
     }
 
     /// Closes the file. Safe to call more than once.
@@ -88,7 +119,7 @@ package final class UploadSource {
         fd = -1
     }
 
-    private static func failure(_ path: String, _ error: Int32) -> NetworkError {
-        .io("uploadFrom '\(path)': cannot read it: \(String(cString: strerror(error)))")
+    private static func failure(_ role: String, _ path: String, _ error: Int32) -> NetworkError {
+        .io("\(role) '\(path.escapedForMessage)': cannot read it: \(String(cString: strerror(error)))")
     }
 }
