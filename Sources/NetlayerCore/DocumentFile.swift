@@ -96,7 +96,7 @@ package enum DocumentFile {
         var failure: Int32 = 0
         for _ in 0..<100 {
             let suffix = String(decoding: (0..<8).map { _ in letters.randomElement()! }, as: UTF8.self)
-            temporary = "\(folder)/.\(name).tmp-\(suffix)"
+            temporary = "\(folder)/" + sibling(of: name, ".tmp-\(suffix)")
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode)
             failure = fd >= 0 ? 0 : errno
             if failure != EEXIST { break }
@@ -142,6 +142,25 @@ package enum DocumentFile {
         guard type == S_IFREG || type == S_IFLNK else {
             throw .io("cannot write '\(path.escapedForMessage)': it is \(describe(info.st_mode)), not a regular file")
         }
+    }
+
+    /// `path` from the root: a relative one joined to the current folder now, so that a
+    /// file named when a client is made stays that file whatever folder the program
+    /// moves to before it is written (and its lock stays that file's).
+    package static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        let folder = String(cString: cwd)
+        return (folder.hasSuffix("/") ? folder : folder + "/") + path
+    }
+
+    /// The name of a file made beside `name` (".NAME.lock", ".NAME.tmp-XXXXXXXX"): `name`
+    /// cut to 200 bytes when the whole would pass the 255 a file name may have.
+    package static func sibling(of name: String, _ suffix: String) -> String {
+        guard 1 + name.utf8.count + suffix.utf8.count > 255 else { return "." + name + suffix }
+        var stem = Substring(name)
+        while stem.utf8.count > 200 { stem = stem.dropLast() }
+        return "." + stem + suffix
     }
 
     /// The folder ("." for a bare name, "/" at the root) and the name of `path`.

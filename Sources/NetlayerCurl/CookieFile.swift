@@ -35,6 +35,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
     /// Checks that the file can be written later (when `save`) and takes its lock.
     /// Errors are `invalidRequest` naming the config key.
     init(_ jar: CookieJar, path: String) throws(NetworkError) {
+        let path = DocumentFile.absolute(path)
         self.path = path
         save = jar.save
         keepSessionCookies = jar.keepSessionCookies
@@ -141,7 +142,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
     /// file when another client holds it or it cannot be made.
     private static func lock(_ path: String) throws(NetworkError) -> Int32 {
         let (folder, name) = DocumentFile.split(path)
-        let lockPath = "\(folder)/.\(name).lock"
+        let lockPath = "\(folder)/" + DocumentFile.sibling(of: name, ".lock")
         // No link followed, no FIFO waited for: a lock file is a plain file of our own.
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o600)
         guard fd >= 0 else {

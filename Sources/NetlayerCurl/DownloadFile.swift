@@ -47,10 +47,14 @@ package final class DownloadFile {
         case S_IFDIR:
             throw Self.failure(path, "cannot write it", EISDIR)
         case 0, S_IFREG:
-            finalPath = type == 0 ? path : Self.resolved(path)
+            // From the root: the folder the program is in may change before it completes.
+            finalPath = type == 0 ? DocumentFile.absolute(path) : Self.resolved(path)
+            // A file this process may not write is not replaced either (`curl -o` fails
+            // on it too), though its folder would let a rename do it.
+            if type == S_IFREG, access(finalPath, W_OK) != 0 { throw Self.failure(path, "cannot write it", errno) }
             try createTemporaryFile()
         default:
-            throw .io("downloadTo '\(path)': cannot write it: not a regular file, character device or FIFO")
+            throw .io("downloadTo '\(path.escapedForMessage)': cannot write it: not a regular file, character device or FIFO")
         }
     }
 
@@ -103,10 +107,11 @@ package final class DownloadFile {
         var error: Int32 = fsync(fd) == 0 ? 0 : errno
         var existing = stat()
         if error == 0, stat(finalPath, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG {
-            // Owner first: chown clears set-user-ID bits that fchmod then sets again. An
-            // owner the process may not give (not root) stays its own.
+            // An owner the process may not give (not root) stays its own. The permission
+            // bits stay; set-user-ID, set-group-ID and sticky do not: new content is not
+            // what they were granted to (a write by anyone but root clears them too).
             _ = fchown(fd, existing.st_uid, existing.st_gid)
-            if fchmod(fd, existing.st_mode & 0o7777) != 0 { error = errno }
+            if fchmod(fd, existing.st_mode & 0o777) != 0 { error = errno }
         }
         close(fd)
         fd = -1
@@ -156,7 +161,7 @@ package final class DownloadFile {
         var error: Int32 = EEXIST
         for _ in 0..<100 where error == EEXIST {
             let suffix = String((0..<8).map { _ in letters.randomElement()! })
-            let candidate = "\(directory.isEmpty ? "" : directory)/.\(name).part-\(suffix)"
+            let candidate = "\(directory.isEmpty ? "" : directory)/" + DocumentFile.sibling(of: name, ".part-\(suffix)")
             let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if descriptor >= 0 {
                 fd = descriptor
@@ -165,7 +170,7 @@ package final class DownloadFile {
             }
             error = errno
         }
-        throw .io("downloadTo '\(path)': cannot create a file in '\(directory.isEmpty ? "/" : directory)': \(String(cString: strerror(error)))")
+        throw .io("downloadTo '\(path.escapedForMessage)': cannot create a file in '\((directory.isEmpty ? "/" : directory).escapedForMessage)': \(String(cString: strerror(error)))")
     }
 
     /// The file a symbolic link names, or `path` itself.
@@ -176,6 +181,6 @@ package final class DownloadFile {
     }
 
     private static func failure(_ path: String, _ what: String, _ error: Int32) -> NetworkError {
-        .io("downloadTo '\(path)': \(what): \(String(cString: strerror(error)))")
+        .io("downloadTo '\(path.escapedForMessage)': \(what): \(String(cString: strerror(error)))")
     }
 }

@@ -58,8 +58,10 @@ package struct CassetteDocument: Sendable {
     /// shutdown) or replay.
     package func clientMode(redaction: CassetteRedaction) -> CassetteMode {
         if let replayed { return .replay(replayed, redactedQuery: redaction.queryNames) }
-        let file = self.file
-        return .record(redaction) { cassette in Self.save(cassette, to: file) }
+        // From the root as the program's folder is now, when the client is made: the
+        // recording goes there whatever folder the program is in when it is freed.
+        let path = DocumentFile.absolute(file)
+        return .record(redaction) { cassette in Self.save(cassette, to: path) }
     }
 
     /// The cassette a parsed file holds; anything malformed is `invalidRequest`
