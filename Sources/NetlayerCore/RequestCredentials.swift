@@ -122,8 +122,10 @@ public struct RequestCredentials: Sendable, Equatable {
 
     /// Trimmed, long enough to scrub without blanking ordinary words, longest first
     /// (a secret that holds another is replaced whole), each once.
-    /// A value that holds `"` or `\\` is kept as written inside a JSON string too (a
-    /// server echoing it in a JSON body escapes it).
+    /// A value is also kept as JSON writers escape it inside a string, since a server
+    /// echoing it in a JSON body writes it so: `"` and `\\` escaped (every writer),
+    /// non-ASCII as `\u00e4` (Python's `json.dumps`, PHP; .NET as `\u00E4`), `&`, `<`
+    /// and `>` as `\u0026`… (Go, .NET), `/` as `\/` (PHP).
     package static func usable(_ values: [String]) -> [String] {
         var seen = Set<String>()
         var out: [String] = []
@@ -131,12 +133,60 @@ public struct RequestCredentials: Sendable, Equatable {
             let trimmed = value.trimmingCharacters(in: " \t\"")
             guard trimmed.count >= 6, seen.insert(trimmed).inserted else { continue }
             out.append(trimmed)
-            if trimmed.contains("\"") || trimmed.contains("\\") {
-                let escaped = String(decoding: JSONWriter.serialize(.string(trimmed)).dropFirst().dropLast(), as: UTF8.self)
-                if seen.insert(escaped).inserted { out.append(escaped) }
+            for spelling in jsonSpellings(of: trimmed) where seen.insert(spelling).inserted {
+                out.append(spelling)
             }
         }
         return out.sorted { $0.count > $1.count }
+    }
+
+    /// How JSON writers spell `value` inside a string, when any differs from it.
+    private static func jsonSpellings(of value: String) -> [String] {
+        var quotes = false, nonASCII = false, html = false, slash = false
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"", "\\": quotes = true
+            case "&", "<", ">": html = true
+            case "/": slash = true
+            default: if scalar.value < 0x20 { quotes = true } else if scalar.value > 0x7F { nonASCII = true }
+            }
+        }
+        guard quotes || nonASCII || html || slash else { return [] }
+        var spellings: [String] = []
+        for unicode in nonASCII ? [false, true] : [false] {
+            for escapesHTML in html ? [false, true] : [false] {
+                for escapesSlash in slash ? [false, true] : [false] {
+                    for upper in unicode || escapesHTML ? [false, true] : [false] {
+                        spellings.append(jsonSpelling(of: value, unicode: unicode, html: escapesHTML,
+                                                      slash: escapesSlash, upper: upper))
+                    }
+                }
+            }
+        }
+        return spellings
+    }
+
+    private static func jsonSpelling(of value: String, unicode: Bool, html: Bool, slash: Bool, upper: Bool) -> String {
+        var out = ""
+        func escape(_ unit: UInt16) {
+            let hex = String(unit, radix: 16, uppercase: upper)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "/" where slash: out += "\\/"
+            case "&" where html, "<" where html, ">" where html: escape(UInt16(scalar.value))
+            default:
+                if scalar.value < 0x20 || (unicode && scalar.value > 0x7F) {
+                    for unit in String(scalar).utf16 { escape(unit) }
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
     }
 
     private static func decodedBasic(_ credential: String) -> String? {

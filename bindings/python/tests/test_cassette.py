@@ -82,3 +82,14 @@ def test_multipart_passwords_and_urls_in_response_headers_stay_out_of_logs_and_c
     logged = [event["headers"] for event in events if event["event"] == "response"]
     assert logged and "<redacted>" in logged[0]["location"]
     assert "SRVTOKEN424242" not in json.dumps(logged) and "USERINFOPW99" not in json.dumps(logged)
+
+
+def test_a_secret_echoed_with_json_escapes_stays_out_of_the_cassette(base_url: str, tmp_path: Path) -> None:
+    # The test server writes JSON as Python's json.dumps does: non-ASCII as \u00e4.
+    cassette = tmp_path / "escaped.json"
+    password = "pässwörd-CANARY/€"
+    with netlayer.Client({"baseURL": base_url, "cassette": {"file": str(cassette), "mode": "record"}}) as client:
+        echoed = client.post("echo", json={"username": "ann", "password": password}).value
+        assert password in echoed["body"]  # the server did echo it, escaped in its JSON
+    recorded = cassette.read_text()
+    assert "CANARY" not in recorded, recorded[:2000]
