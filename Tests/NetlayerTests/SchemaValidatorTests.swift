@@ -151,6 +151,13 @@ import Testing
         #expect(violation("😀", ["pattern": "^\\u{1F600}$"]) == nil)
         #expect(violation("\u{A0}", ["pattern": "^\\s$"]) == nil)
         #expect(violation("\u{A0}", ["pattern": "^\\S$"]) != nil)
+        // Inside a class too, where RE2 has no negated set: \S is every other code point.
+        #expect(violation("\u{A0}", ["pattern": "^[\\S]$"]) != nil)
+        #expect(violation("\u{3000}", ["pattern": "^[\\Sx]$"]) != nil)
+        #expect(violation("é", ["pattern": "^[\\S]$"]) == nil)
+        #expect(violation("😀", ["pattern": "^[\\S]$"]) == nil)
+        #expect(violation("\u{A0}", ["pattern": "^[^\\S]$"]) == nil)
+        #expect(violation("a", ["pattern": "^[^\\S]$"]) != nil)
         #expect(violation("\r", ["pattern": "^.$"]) != nil)
         #expect(violation("[", ["pattern": "^[[]$"]) == nil)
         #expect(violation("\n", ["pattern": "^[^]$"]) == nil)

@@ -16,6 +16,12 @@ package enum ECMAPattern {
     static let whiteSpaceClass =
         #"\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}"#
 
+    /// Every code point but those of `whiteSpaceClass`, as the inside of a class: ECMA-262's
+    /// `\S` where RE2 has no negated set (inside a class).
+    static let nonWhiteSpaceClass =
+        #"\x{0}-\x{8}\x{E}-\x{1F}\x{21}-\x{9F}\x{A1}-\x{167F}\x{1681}-\x{1FFF}\x{200B}-\x{2027}"#
+        + #"\x{202A}-\x{202E}\x{2030}-\x{205E}\x{2060}-\x{2FFF}\x{3001}-\x{FEFE}\x{FF00}-\x{10FFFF}"#
+
     /// The long names of Unicode general categories, which RE2 knows by their short ones.
     static let categoryAliases: [String: String] = [
         "Letter": "L", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
@@ -93,8 +99,8 @@ package enum ECMAPattern {
         case "s":
             return inClass ? whiteSpaceClass : "[\(whiteSpaceClass)]"
         case "S":
-            // A negated set cannot sit inside a class in RE2: there RE2's ASCII `\S` stands in.
-            return inClass ? #"\S"# : "[^\(whiteSpaceClass)]"
+            // A negated set cannot sit inside a class in RE2: there its ranges stand in.
+            return inClass ? nonWhiteSpaceClass : "[^\(whiteSpaceClass)]"
         case "p", "P":
             // Unicode properties: RE2 knows the general categories and scripts by their short names.
             guard scanner.peek() == "{" else { return "\\" + String(c) }
