@@ -24,7 +24,10 @@ extension OpenAPIDocument {
             throw .invalidRequest("\(what): call key '\(key)' is not allowed, the openapi document decides the operation's path and method")
         }
         let params = try call.object("params") ?? JSONObject()
-        for param in params where !operation.parameters.contains(where: { $0.name == param.key }) {
+        // A parameter is unique by name and location (OpenAPI's Operation `parameters`):
+        // one whose name another location shares is addressed as "query:id", "path:id".
+        let qualified = { (parameter: OpenAPIParameter) in "\(parameter.location.rawValue):\(parameter.name)" }
+        for param in params where !operation.parameters.contains(where: { $0.name == param.key || qualified($0) == param.key }) {
             var message = "\(what) has no parameter '\(SchemaViolation.quoted(param.key))'"
             if let near = KeySuggestion.closest(to: param.key, among: operation.parameters.map(\.name)) {
                 message += " (did you mean '\(near)'?)"
@@ -34,7 +37,13 @@ extension OpenAPIDocument {
 
         var path = operation.path, query: [(String, String)] = [], headers = JSONObject(), cookies: [(String, String)] = []
         for parameter in operation.parameters {
-            guard let value = params[parameter.name], !value.isNull else {
+            let shared = operation.parameters.contains { $0.name == parameter.name && $0.location != parameter.location }
+            if shared, params[parameter.name] != nil {
+                let places = operation.parameters.filter { $0.name == parameter.name }.map(qualified)
+                throw .invalidRequest("\(what): parameter '\(SchemaViolation.quoted(parameter.name))' is in more than one place; "
+                                      + "name it " + places.map { "'\(SchemaViolation.quoted($0))'" }.joined(separator: " or "))
+            }
+            guard let value = shared ? params[qualified(parameter)] : params[parameter.name], !value.isNull else {
                 if parameter.required {
                     throw .invalidRequest("\(what): missing required \(parameter.location.rawValue) parameter '\(SchemaViolation.quoted(parameter.name))'")
                 }

@@ -353,3 +353,20 @@ def test_a_minimum_count_beyond_64_bits_is_still_a_minimum(schema: Dict[str, Any
                           "openapi": {"document": document, "validateResponses": True}}) as client:
         with pytest.raises(netlayer.ParsingError, match="at least"):
             client.call("x")
+
+
+def test_a_name_in_two_locations_is_addressed_with_its_location(base_url: str) -> None:
+    # OpenAPI: "A unique parameter is defined by a combination of a name and location."
+    operation = {"get": {"operationId": "item", "parameters": [
+        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+        {"name": "id", "in": "query", "schema": {"type": "integer"}},
+        {"name": "q", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}
+    document = _document({"/echo/{id}": operation})
+    with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
+        echoed = client.call("item", {"path:id": "abc", "query:id": 7, "q": "x"}).value
+        assert echoed["path"] == "/echo/abc" and echoed["args"] == {"id": ["7"], "q": ["x"]}
+        with pytest.raises(netlayer.InvalidRequestError, match="'id' is in more than one place; name it 'path:id' or 'query:id'"):
+            client.call("item", {"id": "abc"})
+        with pytest.raises(netlayer.InvalidRequestError, match="has no parameter 'header:id'"):
+            client.call("item", {"header:id": "abc"})
