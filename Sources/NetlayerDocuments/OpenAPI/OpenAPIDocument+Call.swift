@@ -23,6 +23,9 @@ extension OpenAPIDocument {
         for key in Self.fixedKeys where call.value(key) != nil {
             throw .invalidRequest("\(what): call key '\(key)' is not allowed, the openapi document decides the operation's path and method")
         }
+        // The operation's or its path item's servers override the document's.
+        let (serverURL, serverPath, serverIsAbsolute) = operation.server
+            ?? (self.serverURL, self.serverPath, self.serverIsAbsolute)
         let params = try call.object("params") ?? JSONObject()
         // A parameter is unique by name and location (OpenAPI's Operation `parameters`):
         // one whose name another location shares is addressed as "query:id", "path:id".

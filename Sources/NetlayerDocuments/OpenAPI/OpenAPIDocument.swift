@@ -129,7 +129,7 @@ public struct OpenAPIDocument: Sendable {
 
     /// `servers[0]`: its URL with variables at their defaults, the URL's path, and
     /// whether it is absolute.
-    private static func server(_ doc: DocumentReader, source: String) throws(NetworkError) -> (String, String, Bool) {
+    static func server(_ doc: DocumentReader, source: String) throws(NetworkError) -> (String, String, Bool) {
         guard case .array(let servers)? = doc.value("servers"), let first = servers.first else { return ("", "", false) }
         let server = try DocumentReader(first, context: "\(source) servers[0]")
         guard var url = try server.string("url") else {

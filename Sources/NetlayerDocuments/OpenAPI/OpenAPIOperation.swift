@@ -19,6 +19,9 @@ public struct OpenAPIOperation: Sendable {
     public let security: [[String]]
     /// Schemas of the 2XX and `default` JSON responses, for response validation.
     let responseSchemas: [JSON]
+    /// The operation's own `servers[0]`, else its path item's (URL, path, absolute),
+    /// which override the document's (OpenAPI's Operation and Path Item `servers`).
+    let server: (url: String, path: String, isAbsolute: Bool)?
 
     static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 
@@ -28,19 +31,29 @@ public struct OpenAPIOperation: Sendable {
         let context = "path '\(path.escapedForMessage)'"
         let doc = try DocumentReader(item, context: "\(resolver.source) \(context)")
         let shared = try parameters(doc.value("parameters"), context: context, resolver: resolver)
+        let pathServer = try ownServer(doc, source: "\(resolver.source) \(context)")
         var found: [OpenAPIOperation] = []
         for method in methods {
             guard let operation = doc.value(method) else { continue }
             found.append(try OpenAPIOperation(method: method, path: path, json: operation, shared: shared,
-                                              resolver: resolver, defaultSecurity: defaultSecurity))
+                                              resolver: resolver, defaultSecurity: defaultSecurity, pathServer: pathServer))
         }
         return found
     }
 
+    /// `servers[0]` of a path item or an operation, nil when it has none.
+    private static func ownServer(_ doc: DocumentReader, source: String) throws(NetworkError) -> (url: String, path: String, isAbsolute: Bool)? {
+        guard case .array(let servers)? = doc.value("servers"), !servers.isEmpty else { return nil }
+        let (url, path, isAbsolute) = try OpenAPIDocument.server(doc, source: source)
+        return (url, path, isAbsolute)
+    }
+
     private init(method: String, path rawPath: String, json: JSON, shared: [OpenAPIParameter],
-                 resolver: OpenAPIReferences, defaultSecurity: [[String]]) throws(NetworkError) {
+                 resolver: OpenAPIReferences, defaultSecurity: [[String]],
+                 pathServer: (url: String, path: String, isAbsolute: Bool)?) throws(NetworkError) {
         let upper = method.uppercased()
         let doc = try DocumentReader(json, context: "\(resolver.source) operation \(upper) '\(rawPath.escapedForMessage)'")
+        server = try Self.ownServer(doc, source: "\(resolver.source) operation \(upper) '\(rawPath.escapedForMessage)'") ?? pathServer
         self.method = upper
         path = rawPath
         name = try doc.string("operationId") ?? "\(upper) \(rawPath)"

@@ -370,3 +370,17 @@ def test_a_name_in_two_locations_is_addressed_with_its_location(base_url: str) -
             client.call("item", {"id": "abc"})
         with pytest.raises(netlayer.InvalidRequestError, match="has no parameter 'header:id'"):
             client.call("item", {"header:id": "abc"})
+
+
+def test_operation_and_path_item_servers_override_the_documents(base_url: str) -> None:
+    ok = {"200": {"description": "ok"}}
+    document = _document({
+        "/p": {"servers": [{"url": "/echo/{place}", "variables": {"place": {"default": "pathsrv"}}}],
+               "get": {"operationId": "own", "servers": [{"url": "/echo/opsrv"}], "responses": ok},
+               "post": {"operationId": "fromPath", "responses": ok}},
+        "/q": {"get": {"operationId": "fromRoot", "responses": ok}}},
+        servers=[{"url": "/echo/root"}])
+    with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
+        assert client.call("own").value["path"] == "/echo/opsrv/p"
+        assert client.call("fromPath").value["path"] == "/echo/pathsrv/p"
+        assert client.call("fromRoot").value["path"] == "/echo/root/q"
