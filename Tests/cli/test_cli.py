@@ -949,6 +949,41 @@ def _():
     assert code == 0 and json.loads(out) == {"user": "ann", "password": "pw"}, (code, out)
 
 
+@test("a large JSON response is held about once as text, not as a tree of nodes per value")
+def _():
+    # 40 MB of small numbers: as a tree, dozens of bytes per byte of the body.
+    body = b"[" + b",".join([b"1"] * 20_000_000) + b"]"
+
+    class Large(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Large)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def small_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: 25 bytes per byte of the body
+
+    try:
+        url = "http://127.0.0.1:%d/large" % server.server_port
+        for extra in ((), ("--pretty",)):
+            p = subprocess.run([CLI, "get", url] + list(extra), stdin=subprocess.DEVNULL, capture_output=True,
+                               preexec_fn=small_memory, timeout=120)
+            assert p.returncode == 0, (extra, p.returncode, p.stderr[-400:])
+            printed = p.stdout.replace(b"\n", b"").replace(b" ", b"")
+            assert printed == body, (extra, len(p.stdout))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def run_with_prompt(args, answer):
     """Runs the CLI with a pseudo-terminal as its controlling terminal and standard input;
     once the prompt shows, types `answer` (bytes). Returns the status, what the terminal

@@ -66,10 +66,12 @@ void put_string(FILE *out, const char *text, int terminal);
 
 /* ---- JSON --------------------------------------------------------------------- */
 
-typedef enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } jtype;
+typedef enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT, J_RAW } jtype;
 
 /* A parsed value. Strings are unescaped UTF-8 (`len` bytes, may hold NUL); numbers
- * and booleans keep their text, so numbers pass through exactly as written. */
+ * and booleans keep their text, so numbers pass through exactly as written. A J_RAW
+ * node is an array or object kept as its JSON text (`text`, `len`), unparsed
+ * (json_parse_result); json_write writes it as it writes the parsed tree. */
 typedef struct jnode {
     jtype type;
     char *key;            /* member name inside an object, else NULL */
@@ -82,6 +84,14 @@ typedef struct jnode {
 
 /* Parses `len` bytes; NULL on error with a message in `error` (size `error_size`). */
 jnode *json_parse(const char *text, size_t len, char *error, size_t error_size);
+/* Parses a result document, keeping its top-level "value" member, when it is an
+ * array or object, as a J_RAW node of its JSON text: a large response body is then
+ * held once as text instead of as a tree of nodes (dozens of bytes per byte). */
+jnode *json_parse_result(const char *text, size_t len, char *error, size_t error_size);
+/* Writes the JSON text `text` (`len` bytes) as json_write writes the tree json_parse
+ * would make of it, at `depth`, without making the tree; 0 when it is not valid JSON
+ * (the message in `error`). */
+int json_rewrite(buf *out, const char *text, size_t len, int pretty, int depth, char *error, size_t error_size);
 void json_free(jnode *node);
 /* A new node of `type`; `text` (`len` bytes, may be NULL) is copied: a string's
  * bytes, or a number's or boolean's JSON text. */

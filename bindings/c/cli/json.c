@@ -68,7 +68,13 @@ void buf_json_string(buf *b, const char *s, size_t n) {
 
 /* ---- parser ------------------------------------------------------------------- */
 
-typedef struct parser { const char *p, *end, *start; char *error; size_t error_size; int depth; } parser;
+typedef struct parser {
+    const char *p, *end, *start;
+    char *error;
+    size_t error_size;
+    int depth;
+    int raw_value;  /* json_parse_result: the top-level "value" container kept as text */
+} parser;
 
 static jnode *fail(parser *ps, const char *what) {
     if (!ps->error[0]) snprintf(ps->error, ps->error_size, "%s at byte %ld", what, (long)(ps->p - ps->start));
@@ -146,6 +152,7 @@ static int parse_string(parser *ps, buf *out) {
 }
 
 static jnode *parse_value(parser *ps);
+static int rewrite_value(buf *out, parser *ps, int pretty, int depth);
 
 static jnode *new_node(jtype type) {
     jnode *n = checked(calloc(1, sizeof *n));
@@ -182,7 +189,15 @@ static jnode *parse_container(parser *ps, int object) {
             if (ps->p >= ps->end || *ps->p != ':') { free(key.data); json_free(node); return fail(ps, "expected ':'"); }
             ps->p++;
         }
-        item = parse_value(ps);
+        skip_space(ps);
+        if (object && ps->raw_value && ps->depth == 1 && key.len == 5 && memcmp(key.data, "value", 5) == 0
+            && ps->p < ps->end && (*ps->p == '{' || *ps->p == '[')) {
+            const char *start = ps->p;
+            if (!rewrite_value(NULL, ps, 0, 0)) { free(key.data); json_free(node); return NULL; }
+            item = json_new(J_RAW, start, (size_t)(ps->p - start));
+        } else {
+            item = parse_value(ps);
+        }
         if (!item) { free(key.data); json_free(node); return NULL; }
         item->key = key.data;
         item->key_len = key.len;
@@ -244,8 +259,101 @@ static jnode *parse_value(parser *ps) {
     return n;
 }
 
+jnode *json_parse_result(const char *text, size_t len, char *error, size_t error_size) {
+    parser ps = { text, text + len, text, error, error_size, 0, 1 };
+    jnode *root;
+    error[0] = '\0';
+    root = parse_value(&ps);
+    if (!root) return NULL;
+    skip_space(&ps);
+    if (ps.p != ps.end) { json_free(root); return fail(&ps, "unexpected text after the value"); }
+    return root;
+}
+
+static void newline(buf *out, int depth);
+
+/* One value at ps->p written to `out` (NULL: only checked) as json_write writes its
+ * tree, without making it: containers are kept as a stack of their kinds. */
+static int rewrite_value(buf *out, parser *ps, int pretty, int depth) {
+    char kinds[513];  /* '}' or ']' for each open container */
+    int open = 0;
+    for (;;) {
+        /* A value. */
+        skip_space(ps);
+        if (ps->p >= ps->end) { fail(ps, "unexpected end"); return 0; }
+        if (*ps->p == '{' || *ps->p == '[') {
+            char close = *ps->p == '{' ? '}' : ']';
+            if (open >= 512) { fail(ps, "nesting too deep"); return 0; }
+            if (out) buf_add(out, ps->p, 1);
+            ps->p++;
+            kinds[open++] = close;
+            skip_space(ps);
+            if (ps->p < ps->end && *ps->p == close) {
+                if (out) buf_add(out, ps->p, 1);
+                ps->p++;
+                open--;
+            } else {
+                goto member;
+            }
+        } else if (*ps->p == '"') {
+            buf s = { 0 };
+            if (!parse_string(ps, &s)) { free(s.data); return 0; }
+            if (out) buf_json_string(out, s.data, s.len);
+            free(s.data);
+        } else {
+            const char *start = ps->p;
+            jnode *scalar = parse_value(ps);  /* a number, true, false or null: checked as json_parse checks it */
+            if (!scalar) return 0;
+            json_free(scalar);
+            if (out) buf_add(out, start, (size_t)(ps->p - start));
+        }
+        /* After a value: the next member, or the end of containers. */
+        for (;;) {
+            if (open == 0) return 1;
+            skip_space(ps);
+            if (ps->p < ps->end && *ps->p == ',') {
+                if (out) buf_add(out, ",", 1);
+                ps->p++;
+                break;
+            }
+            if (ps->p < ps->end && *ps->p == kinds[open - 1]) {
+                if (out && pretty) newline(out, depth + open - 1);
+                if (out) buf_add(out, ps->p, 1);
+                ps->p++;
+                open--;
+                continue;
+            }
+            fail(ps, kinds[open - 1] == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+            return 0;
+        }
+    member:
+        if (out && pretty) newline(out, depth + open);
+        if (kinds[open - 1] == '}') {
+            buf key = { 0 };
+            skip_space(ps);
+            if (ps->p >= ps->end || *ps->p != '"') { fail(ps, "expected a member name"); return 0; }
+            if (!parse_string(ps, &key)) { free(key.data); return 0; }
+            if (out) buf_json_string(out, key.data, key.len);
+            free(key.data);
+            skip_space(ps);
+            if (ps->p >= ps->end || *ps->p != ':') { fail(ps, "expected ':'"); return 0; }
+            ps->p++;
+            if (out) buf_puts(out, pretty ? ": " : ":");
+        }
+    }
+}
+
+int json_rewrite(buf *out, const char *text, size_t len, int pretty, int depth, char *error, size_t error_size) {
+    parser ps = { text, text + len, text, error, error_size, 0, 0 };
+    error[0] = '\0';
+    if (!rewrite_value(out, &ps, pretty, depth)) return 0;
+    skip_space(&ps);
+    if (ps.p != ps.end) { fail(&ps, "unexpected text after the value"); return 0; }
+    return 1;
+}
+
 jnode *json_parse(const char *text, size_t len, char *error, size_t error_size) {
-    parser ps = { text, text + len, text, error, error_size, 0 };
+    parser ps = { text, text + len, text, error, error_size, 0, 0 };
     jnode *root;
     error[0] = '\0';
     root = parse_value(&ps);
@@ -340,6 +448,11 @@ void json_write(buf *out, const jnode *node, int pretty, int depth) {
     case J_STRING: buf_json_string(out, node->text, node->len); return;
     case J_NULL: buf_puts(out, "null"); return;
     case J_BOOL: case J_NUMBER: buf_add(out, node->text, node->len); return;
+    case J_RAW: {
+        char error[96];
+        if (!json_rewrite(out, node->text, node->len, pretty, depth, error, sizeof error)) buf_puts(out, "null");
+        return;
+    }
     case J_ARRAY: case J_OBJECT: break;
     }
     buf_add(out, node->type == J_OBJECT ? "{" : "[", 1);

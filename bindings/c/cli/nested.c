@@ -199,6 +199,7 @@ static const char *type_name(jtype type) {
     case J_STRING: return "a string";
     case J_ARRAY: return "an array";
     case J_OBJECT: return "an object";
+    case J_RAW: return "JSON text";
     }
     return "";
 }

@@ -341,7 +341,10 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
     if (p.bar_shown) fputc('\n', stderr);
     if (!p.result) { fputs("netlayer: the request could not start\n", stderr); return EXIT_FAILURE_OTHER; }
 
-    result = json_parse(p.result, strlen(p.result), message, sizeof message);
+    /* The response's value stays text: its tree would take dozens of bytes per byte. A
+     * download's value is read ({"path", "bytes"}). */
+    result = o->download ? json_parse(p.result, strlen(p.result), message, sizeof message)
+                         : json_parse_result(p.result, strlen(p.result), message, sizeof message);
     if (!result) {
         fprintf(stderr, "netlayer: unreadable result (%s)\n", message);
         free(p.result);
