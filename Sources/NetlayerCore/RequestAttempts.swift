@@ -126,7 +126,11 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                         next.headers[field.name] = nil
                     }
                 }
-                if environment.logs { environment.logger?.log(request: next, context: context) }  // each hop is a request of its own
+                if environment.logs, let logger = environment.logger {
+                    // Each hop is an exchange of its own: the redirect that answered, then the next request.
+                    if case .success(let redirect) = result { logger.log(response: redirect, request: request, context: context) }
+                    logger.log(request: next, context: context)
+                }
                 let hop = RedirectHop(status: (try? result.get())?.statusCode ?? 0, url: request.url)
                 send(next, redirects: redirects + [hop], redirectMs: redirectMs + Self.spent(result))
             case .fail(let error):

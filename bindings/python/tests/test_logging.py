@@ -76,3 +76,16 @@ def test_on_log_replaces_logging_and_none_restores_it(base_url: str,
         client.on_log(None)
         client.get("json")
         assert any(r.getMessage().startswith("response 200") for r in _records(caplog))
+
+
+def test_each_redirect_hop_logs_its_response_before_the_next_request(base_url: str) -> None:
+    # As curl -v shows them: every exchange of the chain, not only the last one.
+    seen: List[Dict[str, Any]] = []
+    with netlayer.Client(base_url, log={"level": "info"}) as client:
+        client.on_log(seen.append)
+        client.get("redirect/2")
+    assert [(e["event"], e.get("status") or e["url"].rsplit("/", 2)[-2:]) for e in seen] == [
+        ("request", ["redirect", "2"]), ("response", 302),
+        ("request", ["redirect", "1"]), ("response", 302),
+        ("request", ["redirect", "0"]), ("response", 302),
+        ("request", ["127.0.0.1:" + base_url.rsplit(":", 1)[1].strip("/"), "json"]), ("response", 200)]
