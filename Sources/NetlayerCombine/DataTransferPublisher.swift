@@ -66,7 +66,14 @@ where E.Response == Output {
             let transfer = service.request(with: endpoint) { (result: Result<Output, DataTransferError>) in
                 sink.deliver(result)
             }
-            locked { if subscriber != nil { self.transfer = transfer } }
+            // A cancel() that came while the transfer was starting found none to cancel:
+            // it is cancelled now (after a delivery this does nothing).
+            let cancelledMeanwhile = locked { () -> Bool in
+                guard subscriber != nil else { return true }
+                self.transfer = transfer
+                return false
+            }
+            if cancelledMeanwhile { _ = transfer?.cancel() }
         }
 
         func deliver(_ result: Result<Output, DataTransferError>) {

@@ -59,5 +59,62 @@ private struct Movie: Decodable, Sendable, Equatable {
         let value: JSON = try await service.request(with: Endpoint<JSON>(path: "json"))
         #expect(value["title"] == "Dune")
     }
+
+    @Test func aCancelWhileTheTransferIsStartingCancelsIt() throws {
+        let client = try NetlayerClient(baseURL: server.baseURL)
+        defer { _ = client.shutdown() }
+        let inner = client.service
+        let ended = Mutex<ErrorKind??>(nil)
+        let done = Latch()
+        let service = SlowStartService(inner: inner) { kind in
+            ended.withLock { $0 = .some(kind) }
+            done.countDown()
+        }
+        let subscriber = CapturingSubscriber()
+        service.publisher(for: Endpoint<JSON>(path: "delay/3000")).subscribe(subscriber)
+        let subscription = try #require(subscriber.subscription)
+        nonisolated(unsafe) let unchecked = subscription
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { unchecked.cancel() }
+        let started = ContinuousClock.now
+        subscription.request(.unlimited)  // starts the transfer; the cancel comes meanwhile
+        done.wait()
+        #expect(ended.withLock { $0 } == .some(.cancelled))
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+}
+
+/// A service whose start takes a moment (as building a large body does), telling how
+/// the transfer it started ended.
+private struct SlowStartService: DataTransferService {
+    let inner: DefaultDataTransferService
+    let onEnd: @Sendable (ErrorKind?) -> Void
+
+    func response<T: Decodable & Sendable, E: ResponseRequestable>(
+        with endpoint: E, completion: @escaping @Sendable (Result<DataResponse<T>, DataTransferError>) -> Void
+    ) -> (any NetworkCancellable)? where E.Response == T {
+        let onEnd = self.onEnd
+        let transfer = inner.response(with: endpoint) { (result: Result<DataResponse<T>, DataTransferError>) in
+            if case .failure(let error) = result { onEnd(error.kind) } else { onEnd(nil) }
+            completion(result)
+        }
+        usleep(300_000)
+        return transfer
+    }
+
+    func request<E: ResponseRequestable>(
+        with endpoint: E, completion: @escaping @Sendable (Result<Void, DataTransferError>) -> Void
+    ) -> (any NetworkCancellable)? where E.Response == Void {
+        inner.request(with: endpoint, completion: completion)
+    }
+}
+
+/// Keeps its subscription, which `subscribe` hands it before it returns.
+private final class CapturingSubscriber: Subscriber, @unchecked Sendable {
+    typealias Input = JSON
+    typealias Failure = DataTransferError
+    var subscription: (any Subscription)?
+    func receive(subscription: any Subscription) { self.subscription = subscription }
+    func receive(_ input: JSON) -> Subscribers.Demand { .none }
+    func receive(completion: Subscribers.Completion<DataTransferError>) {}
 }
 #endif

@@ -77,6 +77,22 @@ final class WebSocketServers: Sendable {
         _ = client.shutdown()
     }
 
+    @Test func cancellingTheTaskEndsAHandshakeTheServerNeverAnswers() async throws {
+        let client = try client(WebSocketServers.shared.hostileURL)
+        let opening = Task { try await client.webSocket(.get("no-answer")) }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        opening.cancel()
+        do {
+            _ = try await opening.value
+            Issue.record("the handshake should have been cancelled")
+        } catch {
+            #expect(DataTransferError.networkFailure(error as! NetworkError).kind == .cancelled)
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        _ = client.shutdown()
+    }
+
     @Test func aBadHandshakeThrowsFromOpening() async throws {
         let client = try client(WebSocketServers.shared.hostileURL)
         do {

@@ -135,9 +135,17 @@ extension NetlayerClient {
             opened.fulfil(.failure(error ?? .notConnected("the server closed the WebSocket (\(code)) before it opened")))
             if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         })
+        if Task.isCancelled { throw .cancelled }
         let connection = try openWebSocket(endpoint, options: options, handlers: handlers)
         connectionBox.withLock { $0 = connection }
-        switch await opened.value {
+        // Cancelling the awaiting Task ends the handshake, as it ends a request: the
+        // caller has no WebSocket to close until it opens.
+        let outcome = await withTaskCancellationHandler {
+            await opened.value
+        } onCancel: {
+            opened.fulfil(.failure(.cancelled))
+        }
+        switch outcome {
         case .success(let opening):
             return WebSocket(opening: opening, connection: connection, messages: messages, ending: ending, flow: flow)
         case .failure(let error):
