@@ -1228,15 +1228,16 @@ static void test_ping_interval_pings_a_quiet_server(void)
 static void test_ping_interval_keeps_a_quiet_connection_within_idle_timeout(void)
 {
     /* The websockets server says nothing on /silent but answers pings: with pings
-     * after 0.2 s of silence, a 1 s idleTimeout never passes (each pong has 0.8 s,
-     * room for a loaded machine or valgrind). */
+     * after 0.2 s of silence, a 3 s idleTimeout never passes (each pong has 2.8 s,
+     * room for valgrind on a machine running other suites beside it), where without
+     * them it would pass before the wait below ends. */
     nl_client *c = echo_client(NULL);
     probe p;
     nl_websocket *ws;
     probe_init(&p);
-    ws = open_ws(c, "{\"path\": \"silent\", \"pingInterval\": 0.2, \"idleTimeout\": 1}", &p);
+    ws = open_ws(c, "{\"path\": \"silent\", \"pingInterval\": 0.2, \"idleTimeout\": 3}", &p);
     REQUIRE(wait_until(&p, 10, is_open));
-    sleep_ms(2500);
+    sleep_ms(4500);
     CHECK_INT_EQ(p.closes, 0);
     CHECK_INT_EQ(p.errors, 0);
     close_and_wait(ws, &p);
