@@ -259,8 +259,9 @@ static jnode *parse_value(parser *ps) {
     return n;
 }
 
-jnode *json_parse_result(const char *text, size_t len, char *error, size_t error_size) {
-    parser ps = { text, text + len, text, error, error_size, 0, 1 };
+/* One document: a value and nothing after it; `raw_value` as in parser. */
+static jnode *parse_document(const char *text, size_t len, char *error, size_t error_size, int raw_value) {
+    parser ps = { text, text + len, text, error, error_size, 0, raw_value };
     jnode *root;
     error[0] = '\0';
     root = parse_value(&ps);
@@ -268,6 +269,10 @@ jnode *json_parse_result(const char *text, size_t len, char *error, size_t error
     skip_space(&ps);
     if (ps.p != ps.end) { json_free(root); return fail(&ps, "unexpected text after the value"); }
     return root;
+}
+
+jnode *json_parse_result(const char *text, size_t len, char *error, size_t error_size) {
+    return parse_document(text, len, error, error_size, 1);
 }
 
 static void newline(buf *out, int depth);
@@ -353,14 +358,7 @@ int json_rewrite(buf *out, const char *text, size_t len, int pretty, int depth, 
 }
 
 jnode *json_parse(const char *text, size_t len, char *error, size_t error_size) {
-    parser ps = { text, text + len, text, error, error_size, 0, 0 };
-    jnode *root;
-    error[0] = '\0';
-    root = parse_value(&ps);
-    if (!root) return NULL;
-    skip_space(&ps);
-    if (ps.p != ps.end) { json_free(root); return fail(&ps, "unexpected text after the value"); }
-    return root;
+    return parse_document(text, len, error, error_size, 0);
 }
 
 void json_free(jnode *node) {
