@@ -19,6 +19,11 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// it as if it were complete. (One that closes after a 1xx section, libcurl
     /// reports itself, as an empty reply.)
     package private(set) var sectionEnded = false
+    /// Where the first record of each name starts, by the name's hash, once a section
+    /// has more fields than a scan of the earlier ones takes in passing: a server
+    /// sending tens of thousands of fields must not cost their square.
+    private var firstByName: [Int: Int]?
+    private static let scannedFields = 16
 
     package init() {}
 
@@ -108,6 +113,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
         if sectionEnded, end < 5 || memcmp(base, "HTTP/", 5) != 0 { return nil }  // a trailer field
         if end >= 5, memcmp(base, "HTTP/", 5) == 0 {
             sectionEnded = false
+            firstByName = nil
             if let block {
                 block.count = 0
                 block.records = 0
@@ -121,7 +127,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
         }
         guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return nil }
         let colon = UnsafeRawPointer(found) - UnsafeRawPointer(base)
-        guard colon > 0 else { return nil }
+        guard colon > 0 else { return "the response has a header field with an empty name" }
         var valueStart = colon + 1
         while valueStart < end, base[valueStart] == 0x20 || base[valueStart] == 0x09 { valueStart += 1 }
         var valueEnd = end
@@ -154,6 +160,13 @@ package struct ReceivedHeaders: @unchecked Sendable {
             }
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
+        // RFC 9110 5.5: a CR within a value is replaced by a space (NUL libcurl refuses),
+        // so that no reader of the value, a cassette's among them, meets a line end.
+        var cr = memchr(record + 8 + colon, 0x0D, valueLength)
+        while let at = cr {
+            at.storeBytes(of: 0x20, as: UInt8.self)
+            cr = memchr(at + 1, 0x0D, valueLength - (UnsafeRawPointer(at) + 1 - UnsafeRawPointer(record + 8 + colon)))
+        }
         if JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {  // the name is a token
             UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
         }
@@ -163,18 +176,68 @@ package struct ReceivedHeaders: @unchecked Sendable {
 
         let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
         let name = UnsafeBufferPointer(start: record + 8, count: colon)
-        var offset = 0
-        while offset < recordStart {
-            let earlier = Record(all, at: offset)
-            if earlier.name.count == colon, memcmp(earlier.name.baseAddress!, name.baseAddress!, colon) == 0 {
-                block.hasRepeats = true
-                let value = UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)
-                if name.elementsEqual("content-length".utf8), !earlier.value.elementsEqual(value) {
-                    return "the response has conflicting Content-Length headers (\(String(decoding: earlier.value, as: UTF8.self)), \(String(decoding: value, as: UTF8.self)))"
-                }
-                break
+        let value = UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)
+        let isContentLength = colon == 14 && name.elementsEqual("content-length".utf8)
+        if isContentLength, let listed = Self.conflictingListedLengths(value) { return listed }
+        guard let earlier = firstRecord(named: name, before: recordStart, in: all) else { return nil }
+        block.hasRepeats = true
+        if isContentLength, !earlier.value.elementsEqual(value) {
+            return "the response has conflicting Content-Length headers (\(String(decoding: earlier.value, as: UTF8.self)), \(String(decoding: value, as: UTF8.self)))"
+        }
+        return nil
+    }
+
+    /// The first record named `name` among those before `end`, if any: a scan while the
+    /// section is short, then a look-up in `firstByName` (a scan only on a hash collision).
+    private mutating func firstRecord(named name: UnsafeBufferPointer<UInt8>, before end: Int,
+                                      in all: UnsafeBufferPointer<UInt8>) -> Record? {
+        func scan(from start: Int) -> Record? {
+            var offset = start
+            while offset < end {
+                let earlier = Record(all, at: offset)
+                if earlier.name.elementsEqual(name) { return earlier }
+                offset = earlier.end
             }
-            offset = earlier.end
+            return nil
+        }
+        guard let blockRecords = block?.records, blockRecords > Self.scannedFields else { return scan(from: 0) }
+        if firstByName == nil {
+            var index: [Int: Int] = [:]
+            var offset = 0
+            while offset < end {
+                let earlier = Record(all, at: offset)
+                let key = Self.hash(earlier.name)
+                if index[key] == nil { index[key] = offset }
+                offset = earlier.end
+            }
+            firstByName = index
+        }
+        let key = Self.hash(name)
+        guard let offset = firstByName![key] else {
+            firstByName![key] = end
+            return nil
+        }
+        let first = Record(all, at: offset)
+        return first.name.elementsEqual(name) ? first : scan(from: 0)
+    }
+
+    private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(name))
+        return hasher.finalize()
+    }
+
+    /// Why a Content-Length value that lists lengths (`3, 5`) is refused: RFC 9110
+    /// 5.3 makes a list the same as repeated fields, and RFC 9112 6.3 makes differing
+    /// lengths an error. Equal ones (`3, 3`) are one length.
+    private static func conflictingListedLengths(_ value: UnsafeBufferPointer<UInt8>) -> String? {
+        guard value.contains(UInt8(ascii: ",")) else { return nil }
+        let lengths = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+            .map { $0.drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }) }
+            .map { Array($0.reversed()) }
+        guard let first = lengths.first, lengths.allSatisfy({ $0 == first }) else {
+            let shown = String(decoding: value.prefix(64), as: UTF8.self)
+            return "the response has conflicting Content-Length values (\(shown.escapedForMessage))"
         }
         return nil
     }
@@ -197,12 +260,15 @@ package struct ReceivedHeaders: @unchecked Sendable {
         guard hasRepeats else { return forEachRecord(body) }
         var names: [[UInt8]] = []
         var values: [[UInt8]] = []
+        var indexOf: [[UInt8]: Int] = [:]
         forEachRecord { name, value in
-            if let i = names.firstIndex(where: { $0.elementsEqual(name) }) {
+            let key = Array(name)
+            if let i = indexOf[key] {
                 values[i] += ", ".utf8
                 values[i] += value
             } else {
-                names.append(Array(name))
+                indexOf[key] = names.count
+                names.append(key)
                 values.append(Array(value))
             }
         }
@@ -212,7 +278,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
     }
 
     /// The value of `name` (any case), repeated values joined.
-    func value(named name: String) -> String? {
+    package func value(named name: String) -> String? {
         var wanted = name
         return wanted.withUTF8 { wanted -> String? in
             var first: UnsafeBufferPointer<UInt8>?

@@ -29,7 +29,12 @@ package enum RedirectPolicy {
                                   curlCode: 47))  // CURLE_TOO_MANY_REDIRECTS
         }
         let parser = parser()  // asked for only when there is a redirect to follow
-        guard let target = parser.resolve(location, against: request.url) else {
+        // A reference that is only a fragment keeps the path and query (RFC 3986
+        // 5.2.2), which libcurl before 8.8 drops (curl/curl#13394): resolved as the
+        // request's own URL with that fragment.
+        let reference = location.first == "#"
+            ? String(request.url.prefix(while: { $0 != "#" })) + location : location
+        guard let target = parser.resolve(reference, against: request.url) else {
             return .fail(.protocolViolation("the redirect Location cannot be parsed as a URL",
                                             curlCode: 3))  // CURLE_URL_MALFORMAT
         }
@@ -50,12 +55,15 @@ package enum RedirectPolicy {
             next.transfer.multipart = nil
             next.transfer.uploadFrom = nil
             for name in contentHeaders { next.headers[name] = nil }
+        } else if next.transfer.uploadFrom != nil || next.transfer.multipart != nil,
+                  let why = next.transfer.whyBodyIsNotRepeatable() {
+            return .fail(.io("the \(response.statusCode) redirect repeats the request, but \(why)"))
         }
         return .follow(next)
     }
 
     /// The statuses a redirect is followed for (not 300 and 304, which carry no target to go to).
-    private static func isRedirect(_ status: Int) -> Bool {
+    package static func isRedirect(_ status: Int) -> Bool {
         switch status {
         case 301, 302, 303, 307, 308: return true
         default: return false

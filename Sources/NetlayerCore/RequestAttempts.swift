@@ -26,6 +26,12 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     private var current: any NetworkCancellable = NothingToCancel()
     private var cancelled = false
     private var finished = false
+    /// Between attempts, waiting out a back-off: a cancel then ends the request at once.
+    private var backingOff = false
+    /// Set once a streamed attempt has handed an event to the caller: events cannot be
+    /// taken back, so such a request is never tried again (curl does not retry once it
+    /// has written output it cannot rewind). Made for streamed requests only.
+    private var streamed: Locked<Bool>?  // touched like `attempt`
     private var attempt = 0  // touched by one thread at a time: each step hands over to the next
     /// Validators and the cached response of a stale cache entry being revalidated.
     private var revalidation: (validators: HTTPHeaders, cached: HTTPResponse)?
@@ -114,10 +120,18 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// One hop of an attempt: the request, or a redirect of it, after the `redirects`
     /// followed so far, which took `redirectMs`.
     private func send(_ request: HTTPRequest, redirects: [RedirectHop], redirectMs: Double) {
+        let sentAt = MonotonicClock.now()
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects.count,
                                        parser: environment.sessionManager.urlParser) {
             case .follow(var next):
+                // One attempt, its redirects included, keeps to its timeout and the
+                // deadline, as curl's --max-time covers the redirects it follows.
+                if let exhausted = Self.timeLeft(after: MonotonicClock.seconds(since: sentAt), for: &next,
+                                                 redirects: redirects.count + 1) {
+                    conclude(.failure(exhausted), request: request)
+                    return
+                }
                 if let revalidation {
                     // The validators of the stored response for the request's URL
                     // (RFC 9111 section 4.3.1) say nothing about another URL: a 304 from
@@ -136,6 +150,12 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             case .fail(let error):
                 conclude(.failure(error), request: request)
             case .done:
+                if !redirects.isEmpty, case .failure(.timedOut(let message)) = result {
+                    // libcurl's message counts only this hop's share of the time.
+                    conclude(.failure(.timedOut("\(message), on the request after \(redirects.count) redirects "
+                                                + "(the timeout covers the redirects followed)")), request: request)
+                    return
+                }
                 conclude(Self.adding(redirects, redirectMs, to: result), request: request)
             }
         }
@@ -166,6 +186,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         case .failure(let error):
             switch decide(after: error, request: request) {
             case .success(.retry(let delay)):
+                withState { backingOff = true }
                 environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
             case .success:
                 finish(validated)
@@ -202,9 +223,16 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         pthread_mutex_lock(&mutex)
         let transfer = current
         let wasLive = !finished && !cancelled
+        let endsBackOff = wasLive && backingOff
         cancelled = true
         pthread_mutex_unlock(&mutex)
         transfer.cancel()
+        if endsBackOff {
+            // No transfer to stop: the back-off's timer would only notice the cancel
+            // when it fires (a Retry-After may ask for an hour). Like any answer, on a
+            // transport thread, never inside the caller's cancel.
+            environment.sessionManager.schedule(after: 0) { [self] in finish(.failure(.cancelled)) }
+        }
         return wasLive
     }
 
@@ -289,8 +317,11 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// is left of the deadline and the deadline set to what is left; fails when the
     /// deadline has passed or the adapter refuses.
     private func prepareAttempt(lastError: NetworkError?) -> Result<HTTPRequest, NetworkError> {
-        if isCancelled { return .failure(.cancelled) }
-        attempt += 1
+        let wasCancelled = withState { () -> Bool in
+            backingOff = false
+            return cancelled
+        }
+        if wasCancelled { return .failure(.cancelled) }
         var request = original
         if let deadline = original.options.deadline {
             let remaining = deadline - MonotonicClock.seconds(since: startedAt)
@@ -299,6 +330,15 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             }
             request.options.timeout = min(request.options.timeout ?? remaining, remaining)
             request.options.deadline = remaining  // bounds a stream, whose timeout bounds only its silences
+        }
+        attempt += 1  // counted once it is sure to be sent (an adapter's refusal aside)
+        if let deliver = request.transfer.onStreamEvent {
+            let streamed = self.streamed ?? Locked(false)
+            self.streamed = streamed
+            request.transfer.onStreamEvent = { event in
+                streamed.withLock { $0 = true }
+                return deliver(event)
+            }
         }
         if let revalidation {
             for field in revalidation.validators where request.headers[field.name] == nil {
@@ -323,7 +363,10 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     private func decide(after error: NetworkError, request: HTTPRequest) -> Result<RetryDecision, NetworkError> {
         if error.isCancelled || isCancelled { return .success(.doNotRetry) }
         let policy = original.options.retry
-        guard attempt < policy.maxAttempts else { return .success(.doNotRetry) }
+        guard attempt < policy.maxAttempts, !(streamed?.withLock { $0 } ?? false),
+              original.transfer.uploadFrom == nil && original.transfer.multipart == nil
+                || original.transfer.whyBodyIsNotRepeatable() == nil
+        else { return .success(.doNotRetry) }
         var decision = RetryDecision.useDefault
         if environment.mayIntercept, let retrier = environment.interceptor {
             do {
@@ -337,21 +380,43 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         var delay: Double
         switch decision {
         case .doNotRetry: return .success(.doNotRetry)
-        case .retry(let d): delay = max(0, d)
+        case .retry(let d): delay = min(max(0, d), policy.maxBackoff)
         case .useDefault:
-            guard policy.shouldRetry(error, method: request.method) else { return .success(.doNotRetry) }
+            // The method of the request the next attempt sends: the original's, whatever
+            // a redirect made of it (a POST answered by a 303 whose GET fails is not
+            // sent again unless POST is listed).
+            guard policy.shouldRetry(error, method: original.method) else { return .success(.doNotRetry) }
             delay = policy.delay(after: attempt, error: error)
         }
         if let deadline = original.options.deadline {
             let remaining = deadline - MonotonicClock.seconds(since: startedAt)
-            guard remaining > 0.001 else { return .success(.doNotRetry) }
-            delay = min(delay, remaining)  // the next attempt then ends at the deadline
+            // An attempt that would start at the deadline has no time to run: the
+            // caller gets this error now rather than after waiting for nothing.
+            guard delay < remaining - 0.001 else { return .success(.doNotRetry) }
         }
         return .success(.retry(delay: delay))
     }
 }
 
 extension RequestAttempts {
+    /// Takes `elapsed`, what the hop before `next` took, from `next`'s timeout (not a
+    /// stream's: its timeout bounds silences) and deadline; the error once nothing is left.
+    private static func timeLeft(after elapsed: Double, for next: inout HTTPRequest, redirects: Int) -> NetworkError? {
+        if next.transfer.stream == nil, let timeout = next.options.timeout {
+            guard timeout - elapsed > 0.001 else {
+                return .timedOut("the request's timeout passed while following its redirects (\(redirects) followed)")
+            }
+            next.options.timeout = timeout - elapsed
+        }
+        if let deadline = next.options.deadline {
+            guard deadline - elapsed > 0.001 else {
+                return .timedOut("the deadline passed while following the request's redirects (\(redirects) followed)")
+            }
+            next.options.deadline = deadline - elapsed
+        }
+        return nil
+    }
+
     /// What a redirect hop took.
     private static func spent(_ result: Result<HTTPResponse, NetworkError>) -> Double {
         (try? result.get())?.totalMs ?? 0

@@ -65,10 +65,10 @@ public struct JSONResponseDecoder: ResponseDecoder {
         // the runtime for a dynamic cast on every response.
         if T.self == JSON.self { return unsafeBitCast(try decodeJSON(data), to: T.self) }
         if T.self == RawJSON.self { return unsafeBitCast(try decodeRawJSON(data), to: T.self) }
-        if Self.startsWithByteOrderMark(data) { return try decode(Array(data.dropFirst(3))) }
+        let data = Self.withoutByteOrderMark(data)
         do {
             if let keyPath, !keyPath.isEmpty {
-                let sub = try decodeJSON(data)
+                let sub = try parseJSON(data)
                 return try (makeDecoder?() ?? JSONDecoder()).decode(T.self, from: Data(JSONWriter.serialize(sub)))
             }
             return try (makeDecoder?() ?? JSONDecoder()).decode(T.self, from: Data(data))
@@ -82,20 +82,28 @@ public struct JSONResponseDecoder: ResponseDecoder {
     /// The body as checked JSON text, at `keyPath`: the body itself when it is valid
     /// and no key path applies, which spares parsing it and writing it again.
     public func decodeRawJSON(_ data: [UInt8]) throws(DataTransferError) -> RawJSON {
-        if Self.startsWithByteOrderMark(data) { return try decodeRawJSON(Array(data.dropFirst(3))) }
+        let data = Self.withoutByteOrderMark(data)
         if keyPath?.isEmpty ?? true, data.withUnsafeBufferPointer(JSONFastCheck.isValid) {
             return RawJSON(checked: data)
         }
-        return RawJSON(try decodeJSON(data))
+        return RawJSON(try parseJSON(data))
     }
 
-    private static func startsWithByteOrderMark(_ data: [UInt8]) -> Bool {
-        data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF
+    /// The body without one leading byte order mark. Only one: a second is U+FEFF,
+    /// which JSON does not allow, and is the parser's to refuse.
+    private static func withoutByteOrderMark(_ data: [UInt8]) -> [UInt8] {
+        guard data.count >= 3, data[0] == 0xEF, data[1] == 0xBB, data[2] == 0xBF else { return data }
+        return Array(data.dropFirst(3))
     }
 
     /// The body parsed as `JSON`, at `keyPath`.
     public func decodeJSON(_ data: [UInt8]) throws(DataTransferError) -> JSON {
-        if Self.startsWithByteOrderMark(data) { return try decodeJSON(Array(data.dropFirst(3))) }
+        try parseJSON(Self.withoutByteOrderMark(data))
+    }
+
+    /// `text`, which has no byte order mark left to skip, parsed as `JSON`, at `keyPath`.
+    private func parseJSON(_ text: [UInt8]) throws(DataTransferError) -> JSON {
+        let data = text
         let value: JSON
         do {
             value = try JSONParser.parse(data)

@@ -1,3 +1,4 @@
+import Glibc
 import NetlayerJSON
 
 /// What a request sends from and receives into beyond in-memory bytes: multipart
@@ -97,4 +98,27 @@ public enum StreamEvent: Sendable, Hashable {
     case serverSent(event: String, data: String, lastEventId: String, retry: Int?)
     case line(String)
     case chunk([UInt8])
+}
+
+extension TransferOptions {
+    /// Why the body cannot be sent a second time (a redirect that keeps it, a retry):
+    /// a file it streams is not a regular file, so a second read would wait for a new
+    /// writer or send other bytes; nil when it can be. curl fails such a repeat at
+    /// once too (exit 65, it cannot rewind). Looks at the files only when there are any.
+    package func whyBodyIsNotRepeatable() -> String? {
+        var paths: [String] = []
+        if let uploadFrom { paths.append(uploadFrom) }
+        for part in multipart ?? [] {
+            if case .file(let path) = part.content { paths.append(path) }
+        }
+        for path in paths {
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }  // gone: the next open says why
+            let type = info.st_mode & S_IFMT
+            if type != S_IFREG {
+                return "its body comes from '\(path.escapedForMessage)', \(RegularFile.describe(type)), which cannot be read again"
+            }
+        }
+        return nil
+    }
 }

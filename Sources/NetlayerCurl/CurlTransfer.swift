@@ -361,7 +361,11 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let outcome = sink.write(bytes) {
             var status = 0
             nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            // A redirect that will be followed is not the answer, even where its status
+            // is acceptable: its body is no stream's or download's.
             return request.options.acceptableStatus.contains(status)
+                && !(request.options.followRedirects && RedirectPolicy.isRedirect(status)
+                     && !(headers.value(named: "location")?.isEmpty ?? true))
         }
         switch outcome {
         case .proceed: return bytes.count

@@ -62,10 +62,25 @@ package final class ResponseSink {
     /// CURLOPT_MAXFILESIZE_LARGE for `request` (0: none), which refuses a body whose
     /// Content-Length passes the limit before it arrives. A download's error status goes
     /// to memory, so its value is the larger of the two limits.
+    ///
+    /// The limits count decoded bytes, which `write` holds exactly; this is only the
+    /// early refusal. A HEAD response announces a body it does not carry, so none is
+    /// refused; and when compression is offered, the length announced may be an
+    /// encoded one, which for a body just under the limit can be a little longer than
+    /// it (gzip's header and trailer, stored blocks): the early refusal leaves room for
+    /// what any coding adds to a body that does not compress.
     static func announcedSizeLimit(for request: HTTPRequest) -> Int {
         let options = request.options
-        guard request.transfer.downloadTo != nil else { return options.maxResponseBytes }
-        return options.maxDownloadBytes.map { max($0, options.maxResponseBytes) } ?? 0
+        guard request.method != .head else { return 0 }
+        let limit: Int
+        if request.transfer.downloadTo != nil {
+            guard let download = options.maxDownloadBytes else { return 0 }
+            limit = max(download, options.maxResponseBytes)
+        } else {
+            limit = options.maxResponseBytes
+        }
+        guard options.compression, limit < Int.max / 2 else { return limit }
+        return limit + limit / 1024 + 1024
     }
 
     /// The transfer whose cancel stops a stream's events, also between the events of

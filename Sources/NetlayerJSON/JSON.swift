@@ -90,7 +90,7 @@ public enum JSON: Sendable, Hashable {
 
     /// Whether this is an integer outside the signed 64-bit range (always a `.number`).
     public var isBigInteger: Bool {
-        guard case .number(let text) = self else { return false }
+        guard case .number(let text) = self, text != "-0" else { return false }  // `-0` keeps its sign, not its range
         return !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 

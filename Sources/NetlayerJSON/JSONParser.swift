@@ -299,7 +299,10 @@ public struct JSONParser {
             while p < end, isDigit(p.pointee) { p += 1 }
         }
         let literal = UnsafeBufferPointer(start: start, count: p - start)
-        if isInteger, literal.count <= 18 {  // at most 18 digits: no Int64 overflows
+        // At most 18 digits: no Int64 overflows. `-0` is no Int64 (it would be written
+        // `0`): it keeps its text, as numbers do.
+        if isInteger, literal.count <= 18, !(literal.count == 2 && start.pointee == UInt8(ascii: "-")
+                                               && start[1] == UInt8(ascii: "0")) {
             var value: Int64 = 0
             let negative = start.pointee == UInt8(ascii: "-")
             for c in negative ? literal.dropFirst() : literal[...] { value = value &* 10 &+ Int64(c &- UInt8(ascii: "0")) }
@@ -307,7 +310,7 @@ public struct JSONParser {
         }
         let text = String(decoding: literal, as: UTF8.self)
         if isInteger {
-            if let i = Int64(text) { return .int(i) }
+            if text != "-0", let i = Int64(text) { return .int(i) }
             return .number(text)
         }
         // A magnitude no Double reaches is refused: no reader of the document could

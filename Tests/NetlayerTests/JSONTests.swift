@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func decimalsTheWriterWouldSpellOtherwiseKeepTheirText() throws {
-        for text in ["1.50", "-0.0", "0.000", "2e0", "1E+2", "1.0"] {
+        for text in ["1.50", "-0.0", "0.000", "2e0", "1E+2", "1.0", "-0"] {
             let value = try JSONParser.parse(text)
             #expect(value == .number(text))
             #expect(String(decoding: JSONWriter.serialize(value), as: UTF8.self) == text)
@@ -57,6 +57,8 @@ import Testing
         #expect(try JSONParser.parse("1.50").doubleValue == 1.5)
         #expect(JSON.number(exactly: "18446744073709551615")?.isBigInteger == true)
         #expect(JSON.number(exactly: "1.5e3")?.isBigInteger == false)
+        #expect(try JSONParser.parse("-0").isBigInteger == false && JSONParser.parse("-0").intValue == 0)
+        #expect(String(decoding: JSONWriter.serialize(try JSONParser.parse("[-0,1E2]")), as: UTF8.self) == "[-0,1E2]")
         #expect(JSON.number(exactly: "12a") == nil)
         // UInt64.max is not a Double: it rounds to 2^64.
         #expect(JSON.number(exactly: "18446744073709551615")?.doubleValue == 18446744073709551616)

@@ -14,6 +14,7 @@
 #define NLT_TEST_TIMEOUT 120
 #include "harness.h"
 #include "fault_helpers.h"
+#include "async_one.h"
 
 static fh_server g_faulty = { -1, -1, 0, "" };
 
@@ -390,6 +391,136 @@ static void test_huge_content_length_is_too_large_without_preallocating(void)
     }
 }
 
+/* ---- what a server sends that HTTP does not allow (audit) ------------------------------------- */
+
+/* RFC 9110 5.3 makes "3, 5" the same as two fields, and RFC 9112 6.3 differing lengths an error. */
+static void test_a_content_length_that_lists_two_lengths_is_protocol(void)
+{
+    expect_fault("listed-length", "\"timeout\": 10", NULL, "protocol", 3000);
+}
+
+/* RFC 9110 5.1: an empty name is no token either. */
+static void test_a_field_with_an_empty_name_is_protocol(void)
+{
+    expect_fault("empty-field-name", "\"timeout\": 10", NULL, "protocol", 3000);
+}
+
+/* RFC 9110 5.5: a CR within a value is replaced by a space, so no reader meets a line end. */
+static void test_a_cr_inside_a_header_value_is_read_as_a_space(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = fault_request(c, "cr-in-value", NULL, NULL);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.x-c"), "a b");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* 25,000 fields (200 KB; libcurl takes 300 KiB) cost their number, not its square (43,000
+ * once cost 7.8 s of CPU, past a 1 s timeout, which the header callbacks never looked at). */
+static void test_tens_of_thousands_of_header_fields_cost_their_number(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    double elapsed;
+    json_t *r = fault_request(c, "many-fields", NULL, &elapsed);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.x0"), "v, again");
+    CHECK_STR_EQ(jpath_str(r, "headers.x24998"), "v");
+    CHECK_MSG(elapsed <= bound_ms(1000), "25,000 header fields took %.0f ms", elapsed);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* maxResponseBytes counts decoded bytes: a body of 1,000 that gzip makes 1,023 is not
+ * refused for its Content-Length; 999 is too few for it. */
+static void test_the_response_limit_counts_decoded_bytes_not_the_encoded_length(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = fault_request(c, "gzip-incompressible", "\"maxResponseBytes\": 1000", NULL);
+    CHECK_OK(r);
+    json_decref(r);
+    r = fault_request(c, "gzip-incompressible", "\"maxResponseBytes\": 999", NULL);
+    CHECK_KIND(r, "too_large");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* A HEAD response announces a length it does not carry: a 10^12-byte file's size can be asked. */
+static void test_a_head_request_is_not_refused_for_the_length_it_announces(void)
+{
+    nl_client *c = client_for("\"timeout\": 10");
+    json_t *r = fault_request(c, "huge-length", "\"method\": \"HEAD\"", NULL);
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "headers.content-length"), "1000000000000");
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* curl's --max-time covers the redirects it follows; so do timeout and deadline (four hops
+ * of 0.7 s each once took 2.8 s against a 1 s timeout). */
+static void test_timeout_and_deadline_cover_the_redirects_of_an_attempt(void)
+{
+    nl_client *c = client_for(NULL);
+    double elapsed;
+    json_t *r = fault_request(c, "slow-redirect?n=4", "\"timeout\": 1", &elapsed);
+    CHECK_KIND(r, "timeout");
+    CHECK_MSG(strstr(error_message(r), "redirects") != NULL, "message: %s", error_message(r));
+    CHECK_INT_EQ((long)jpath_num(r, "attempts", -1), 1);
+    CHECK_MSG(elapsed >= 900 && elapsed <= bound_ms(1800), "timeout 1 s over redirects: %.0f ms", elapsed);
+    json_decref(r);
+    r = fault_request(c, "slow-redirect?n=4", "\"timeout\": 10, \"deadline\": 1", &elapsed);
+    CHECK_KIND(r, "timeout");
+    CHECK_MSG(elapsed >= 900 && elapsed <= bound_ms(1800), "deadline 1 s over redirects: %.0f ms", elapsed);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+/* A POST that a 303 turned into a GET is not sent again when the GET fails: the next
+ * attempt would send the POST, which is not among the retried methods. */
+static void test_a_post_is_not_repeated_when_the_page_it_redirects_to_fails(void)
+{
+    nl_client *c = client_for(NULL);
+    long posts = faulty_count("/see-other"), gets = faulty_count("/unavailable");
+    json_t *r = fault_request(c, "see-other",
+                              "\"method\": \"POST\", \"body\": {\"order\": 1}, \"retry\": {\"maxAttempts\": 3, \"backoff\": 0.01}",
+                              NULL);
+    CHECK_KIND(r, "status");
+    CHECK_INT_EQ((long)jpath_num(r, "error.status", jpath_num(r, "status", -1)), 503);
+    CHECK_INT_EQ((long)jpath_num(r, "attempts", -1), 1);
+    json_decref(r);
+    CHECK_INT_EQ(faulty_count("/see-other") - posts, 1);
+    CHECK_INT_EQ(faulty_count("/unavailable") - gets, 1);
+    nl_client_free(c);
+}
+
+/* nl_cancel during a back-off ends the request at once, not when the wait would have. */
+static void test_a_cancel_during_a_back_off_answers_at_once(void)
+{
+    nl_client *c = client_for(NULL);
+    async_one a;
+    char *doc = nlt_format("{\"path\": \"http://127.0.0.1:%d/unavailable\", \"isFullPath\": true, "
+                           "\"retry\": {\"maxAttempts\": 3, \"backoff\": 8, \"maxBackoff\": 8}}",
+                           faulty_port());
+    uint64_t id;
+    double t0;
+    async_one_init(&a);
+    id = nl_request_async(c, doc, async_one_cb, &a);
+    CHECK(id != 0);
+    sleep_ms(fh_slow_mode() ? 2500 : 500); /* the 503 is in: the back-off of 4 to 8 s runs */
+    t0 = async_one_now();
+    CHECK_INT_EQ(nl_cancel(c, id), 1);
+    CHECK_MSG(async_one_wait(&a, 2.0), "no completion 2 s after the cancel");
+    CHECK_MSG(async_one_now() - t0 <= (fh_slow_mode() ? 3.0 : 1.0), "completion %.2f s after the cancel",
+              async_one_now() - t0);
+    if (a.result != NULL) {
+        CHECK_KIND(a.result, "cancelled");
+        CHECK_INT_EQ((long)jpath_num(a.result, "attempts", -1), 1);
+    }
+    async_one_destroy(&a);
+    free(doc);
+    nl_client_free(c);
+}
+
 /* ---- redirects (row 3) ------------------------------------------------------------------- */
 
 static void test_redirect_loop_stops_at_max_redirects(void)
@@ -536,6 +667,15 @@ int main(int argc, char **argv)
         NLT_TEST(test_one_huge_header_line_is_protocol_or_too_large),
         NLT_TEST(test_endless_body_stops_at_max_response_bytes),
         NLT_TEST(test_huge_content_length_is_too_large_without_preallocating),
+        NLT_TEST(test_a_content_length_that_lists_two_lengths_is_protocol),
+        NLT_TEST(test_a_field_with_an_empty_name_is_protocol),
+        NLT_TEST(test_a_cr_inside_a_header_value_is_read_as_a_space),
+        NLT_TEST(test_tens_of_thousands_of_header_fields_cost_their_number),
+        NLT_TEST(test_the_response_limit_counts_decoded_bytes_not_the_encoded_length),
+        NLT_TEST(test_a_head_request_is_not_refused_for_the_length_it_announces),
+        NLT_TEST(test_timeout_and_deadline_cover_the_redirects_of_an_attempt),
+        NLT_TEST(test_a_post_is_not_repeated_when_the_page_it_redirects_to_fails),
+        NLT_TEST(test_a_cancel_during_a_back_off_answers_at_once),
         NLT_TEST(test_redirect_loop_stops_at_max_redirects),
         NLT_TEST(test_redirect_to_file_url_is_refused),
         NLT_TEST(test_keepalive_connection_closed_by_server_is_replaced_transparently),

@@ -46,6 +46,18 @@ The mode is the request path (the query is ignored unless noted):
   /redirect-loop       302 to itself
   /redirect-file       302 to file:///etc/passwd
   /plain               a normal 200 JSON response (keep-alive)
+  /listed-length       Content-Length: 3, 5 (one field listing two lengths), body "abcde"
+  /empty-field-name    a header line ": injected" (a field with an empty name)
+  /cr-in-value         X-C: a<CR>b (a bare CR inside a value)
+  /many-fields?n=N     N header fields (default 25,000, 200 KB of libcurl's 300 KiB
+                       section), every name distinct but the last, which repeats the first
+  /stalled-lines       chunked text/plain "line-1\n", "line-2\n", then silence until
+                       the client leaves
+  /gzip-incompressible 1,000 bytes that do not compress, gzipped (1,023 bytes with
+                       Content-Encoding: gzip and that Content-Length)
+  /slow-redirect?n=N   after 0.7 s, 302 to /slow-redirect?n=N-1; n=0 is /plain at once
+  /see-other           303 to /unavailable
+  /unavailable         503 Service Unavailable, always
   /stats               {"requests": {path: n}, "connections": n, "tlsHellos": n}
   /stats/reset         resets the counters
 A connection whose first byte is 0x16 (a TLS ClientHello) gets a plain HTTP
@@ -365,6 +377,67 @@ def h_plain(c, q):
     return True
 
 
+def h_listed_length(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3, 5\r\n\r\nabcde")
+    return False
+
+
+def h_empty_field_name(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n: injected\r\n"
+           b"Content-Length: 2\r\n\r\n{}")
+    return True
+
+
+def h_cr_in_value(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-C: a\rb\r\n"
+           b"Content-Length: 2\r\n\r\n{}")
+    return True
+
+
+def h_many_fields(c, q):
+    n = int((q.get("n") or ["25000"])[0])
+    lines = [b"X%d:v" % i for i in range(n - 1)] + [b"X0:again"]
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n" +
+           b"\r\n".join(lines) + b"\r\n\r\n{}")
+    return True
+
+
+def h_stalled_lines(c, q):
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"7\r\nline-1\n\r\n7\r\nline-2\n\r\n")
+    c.wait_for_close(30)
+    return False
+
+
+def h_gzip_incompressible(c, q):
+    import gzip
+    import random
+    body = gzip.compress(random.Random(1).randbytes(1000), compresslevel=9, mtime=0)
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Encoding: gzip\r\n"
+           b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    return True
+
+
+def h_slow_redirect(c, q):
+    n = int((q.get("n") or ["0"])[0])
+    if n <= 0:
+        return h_plain(c, q)
+    if sleep_or_stop(0.7):
+        return False
+    c.send(response(302, "Found", b"{}", headers=["Location: /slow-redirect?n=%d" % (n - 1)]))
+    return True
+
+
+def h_see_other(c, q):
+    c.send(response(303, "See Other", b"{}", headers=["Location: /unavailable"]))
+    return True
+
+
+def h_unavailable(c, q):
+    c.send(response(503, "Service Unavailable", json_body({"error": "down"})))
+    return True
+
+
 def h_stats(c, q):
     c.send(response(200, "OK", json_body(stats_snapshot())))
     return True
@@ -401,6 +474,15 @@ ROUTES = {
     "/redirect-loop": h_redirect_loop,
     "/redirect-file": h_redirect_file,
     "/plain": h_plain,
+    "/listed-length": h_listed_length,
+    "/empty-field-name": h_empty_field_name,
+    "/cr-in-value": h_cr_in_value,
+    "/many-fields": h_many_fields,
+    "/stalled-lines": h_stalled_lines,
+    "/gzip-incompressible": h_gzip_incompressible,
+    "/slow-redirect": h_slow_redirect,
+    "/see-other": h_see_other,
+    "/unavailable": h_unavailable,
     "/stats": h_stats,
     "/stats/reset": h_stats_reset,
 }

@@ -276,6 +276,26 @@ def test_json_after_a_utf8_byte_order_mark_is_read(base_url: str) -> None:
         assert response.value == {"a": [1, "x"]} and response.json() == {"a": [1, "x"]}
 
 
+def test_only_one_byte_order_mark_is_skipped_however_many_a_server_sends(base_url: str) -> None:
+    # A second mark is U+FEFF, which JSON does not allow; a body of 100,000 of them
+    # (300 KB) once cost a stack frame and a copy of the rest each, and crashed.
+    import json
+    import time
+    import urllib.request
+    import uuid
+    for marks in (2, 100_000):
+        scenario = "boms-" + uuid.uuid4().hex[:8]
+        setup = json.dumps({"": [{"body": "\ufeff" * marks + "[1]"}]}).encode()
+        urllib.request.urlopen(urllib.request.Request(base_url + "scenario-setup/" + scenario, data=setup,
+                                                      method="POST"), timeout=10).read()
+        started = time.monotonic()
+        with netlayer.Client(base_url) as client:
+            with pytest.raises(netlayer.ParsingError) as caught:
+                client.get("scenario/" + scenario)
+            assert caught.value.status == 200
+        assert time.monotonic() - started < 5
+
+
 def test_bytes_in_headers_and_params_are_their_text_as_requests_takes_them(client: netlayer.Client) -> None:
     echoed = client.get("echo", headers={b"X-A": b"caf\xc3\xa9", "X-B": "2"}, params={b"q": b"1", "r": [b"2", "3"]}).value
     sent = {name.lower(): value for name, value in echoed["headerLines"]}
