@@ -216,6 +216,44 @@ def _():
         assert code == 2 and "-H" in err and not out, (bad, code, out, err)
 
 
+@test("-H takes its value as curl does: '@file', '=1' and escapes are text, never a file or a body field")
+def _():
+    secret = write("h-secret.txt", "s3cr3t-token")
+    doc = echo("post", BASE + "echo", "-H", "X-User: @" + secret, "-H", "X-Eq: =1", "-H", "X-Mention: @alice",
+               "-H", "X-Esc: a\\=b\\:c", "n=1")
+    headers = doc["headers"]
+    assert headers["x-user"] == "@" + secret and headers["x-eq"] == "=1", headers
+    assert headers["x-mention"] == "@alice" and headers["x-esc"] == "a\\=b\\:c", headers
+    assert json.loads(doc["body"]) == {"n": "1"}, doc["body"]
+    # The same text as an item is httpie's: a header from the file.
+    assert echo("get", BASE + "echo", "X-User:@" + secret)["headers"]["x-user"] == "s3cr3t-token"
+
+
+@test("an option before the command is no method, and a method is never cut short")
+def _():
+    for args in (("-X", "POST", BASE + "echo"), ("-A", "bearer", "-a", "t", BASE + "echo"), ("--", BASE + "echo")):
+        code, out, err = run(*args)
+        assert code == 2 and not out and "unknown command '%s'" % args[0] in err, (args, code, out, err)
+    long_method = "ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJ"
+    code, out, err = run(long_method, BASE + "echo")
+    assert code == 2 and not out and long_method in err, (code, out, err)
+    assert echo("PROPFIND", BASE + "echo")["method"] == "PROPFIND"
+
+
+@test("a body of 255 levels, path and := value together, is sent; 256 exits 2 naming the item")
+def _():
+    path = "a" + "[b]" * 254
+    doc = echo("post", BASE + "echo", path + "=x")
+    body = json.loads(doc["body"])
+    depth = 0
+    while isinstance(body, dict):
+        body, depth = body.get("a", body.get("b")), depth + 1
+    assert depth == 255 and body == "x", depth
+    for item in ("a" + "[b]" * 255 + "=x", "a:=" + "[" * 255 + "]" * 255):
+        code, out, err = run("post", BASE + "echo", item)
+        assert code == 2 and not out and "more than 255 levels" in err, (code, out, err[:300])
+
+
 @test("get sends query items (repeated: a list) and header items; Header; is empty, Header: left out")
 def _():
     doc = echo("get", BASE + "echo", "page==2", "page==3", "q==a b", "X-Trace:1", "X-Empty;", "X-Gone:")
@@ -571,6 +609,20 @@ def _():
         shutil.rmtree(certs, ignore_errors=True)
 
 
+@test("SIGHUP, SIGQUIT and SIGPIPE during --download cancel it: no partial file is left, status 128 + the signal")
+def _():
+    for sent in (signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+        folder = os.path.join(work, "dl-signal-%d" % sent)
+        os.makedirs(folder, exist_ok=True)
+        p = subprocess.Popen([CLI, "get", BASE + "delay/20000", "--download", os.path.join(folder, "x.bin")],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        p.send_signal(sent)
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == 128 + sent and "cancelled" in err, (sent, p.returncode, err)
+        assert os.listdir(folder) == [], (sent, os.listdir(folder))
+
+
 @test("Ctrl-C cancels the request and exits 130; SIGTERM cancels it too and exits 143, as shells report it")
 def _():
     for sent, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
@@ -800,7 +852,7 @@ def _():
     assert len(json.loads(doc["body"])["big"]) == 65536, doc["bodyLength"]
     for item, needle in (("big[65536]:=1", "an index is at most 65535"),
                          ("big[99999999999999999999999]:=1", "an index is at most 65535"),
-                         ("a" + "[]" * 300 + ":=1", "more than 256 levels deep"),
+                         ("a" + "[]" * 300 + ":=1", "more than 255 levels deep"),
                          ("a[]:=[1", "not valid JSON after ':='")):
         code, out, err = run("post", BASE + "echo", item)
         assert code == 2 and out == "" and needle in err, (item[:40], code, err)

@@ -136,9 +136,11 @@ int nested_json_set(jnode **root, const char *key, jnode *value, buf *why);
 
 /* Adds to `endpoint` (an open JSON object, members so far end without a comma
  * when `*first` is set) the query, headers and body the items describe. Returns 0
- * or EXIT_USAGE after printing why. `stdin_body` reads standard input as the body. */
+ * or EXIT_USAGE after printing why. `stdin_body` reads standard input as the body.
+ * `literal[i]` (NULL: none) marks an -H header, "Name: value" taken as curl takes it:
+ * no separator or escape in its value means anything (`-H 'X: @f'` sends "@f"). */
 int items_to_members(buf *endpoint, int *first, char **items, int count, request_spec *spec, int stdin_body,
-                     int params_mode);
+                     int params_mode, const unsigned char *literal);
 
 /* ---- authentication (auth.c) ---------------------------------------------------- */
 

@@ -65,6 +65,28 @@ static int is_raw(item_kind k) { return k == IT_RAW || k == IT_RAW_FILE; }
 
 /* Splits `arg` at its first separator outside a backslash escape; the name and the
  * value lose the escapes of separator characters. */
+/* An -H header, "Name: value" or "Name;", as curl reads it (main.c checked the name). */
+static int parse_header_option(const char *arg, item *out) {
+    const char *colon = strchr(arg, ':'), *value;
+    buf name = { 0 }, text = { 0 };
+    if (colon) {
+        buf_add(&name, arg, (size_t)(colon - arg));
+        for (value = colon + 1; *value == ' ' || *value == '\t'; value++) {}
+        buf_add(&text, value, strlen(value));
+        out->kind = IT_HEADER;
+    } else {
+        buf_add(&name, arg, strlen(arg) - 1);  /* "Name;" */
+        out->kind = IT_HEADER_EMPTY;
+    }
+    buf_add(&name, "", 0);
+    buf_add(&text, "", 0);
+    out->name = name.data;
+    out->value = text.data;
+    out->value_len = text.len;
+    out->arg = arg;
+    return 0;
+}
+
 static int parse_item(const char *arg, item *out) {
     buf name = { 0 }, value = { 0 }, *text = &name;
     const char *p = arg;
@@ -586,11 +608,12 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
 }
 
 int items_to_members(buf *endpoint, int *first, char **args, int count, request_spec *spec, int stdin_body,
-                     int params_mode) {
+                     int params_mode, const unsigned char *literal) {
     item *items = calloc((size_t)count + 1, sizeof *items);
     int i, status = 0;
     if (!items) return EXIT_FAILURE_OTHER;
-    for (i = 0; i < count && status == 0; i++) status = parse_item(args[i], &items[i]);
+    for (i = 0; i < count && status == 0; i++)
+        status = literal && literal[i] ? parse_header_option(args[i], &items[i]) : parse_item(args[i], &items[i]);
     for (i = 0; i < count && status == 0; i++) status = read_values(&items[i]);
     for (i = 0; i < count && status == 0; i++) status = check_text(&items[i]);
     if (status == 0) status = emit(endpoint, first, items, count, spec, stdin_body, params_mode);

@@ -182,10 +182,12 @@ static int option_value(int argc, char **argv, int *i, const char **out) {
     return 0;
 }
 
-/* -H 'Name: value' (curl's spelling) as the header item Name:value: the spaces after the
-   colon go, in place (argv is the program's to change). 'Name;' stays an empty header. */
-static int header_option(char *text, char **item) {
-    char *colon = strchr(text, ':'), *value;
+/* Checks -H 'Name: value' (curl's spelling) or 'Name;' (an empty header). The item is
+   then read as curl reads it (items_to_members' `literal`): the spaces after the colon
+   go, and nothing in the value is a separator or an escape, so '-H "X: @f"' sends "@f"
+   and never the file f, and '-H "X: =1"' is a header, not a body field. */
+static int header_option(const char *text) {
+    const char *colon = strchr(text, ':');
     size_t name_length = colon ? (size_t)(colon - text) : strlen(text);
     int empty = !colon && name_length > 1 && text[name_length - 1] == ';';
     if (!colon && !empty) return usage_error("-H needs 'Name: value' (or 'Name;' for an empty header), not '%s'", text);
@@ -193,12 +195,6 @@ static int header_option(char *text, char **item) {
     if (name_length == 0 || strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                          "!#$%&'*+-.^_`|~") < name_length)
         return usage_error("-H '%s': the header name must be a token (RFC 9110) before the colon", text);
-    if (colon) {
-        value = colon + 1;
-        while (*value == ' ' || *value == '\t') value++;
-        memmove(colon + 1, value, strlen(value) + 1);
-    }
-    *item = text;
     return 0;
 }
 
@@ -271,7 +267,8 @@ static int check_seconds(const char *option, const char *value) {
 
 /* `netlayer ws`: the websocket document from the URL, the items (query and headers
  * only), -a, --timeout, --protocol and --ping-interval; then the session (ws.c). */
-static int websocket_command(const char *target, char **items, int count, const char **protocols, int protocol_count,
+static int websocket_command(const char *target, char **items, const unsigned char *literal, int count,
+                             const char **protocols, int protocol_count,
                              const char *request_only, const char *config_path, const char *credentials,
                              const char *auth_type, const char *timeout, const char *ping_interval, int ignore_stdin,
                              const run_options *run) {
@@ -293,7 +290,7 @@ static int websocket_command(const char *target, char **items, int count, const 
     spec.config = config_doc;
     spec.has_auth = credentials != NULL;
     buf_add(&document, "{", 1);
-    status = items_to_members(&document, &first, items, count, &spec, 0, 0);
+    status = items_to_members(&document, &first, items, count, &spec, 0, 0, literal);
     if (status == 0 && spec.has_body)
         status = usage_error("ws: name=value, name:=json and name@file items make a body; a WebSocket sends the lines "
                              "of standard input%s", "");
@@ -374,6 +371,7 @@ static int run_command(int argc, char **argv) {
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
     const char *credentials = NULL, *auth_type = NULL, *ping_interval = NULL;
     char **items = calloc((size_t)argc + 1, sizeof *items), *config = NULL, upper[32], error[160];
+    unsigned char *literal = calloc((size_t)argc + 1, 1);
     const char **protocols = calloc((size_t)argc + 1, sizeof *protocols), *request_only = NULL;
     int count = 0, i, first = 1, ignore_stdin = 0, only_items = 0, status, help = 0, protocol_count = 0;
     buf endpoint = { 0 }, auth = { 0 };
@@ -394,8 +392,12 @@ static int run_command(int argc, char **argv) {
     else {
         for (k = 0; k < sizeof http_methods / sizeof http_methods[0]; k++)
             if (strcmp(command, http_methods[k]) == 0) break;
-        if (k == sizeof http_methods / sizeof http_methods[0] && !is_method_token(command)) return unknown_command(command);
-        for (k = 0; command[k] && k + 1 < sizeof upper; k++) upper[k] = (char)toupper((unsigned char)command[k]);
+        /* An option is no method: options follow the command (`netlayer -X POST URL` is curl's order). */
+        if (command[0] == '-' || (k == sizeof http_methods / sizeof http_methods[0] && !is_method_token(command)))
+            return unknown_command(command);
+        if (strlen(command) >= sizeof upper)
+            return usage_error("the method '%s' is longer than the 31 characters a method may have here", command);
+        for (k = 0; command[k]; k++) upper[k] = (char)toupper((unsigned char)command[k]);
         upper[k] = '\0';
         spec.method = upper;
     }
@@ -422,7 +424,10 @@ static int run_command(int argc, char **argv) {
         else if (strcmp(a, "--ignore-stdin") == 0) ignore_stdin = 1;
         else if (strcmp(a, "-H") == 0 || strcmp(a, "--header") == 0) {
             const char *header;
-            if ((status = option_value(argc, argv, &i, &header)) == 0) status = header_option(argv[i], &items[count++]);
+            if ((status = option_value(argc, argv, &i, &header)) == 0 && (status = header_option(header)) == 0) {
+                literal[count] = 1;
+                items[count++] = argv[i];
+            }
         }
         else if (strcmp(a, "-a") == 0 || strcmp(a, "--auth") == 0) status = option_value(argc, argv, &i, &credentials);
         else if (strncmp(a, "--auth=", 7) == 0) credentials = a + 7;
@@ -462,13 +467,13 @@ static int run_command(int argc, char **argv) {
         config = config_text(config, config_size, run.verbose, &spec);
         status = list_operations(config, &run);
         free(config);
-        free(items);
+        free(items); free(literal);
         return status;
     }
     if (mode == MODE_WS) {
-        status = websocket_command(target, items, count, protocols, protocol_count, request_only, config_path,
+        status = websocket_command(target, items, literal, count, protocols, protocol_count, request_only, config_path,
                                    credentials, auth_type, timeout, ping_interval, ignore_stdin, &run);
-        free(items);
+        free(items); free(literal);
         free(protocols);
         return status;
     }
@@ -502,7 +507,7 @@ static int run_command(int argc, char **argv) {
                 prompt_place(&place, path ? path : target, path && strstr(path, "://"));
                 status = auth_document(&auth, credentials, auth_type, place.data ? place.data : "", !ignore_stdin);
                 free(place.data);
-                if (status) { json_free(doc); free(text); free(config); json_free(config_doc); free(endpoint.data); free(items); return status; }
+                if (status) { json_free(doc); free(text); free(config); json_free(config_doc); free(endpoint.data); free(items); free(literal); return status; }
                 value = json_parse(auth.data, auth.len, error, sizeof error);
                 json_set_node(doc, "auth", value);
             }
@@ -516,7 +521,7 @@ static int run_command(int argc, char **argv) {
         int method_has_body = spec.method && (!strcmp(spec.method, "POST") || !strcmp(spec.method, "PUT") || !strcmp(spec.method, "PATCH"));
         int piped = fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
         status = items_to_members(&endpoint, &first, items, count, &spec, !ignore_stdin && method_has_body && piped,
-                                  mode == MODE_CALL);
+                                  mode == MODE_CALL, literal);
         if (status == 0 && credentials) {
             buf place = { 0 };
             prompt_place(&place, target, mode == MODE_HTTP);
@@ -526,7 +531,7 @@ static int run_command(int argc, char **argv) {
             buf_add(&endpoint, auth.data ? auth.data : "", auth.len);
             first = 0;
         }
-        if (status) { free(config); json_free(config_doc); free(endpoint.data); free(auth.data); free(items); return status; }
+        if (status) { free(config); json_free(config_doc); free(endpoint.data); free(auth.data); free(items); free(literal); return status; }
         if (mode == MODE_HTTP) {
             const char *method = spec.method ? spec.method : spec.has_body ? "POST" : "GET";
             int relative = !strstr(target, "://") && target[0] != ':' && config_path;
@@ -558,7 +563,7 @@ static int run_command(int argc, char **argv) {
         } else if (mode == MODE_HTTP) buf_puts(&endpoint, ",\"acceptableStatus\":[[100,599]]");   /* --check-status decides */
         if (timeout) { buf_printf(&endpoint, "%s\"timeout\":%s", first ? "" : ",", timeout); first = 0; }
         if (body && (status = add_body_member(&endpoint, &first, body)) != 0) {
-            free(config); free(endpoint.data); free(items);
+            free(config); free(endpoint.data); free(items); free(literal);
             return status;
         }
         buf_add(&endpoint, "}", 1);
@@ -567,7 +572,7 @@ static int run_command(int argc, char **argv) {
     free(config);
     memset(endpoint.data, 0, endpoint.len);
     free(endpoint.data);
-    free(items);
+    free(items); free(literal);
     return status;
 }
 

@@ -24,7 +24,7 @@
  * body of millions of elements. */
 #define NESTED_MAX_INDEX 65535
 /* The JSON reader of the library takes 256 levels; a deeper path is refused here. */
-#define NESTED_MAX_DEPTH 256
+#define NESTED_MAX_DEPTH 255  /* the body; the endpoint document around it is the 256th level */
 
 typedef enum { T_TEXT, T_NUMBER, T_OPEN, T_CLOSE } token_kind;
 
@@ -310,6 +310,17 @@ static int apply(jnode **root, const path *paths, size_t count, jnode *value, fa
     return 0;
 }
 
+/* How deep `node` nests (a scalar 0, [] 1, [[1]] 2), counted up to `limit` + 1. */
+static long nesting(const jnode *node, long limit) {
+    long deepest = 0, d;
+    const jnode *c;
+    if (node->type != J_ARRAY && node->type != J_OBJECT) return 0;
+    if (limit < 1) return 1;
+    for (c = node->child; c && deepest < limit; c = c->next)
+        if ((d = nesting(c, limit - 1)) > deepest) deepest = d;
+    return deepest + 1;
+}
+
 int nested_json_set(jnode **root, const char *key, jnode *value, buf *why) {
     size_t len = strlen(key), n, i;
     token *tokens = calloc(len + 1, sizeof *tokens);
@@ -319,8 +330,9 @@ int nested_json_set(jnode **root, const char *key, jnode *value, buf *why) {
     int status = -1;
     if (!tokens || !paths) { fputs("netlayer: out of memory\n", stderr); exit(EXIT_FAILURE_OTHER); }
     n = tokenize(key, tokens);
-    if ((count = parse(tokens, n, paths, &f)) > NESTED_MAX_DEPTH) {
-        buf_printf(&f.message, "the path is more than %d levels deep", NESTED_MAX_DEPTH);
+    if ((count = parse(tokens, n, paths, &f)) > 0 && count + nesting(value, NESTED_MAX_DEPTH) > NESTED_MAX_DEPTH) {
+        buf_printf(&f.message, "the path and its value are more than %d levels deep (the library's limit of %d "
+                   "counts the request document around the body)", NESTED_MAX_DEPTH, NESTED_MAX_DEPTH + 1);
         f.has_span = 0;
     } else if (count > 0) status = apply(root, paths, (size_t)count, value, &f);
     if (status != 0) {

@@ -308,7 +308,7 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
     jnode *result;
     uint64_t id;
     int status;
-    struct sigaction sa;
+    struct sigaction sa, saved_pipe;
 
     if (!client) {
         jnode *doc = error ? json_parse(error, strlen(error), message, sizeof message) : NULL;
@@ -324,10 +324,17 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
         nl_client_free(client);
         return EXIT_FAILURE_OTHER;
     }
+    /* Each signal that would end the program cancels the request instead, so that a
+     * download leaves no partial file (a closed terminal's SIGHUP, a reader gone while
+     * the progress bar draws), and the exit status is still 128 + the signal. SIGPIPE is
+     * the default again once the request is over: output to a closed pipe ends quietly. */
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+    sigaction(SIGPIPE, &sa, &saved_pipe);
 
     callbacks.on_complete = on_complete;
     callbacks.user_data = &p;
@@ -336,6 +343,7 @@ int run_request(const char *config_json, const char *endpoint_json, const char *
                    : nl_request_start(client, endpoint_json, &callbacks);
     if (id) wait_for(client, id, &p);
     nl_client_free(client);
+    sigaction(SIGPIPE, &saved_pipe, NULL);
     close(p.done_pipe[0]);
     close(p.done_pipe[1]);
     if (p.bar_shown) fputc('\n', stderr);
