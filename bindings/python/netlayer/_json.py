@@ -7,6 +7,7 @@ an install without it (``pip install --no-deps``) falls back to the json module.
 from __future__ import annotations
 
 import base64
+import sys as _sys
 from typing import Any, Callable, Union
 
 from ._errors import InvalidRequestError
@@ -101,7 +102,7 @@ def loads(raw: Union[bytes, str]) -> Any:
     # find, not `in`: `mark in raw` first tries the mark as an integer, which raises
     # and clears a TypeError inside CPython on every call
     if isinstance(raw, bytes) and raw.find(BIG_INTEGERS_MARK) >= 0:
-        return _exact_loads(raw)
+        return _exact_result(raw)
     return loads_fast(raw)
 
 
@@ -113,10 +114,59 @@ def loads_result(raw: bytes) -> Any:
     try:
         doc = loads_fast(raw)
     except ValueError:
-        return _exact_loads(raw)
+        return _exact_result(raw)
     if type(doc) is dict and "bigIntegers" in doc:
-        return _exact_loads(raw)
+        return _exact_result(raw)
     return doc
+
+
+def _exact_result(raw: Union[bytes, str]) -> Any:
+    """A document with exact integers. A result in it (a success document, alone or in
+    a batch's or a queue's list) whose value holds an integer of more digits than
+    Python converts (``sys.get_int_max_str_digits()``, a guard against quadratic
+    conversions) becomes a failure of kind ``parsing`` that keeps the status and
+    headers: requests' ``.json()`` would fail the same way, not the whole call."""
+    try:
+        return _exact_loads(raw)
+    except ValueError as error:
+        limit = getattr(_sys, "get_int_max_str_digits", lambda: 0)()
+        if not limit:
+            raise
+        try:
+            doc = _exact_loads(raw, parse_int=lambda text: int(text) if len(text) <= limit else _TooLong())
+        except ValueError:
+            raise error from None
+    return _refuse_too_long(doc, limit)
+
+
+class _TooLong:
+    """An integer literal past Python's digit limit, while a document is read."""
+
+
+def _holds_too_long(value: Any) -> bool:
+    if isinstance(value, _TooLong):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_too_long(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_too_long(v) for v in value)
+    return False
+
+
+def _refuse_too_long(doc: Any, limit: int) -> Any:
+    """`doc` with each result document (one with "ok") that holds a `_TooLong` made a
+    failure; lists and wrappers around results (a queue's {"id", "result"}) are walked."""
+    if isinstance(doc, list):
+        return [_refuse_too_long(item, limit) for item in doc]
+    if not isinstance(doc, dict) or not _holds_too_long(doc):
+        return doc
+    if "ok" not in doc:
+        return {key: _refuse_too_long(value, limit) for key, value in doc.items()}
+    return {"ok": False, "status": doc.get("status"), "headers": doc.get("headers", {}), "url": doc.get("url"),
+            "attempts": doc.get("attempts", 1), "id": doc.get("id"),
+            "error": {"kind": "parsing",
+                      "message": f"the response holds an integer of more than {limit} digits, past Python's limit "
+                                 "for reading one (sys.set_int_max_str_digits raises it)"}}
 
 
 _BINARY = (bytes, bytearray, memoryview)

@@ -296,6 +296,39 @@ def test_only_one_byte_order_mark_is_skipped_however_many_a_server_sends(base_ur
         assert time.monotonic() - started < 5
 
 
+def test_an_integer_past_pythons_digit_limit_is_a_parsing_error_with_the_response(base_url: str) -> None:
+    # The json module refuses to make an int of more than 4,300 digits (a guard against
+    # quadratic conversions); the caller gets a netlayer error with the status and
+    # headers, as requests' .json() would fail, not a bare ValueError.
+    import json
+    import sys
+    import urllib.request
+    import uuid
+    scenario = "digits-" + uuid.uuid4().hex[:8]
+    digits = sys.get_int_max_str_digits() + 1 if hasattr(sys, "get_int_max_str_digits") else 4301
+    setup = json.dumps({"": [{"headers": [["Content-Type", "application/json"], ["X-Kept", "yes"]],
+                              "body": "[" + "7" * digits + "]"}]}).encode()
+    urllib.request.urlopen(urllib.request.Request(base_url + "scenario-setup/" + scenario, data=setup,
+                                                  method="POST"), timeout=10).read()
+    with netlayer.Client(base_url) as client:
+        with pytest.raises(netlayer.ParsingError, match="integer of more than") as caught:
+            client.get("scenario/" + scenario)
+    assert caught.value.status == 200 and caught.value.headers is not None
+    assert caught.value.headers.get("x-kept") == "yes"
+    # In a batch, only that result is the error; asynchronously, the same error.
+    with netlayer.Client(base_url) as client:
+        failed, fine = client.batch([{"path": "scenario/" + scenario}, {"path": "json"}])
+        assert isinstance(failed, netlayer.ParsingError) and failed.status == 200, failed
+        assert isinstance(fine, netlayer.Response) and fine.status == 200
+
+        async def fetch() -> None:
+            with pytest.raises(netlayer.ParsingError, match="integer of more than"):
+                await client.aget("scenario/" + scenario)
+
+        import asyncio
+        asyncio.run(fetch())
+
+
 def test_bytes_in_headers_and_params_are_their_text_as_requests_takes_them(client: netlayer.Client) -> None:
     echoed = client.get("echo", headers={b"X-A": b"caf\xc3\xa9", "X-B": "2"}, params={b"q": b"1", "r": [b"2", "3"]}).value
     sent = {name.lower(): value for name, value in echoed["headerLines"]}
