@@ -15,7 +15,7 @@ extension NetlayerClient.Parts {
         -> @Sendable ((any NetworkSessionManager)?) throws(NetworkError) -> any NetworkSessionManager {
         { parent throws(NetworkError) in
             let session: CurlSessionManager
-            if let inherited = (parent as? any CurlBacked)?.curlSession {
+            if let inherited = parent?.forkSource as? CurlSessionManager {  // a class cast: see forkSource
                 session = try CurlSessionManager(maxConcurrent: maxConcurrent, copyingCookiesOf: inherited)
             } else {
                 session = try CurlSessionManager(maxConcurrent: maxConcurrent, cookies: cookies)
@@ -30,28 +30,6 @@ extension NetlayerClient.Parts {
             }
         }
     }
-}
-
-/// A transport made over a `CurlSessionManager`, whose cookie jar a child of `fork()`
-/// copies.
-package protocol CurlBacked {
-    var curlSession: CurlSessionManager? { get }
-}
-
-extension CurlSessionManager: CurlBacked {
-    package var curlSession: CurlSessionManager? { self }
-}
-
-extension RecordingSessionManager: CurlBacked {
-    package var curlSession: CurlSessionManager? { (transport as? any CurlBacked)?.curlSession }
-}
-
-extension StubSessionManager: CurlBacked {
-    package var curlSession: CurlSessionManager? { (answers.loop as? any CurlBacked)?.curlSession }
-}
-
-extension ReplaySessionManager: CurlBacked {
-    package var curlSession: CurlSessionManager? { (answers.loop as? any CurlBacked)?.curlSession }
 }
 
 extension NetlayerClient.Parts {

@@ -65,9 +65,10 @@ public struct AutoResponseDecoder: ResponseDecoder {
         guard media.charset != nil || isTextual(type: type, subtype: subtype) else {
             return Reading(choice: .base64, charset: nil)
         }
-        let charset = media.charset?.withBytes(in: contentType) { TextEncoding.find(label: $0) }
-        let decodes = charset.map { $0 == .utf8 ? String(validating: body, as: UTF8.self) != nil : $0.decode(body) != nil }
-            ?? (String(validating: body, as: UTF8.self) != nil)
+        // A byte order mark names the encoding over any label (the Encoding Standard's "decode").
+        let labelled = media.charset?.withBytes(in: contentType) { TextEncoding.find(label: $0) }
+        let charset = TextEncoding.byteOrderMark(of: body).map { $0 == .utf8 && labelled == nil ? nil : $0 } ?? labelled
+        let decodes = (charset ?? .utf8).decodeBody(body) != nil
         return Reading(choice: decodes ? .text : .base64, charset: charset)
     }
 

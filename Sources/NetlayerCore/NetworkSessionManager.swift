@@ -56,6 +56,13 @@ public protocol NetworkSessionManager: Sendable {
     /// the fork; `unlockAfterFork()` gives them back, in the parent and in the child.
     func lockForFork()
     func unlockAfterFork()
+
+    /// The transport whose state (a cookie jar) a child of `fork()` copies into the one
+    /// it makes: itself for a real transport, the one it wraps for a wrapper (recording,
+    /// stub, replay); nil by default. An object, so that the child finds the transport's
+    /// type with a class cast: a cast to a protocol takes a lock of the Swift runtime
+    /// that a thread of the parent may have held at the fork, for ever in the child.
+    var forkSource: AnyObject? { get }
 }
 
 extension NetworkSessionManager {
@@ -69,6 +76,7 @@ extension NetworkSessionManager {
     public func shutdown() {}
     public func lockForFork() {}
     public func unlockAfterFork() {}
+    public var forkSource: AnyObject? { nil }
 
     /// Starts and waits on a latch: the work runs on the transport's own threads.
     public func run(_ start: () -> Void, until done: CompletionSignal, interrupt: Int32?) -> Bool {

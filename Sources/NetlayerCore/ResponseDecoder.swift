@@ -128,7 +128,7 @@ public struct StringResponseDecoder: ResponseDecoder {
     public var requiresBody: Bool { false }
 
     public func decode<T: Decodable>(_ data: [UInt8]) throws(DataTransferError) -> T {
-        let decoded = encoding == .utf8 ? String(validating: data, as: UTF8.self) : encoding.decode(data)
+        let decoded = encoding.decodeBody(data)
         guard let text = decoded else {
             guard encoding == .utf8 else { throw .parsing("the body is not valid \(encoding.name)") }
             let offset = data.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) }

@@ -72,6 +72,28 @@ public struct TextEncoding: Sendable, Hashable {
     /// `bytes` as text, or nil when they are not valid in this encoding (an undefined
     /// byte, a sequence cut short): the caller keeps such a body as bytes. Takes time
     /// and memory in proportion to the bytes.
+    /// The encoding a byte order mark at the start of `bytes` names (UTF-8, UTF-16BE,
+    /// UTF-16LE), which the Encoding Standard's "decode" takes over any label; nil
+    /// without one.
+    public static func byteOrderMark(of bytes: [UInt8]) -> TextEncoding? {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { return .utf8 }
+        guard bytes.count >= 2 else { return nil }
+        if bytes[0] == 0xFE, bytes[1] == 0xFF { return TextEncoding(standardName: "UTF-16BE") }
+        if bytes[0] == 0xFF, bytes[1] == 0xFE { return TextEncoding(standardName: "UTF-16LE") }
+        return nil
+    }
+
+    /// `bytes` as text the way the Encoding Standard's "decode" reads a body: a byte
+    /// order mark chooses the encoding, whatever this one is, and is not part of the
+    /// text (as browsers, and requests for UTF-16, read it); else this encoding.
+    public func decodeBody(_ bytes: [UInt8]) -> String? {
+        guard let marked = Self.byteOrderMark(of: bytes) else {
+            return self == .utf8 ? String(validating: bytes, as: UTF8.self) : decode(bytes)
+        }
+        let text = Array(bytes.dropFirst(marked == .utf8 ? 3 : 2))
+        return marked == .utf8 ? String(validating: text, as: UTF8.self) : marked.decode(text)
+    }
+
     public func decode(_ bytes: [UInt8]) -> String? {
         switch converter {
         case .utf8:

@@ -213,3 +213,8 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// Gives back what `lockCookiesForFork()` took, in the parent and in the child.
     public func unlockAfterFork() { share.unlockAfterFork() }
 }
+
+extension CurlSessionManager {
+    /// Itself: a child of `fork()` copies its cookie jar (`NetworkSessionManager.forkSource`).
+    public var forkSource: AnyObject? { self }
+}

@@ -16,7 +16,8 @@ public struct RequestResult: Sendable {
     public var error: DataTransferError?
     /// How many attempts were made.
     public var attempts: Int
-    /// What an `AutoResponseDecoder` chose for the body; nil for any other decoder.
+    /// What an `AutoResponseDecoder` chose for the body, or the text, base64 or none
+    /// decoder an endpoint named; nil for JSON (and any other decoder) it named.
     public var decoderChoice: AutoResponseDecoder.Choice?
     /// For a textual body an `AutoResponseDecoder` read: the encoding its
     /// `Content-Type` names, when the Encoding Standard knows it.
@@ -58,6 +59,14 @@ public struct RequestResult: Sendable {
             decoderChoice = reading.choice
             charset = reading.charset
             decoder = decoder.resolved(for: reading.choice, charset: reading.charset)
+        } else if type(of: decoder) == StringResponseDecoder.self {
+            // Named too when the endpoint chose it: a reader (the Python package's
+            // `.content`, `.json()`) then knows text from base64 from JSON.
+            decoderChoice = .text
+        } else if type(of: decoder) == Base64ResponseDecoder.self {
+            decoderChoice = .base64
+        } else if type(of: decoder) == EmptyResponseDecoder.self {
+            decoderChoice = AutoResponseDecoder.Choice.none  // spelt out: `.none` would be the optional's nil
         }
         do throws(DataTransferError) {
             // A metatype comparison: `decoder is JSONResponseDecoder` is a runtime cast.

@@ -78,3 +78,8 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
         kept.withLock { $0?.append(exchange) }
     }
 }
+
+extension RecordingSessionManager {
+    /// The recorded transport's (`NetworkSessionManager.forkSource`).
+    public var forkSource: AnyObject? { transport.forkSource }
+}

@@ -131,3 +131,8 @@ private struct ReplayURL {
         return true
     }
 }
+
+extension ReplaySessionManager {
+    /// The loop's transport's (`NetworkSessionManager.forkSource`).
+    public var forkSource: AnyObject? { answers.loop.forkSource }
+}

@@ -106,3 +106,8 @@ public final class StubSessionManager: NetworkSessionManager, @unchecked Sendabl
         answers.loop.urlParser.parse(url)?.path ?? "/"
     }
 }
+
+extension StubSessionManager {
+    /// The loop's transport's (`NetworkSessionManager.forkSource`).
+    public var forkSource: AnyObject? { answers.loop.forkSource }
+}

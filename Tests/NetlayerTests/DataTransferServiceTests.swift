@@ -195,10 +195,14 @@ private struct Echo: Decodable, Sendable {
         }
         #expect(ContinuousClock.now - start < .seconds(2))
 
-        _ = try await service.request(with: Endpoint<JSON>(path: "stats/reset")) as JSON
-        for _ in 0..<100 { _ = try await service.request(with: Endpoint<JSON>(path: "json")) as JSON }
-        let stats: JSON = try await service.request(with: Endpoint<JSON>(path: "stats"))
-        #expect((stats["connections"]?.intValue ?? 99) <= 2)
+        // The connections that carried them, as /echo names each (the server's own
+        // count would also see the suites that run beside this one).
+        var connections = Set<String>()
+        for _ in 0..<100 {
+            let echoed: JSON = try await service.request(with: Endpoint<JSON>(path: "echo"))
+            connections.insert("\(echoed["connection"] ?? .null)")
+        }
+        #expect(connections.count <= 2, "\(connections)")
     }
 
     @Test func shutdownCancelsWhatIsInFlightAndDeliversEveryCompletion() async throws {

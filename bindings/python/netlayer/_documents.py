@@ -324,7 +324,12 @@ _COOKIE_NAME_BREAKERS = re.compile(r"[;,=\s\x00-\x1f\x7f]")
 def _cookie_pair(name: Any, value: Any) -> str:
     """``name=value`` for a Cookie line; a name or value that would start another
     cookie (``{"a": "x; admin=1"}``) is refused rather than sent."""
-    name, value = str(name), str(value)
+    name = str(_text(name, name, "cookies"))
+    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float, *_BINARY)):
+        # str() would send the text "None" or "True", or an object's repr
+        raise InvalidRequestError(f"netlayer: cookies[{name!r}]: {type(value).__name__} is not a cookie value "
+                                  "(str, bytes or a number; leave the cookie out to send none)")
+    value = str(_text(value, name, "cookies"))
     if not name or _COOKIE_NAME_BREAKERS.search(name):
         raise InvalidRequestError(f"netlayer: cookies key {name!r} is not a cookie name "
                                   "(no ';', ',', '=', white space or control characters)")
@@ -338,7 +343,7 @@ def _cookie_header(headers: Any, cookies: Any) -> Dict[str, Any]:
     """``cookies={name: value}`` of one request added to its ``Cookie`` header (which
     the library sends in one line with the jar's cookies)."""
     out = dict(headers or {})
-    pairs = "; ".join(_cookie_pair(k, v) for k, v in _pairs(cookies))
+    pairs = "; ".join(_cookie_pair(k, v) for k, v in _pairs(cookies) if v is not None)
     existing = next((k for k in out if k.lower() == "cookie"), None)
     if existing is None:
         out["Cookie"] = pairs
@@ -508,6 +513,9 @@ def config(document: Union[Mapping[str, Any], str, None], keys: Mapping[str, Any
             raise TypeError("netlayer: the base URL is given twice: as Client()'s first argument "
                             "and as a keyword; give it once")
         out.update(given)
+    for key, what in (("headers", "headers"), ("query", "query")):
+        if isinstance(out.get(key), Mapping):  # bytes as their UTF-8 text, as a request's
+            out[key] = _texts(out[key], what)
     return out
 
 

@@ -7,6 +7,7 @@ an install without it (``pip install --no-deps``) falls back to the json module.
 from __future__ import annotations
 
 import base64
+import dataclasses as _dataclasses
 import sys as _sys
 from typing import Any, Callable, Union
 
@@ -92,6 +93,10 @@ def _refuse_non_finite(value: Any, where: str) -> None:
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             _refuse_non_finite(item, f"{where}[{index}]")
+    elif _dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # orjson writes a dataclass's fields itself, a NaN among them as null
+        for field in _dataclasses.fields(value):
+            _refuse_non_finite(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
 
 
 _INFINITY = float("inf")

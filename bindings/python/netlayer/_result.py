@@ -223,12 +223,20 @@ def _headers(fields: Mapping[str, str]) -> Headers:
     return headers
 
 
-Response.headers = _FromDocument("_headers", _headers, None)  # type: ignore[assignment]
-Response.from_cache = _FromDocument("fromCache", lambda raw: raw is True, False)  # type: ignore[assignment]
-Response.http_version = _FromDocument("httpVersion", str, None)  # type: ignore[assignment]
-Response.latin1_headers = _FromDocument("latin1Headers", tuple, ())  # type: ignore[assignment]
-Response.set_cookies = _FromDocument("setCookies", tuple, ())  # type: ignore[assignment]
-Response.history = _FromDocument("redirects", _history, ())  # type: ignore[assignment]
+def _install(name: str, field: _FromDocument) -> None:
+    # Set on the class after it is made, so Python does not call __set_name__: without
+    # it the converted value would be kept under "" and made again on every read (and
+    # a change to `headers` lost, which requests and httpx keep).
+    setattr(Response, name, field)
+    field.__set_name__(Response, name)
+
+
+_install("headers", _FromDocument("_headers", _headers, None))
+_install("from_cache", _FromDocument("fromCache", lambda raw: raw is True, False))
+_install("http_version", _FromDocument("httpVersion", str, None))
+_install("latin1_headers", _FromDocument("latin1Headers", tuple, ()))
+_install("set_cookies", _FromDocument("setCookies", tuple, ()))
+_install("history", _FromDocument("redirects", _history, ()))
 
 
 def _response(doc: Dict[str, Any]) -> Response:

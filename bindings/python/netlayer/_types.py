@@ -11,7 +11,8 @@ their keys are checked by the library, whose error names the key.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+import os
+from typing import IO, Any, Callable, Dict, Iterable, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 __all__ = ["ConfigKeys", "EndpointOptions", "MethodKeys", "RequestKeys", "WebSocketKeys", "AuthValue",
            "ProgressFunction"]
@@ -24,14 +25,22 @@ StatusList = Sequence[Union[int, Sequence[int]]]
 ProgressFunction = Callable[[Dict[str, Any]], Optional[Mapping[str, Any]]]
 BodyEncoding = Literal["json", "form", "text", "base64", "xml", "multipart"]
 StreamKind = Literal["sse", "lines", "chunks"]
-FormData = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, bytes, bytearray, memoryview]
+#: ``data=``: form fields, text or bytes, a file opened in binary mode or an iterator of bytes
+FormData = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, bytes, bytearray, memoryview, IO[bytes],
+                 Iterable[bytes]]
+#: A header value: text, or bytes that are UTF-8 (taken as their text, as requests takes them)
+HeaderValue = Union[str, bytes]
+#: A path the library opens: text or a path object (``pathlib.Path``)
+PathValue = Union[str, "os.PathLike[str]"]
+#: A cookie value; None leaves the cookie out
+CookieValue = Union[str, bytes, int, float, None]
 FilesArgument = Union[Mapping[str, Any], Sequence[Tuple[str, Any]]]
 
 
 class EndpointOptions(TypedDict, total=False):
     """The keys every request keyword set shares (a ``call`` overlay takes these)."""
 
-    headers: Mapping[str, str]
+    headers: Mapping[str, HeaderValue]
     query: Mapping[str, Any]
     body: Any
     bodyEncoding: BodyEncoding
@@ -39,10 +48,10 @@ class EndpointOptions(TypedDict, total=False):
     xmlRoot: str
     xml_root: str
     multipart: Sequence[Mapping[str, Any]]
-    uploadFrom: str
-    upload_from: str
-    downloadTo: str
-    download_to: str
+    uploadFrom: PathValue
+    upload_from: PathValue
+    downloadTo: PathValue
+    download_to: PathValue
     progress: bool
     stream: StreamKind
     useCache: bool
@@ -66,7 +75,7 @@ class EndpointOptions(TypedDict, total=False):
     json: Any
     data: FormData
     files: FilesArgument
-    cookies: Mapping[str, str]
+    cookies: Mapping[str, CookieValue]
     # the package's own
     on_progress: ProgressFunction
 
@@ -89,10 +98,10 @@ class WebSocketKeys(TypedDict, total=False):
     (docs/documents.md, "WebSockets"), and the receive queue's bounds."""
 
     protocols: Sequence[str]
-    headers: Mapping[str, str]
+    headers: Mapping[str, HeaderValue]
     query: Mapping[str, Any]
     params: Mapping[str, Any]
-    cookies: Mapping[str, str]
+    cookies: Mapping[str, CookieValue]
     auth: AuthValue
     timeout: float
     isFullPath: bool
@@ -138,7 +147,7 @@ class ConfigKeys(TypedDict, total=False):
 
     baseURL: str
     base_url: str
-    headers: Mapping[str, str]
+    headers: Mapping[str, HeaderValue]
     query: Mapping[str, Any]
     params: Mapping[str, Any]
     timeout: float

@@ -118,6 +118,39 @@ print(json.dumps({"child_status": status, "parent": parent_results, "json": c.ge
     assert out == {"child_status": 0, "parent": [200] * 5, "json": 200}
 
 
+def test_fork_while_a_stream_is_held_open_leaves_the_child_a_working_client(script_result: ScriptResult) -> None:
+    # A stream kept open (not cancelled) keeps the loop thread at work at the fork. The
+    # child once rebuilt its transport with a cast to a protocol, which takes a lock of
+    # the Swift runtime that the loop thread could hold at that moment: about one child
+    # in ten then hung for ever, whatever its timeout.
+    out = script_result(PRELUDE + """
+c = netlayer.Client({"baseURL": URL}, timeout=5)
+hung = 0
+for attempt in range(40):
+    stream = c.stream("echo", stream="lines")
+    for event in stream:
+        break
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if c.get("echo").status == 200 else 3)
+    for _ in range(100):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        hung += 1
+        status = -1
+    stream.close()
+    if status != 0:
+        break
+print(json.dumps({"hung": hung, "last_status": status}))
+""", timeout=240)
+    assert out == {"hung": 0, "last_status": 0}
+
+
 def test_multiprocessing_fork_workers_use_the_parents_client(script_result: ScriptResult) -> None:
     out = script_result(PRELUDE + """
 import multiprocessing

@@ -12,6 +12,8 @@ import io
 import pathlib
 from typing import Any, List
 
+import json
+
 import pytest
 
 import netlayer
@@ -327,6 +329,58 @@ def test_an_integer_past_pythons_digit_limit_is_a_parsing_error_with_the_respons
 
         import asyncio
         asyncio.run(fetch())
+
+
+def test_an_endpoint_that_names_its_decoder_reads_as_one_that_chose_it(client: netlayer.Client) -> None:
+    # .content, .text and .json() once looked only at what the auto decoder chose:
+    # base64 text came back as .content, and .json() of a text body was that text.
+    body = client.get("typed", params={"type": "application/json", "body": '{"a": 1}'},
+                      response={"decoder": "text"})
+    assert body.decoder == "text" and body.text == '{"a": 1}' and body.json() == {"a": 1}
+    assert body.content == b'{"a": 1}'
+    raw = client.get("bytes/4", response={"decoder": "base64"})
+    assert raw.decoder == "base64" and len(raw.content) == 4 and isinstance(raw.content, bytes)
+    empty = client.get("json", response={"decoder": "none"})
+    assert empty.decoder == "none" and empty.content == b"" and empty.text == ""
+
+
+def test_text_after_a_byte_order_mark_is_read_in_the_encoding_the_mark_names(client: netlayer.Client) -> None:
+    # The Encoding Standard's decode (browsers, requests for UTF-16): the mark wins over
+    # the label and is not part of the text.
+    import base64
+    for mark, encoded, label in ((b"\xfe\xff", "hi".encode("utf-16-be"), "utf-16"),
+                                 (b"\xff\xfe", "hi".encode("utf-16-le"), "utf-16be"),
+                                 (b"\xef\xbb\xbf", "hé".encode(), "latin1")):
+        body = base64.b64encode(mark + encoded).decode()
+        response = client.get("typed", params={"type": f"text/plain; charset={label}", "body64": body})
+        assert response.text == ("hi" if mark != b"\xef\xbb\xbf" else "hé"), (label, response.text)
+
+
+def test_response_headers_are_converted_once_and_keep_changes(client: netlayer.Client) -> None:
+    response = client.get("json")
+    assert response.headers is response.headers and response.history is response.history
+    response.headers["X-Added"] = "1"
+    assert response.headers["x-added"] == "1"
+
+
+def test_a_nan_in_a_dataclass_is_refused_like_one_in_a_dict(client: netlayer.Client) -> None:
+    import dataclasses
+    import math
+
+    @dataclasses.dataclass
+    class Reading:
+        value: float
+
+    with pytest.raises(netlayer.InvalidRequestError, match=r"body\.value is nan"):
+        client.post("echo", json=Reading(math.nan))
+    assert json.loads(client.post("echo", json=Reading(1.5)).value["body"]) == {"value": 1.5}
+
+
+def test_cookie_values_are_text_none_leaves_one_out_and_a_bool_is_refused(client: netlayer.Client) -> None:
+    sent = client.get("echo", cookies={"a": None, "b": b"x", "c": 1}).value["headers"]["cookie"]
+    assert sent == "b=x; c=1", sent
+    with pytest.raises(netlayer.InvalidRequestError, match=r"cookies\['a'\]: bool"):
+        client.get("echo", cookies={"a": True})
 
 
 def test_bytes_in_headers_and_params_are_their_text_as_requests_takes_them(client: netlayer.Client) -> None:

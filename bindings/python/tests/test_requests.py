@@ -235,7 +235,7 @@ def test_the_default_decoder_follows_the_content_type(client: netlayer.Client) -
     assert (raw.value, raw.decoder) == ("AAEC", "base64")
     assert client.get("json").decoder == "json"
     explicit = client.get("json", response={"decoder": "text"})
-    assert isinstance(explicit.value, str) and explicit.decoder is None
+    assert isinstance(explicit.value, str) and explicit.decoder == "text"  # named, though asked for
     with pytest.raises(netlayer.ParsingError):
         client.get("text", response={"decoder": "json"})
 

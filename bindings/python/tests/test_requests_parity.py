@@ -282,7 +282,7 @@ def test_the_last_valid_content_type_chooses_the_decoder(client: netlayer.Client
 
 def test_an_explicit_decoder_still_wins(client: netlayer.Client) -> None:
     r = typed(client, ["text/plain; charset=gbk"], "\u4f60".encode("gbk"), response={"decoder": "base64"})
-    assert r.decoder is None and r.charset is None and base64.b64decode(r.value) == "\u4f60".encode("gbk")
+    assert r.decoder == "base64" and r.charset is None and base64.b64decode(r.value) == "\u4f60".encode("gbk")
 
 
 # -- form fields, files and bodies as requests sends them ------------------------------

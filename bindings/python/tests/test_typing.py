@@ -61,6 +61,14 @@ RIGHT = textwrap.dedent('''\
     client.post("form", data={"a": "1"}, files={"f": ("a.txt", b"x", "text/plain")})
     client.put("upload", upload_from="/tmp/f", use_cache=False, acceptable_status=[200, [300, 399]])
     client.get("big", download_to="/tmp/out", response={"key_path": "a"})
+    # The forms the README documents and the package takes at run time.
+    import io
+    import pathlib
+    client.post("raw", data=io.BytesIO(b"x"))
+    client.post("raw", data=iter([b"a", b"b"]))
+    client.get("h", headers={"A": b"x"}, cookies={"c": None, "d": b"e", "n": 1})
+    client.get("big", download_to=pathlib.Path("/tmp/out"))
+    client.put("upload", upload_from=pathlib.Path("/tmp/f"))
     client.call("movie", {"id": 1}, headers={"X": "y"})
     client.request({"path": "x"}, method="OPTIONS", body_encoding="text", body="t")
     for event in client.stream("sse", stream="sse"):
