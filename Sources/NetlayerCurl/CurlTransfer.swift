@@ -298,6 +298,14 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if code == CURLE_OUT_OF_MEMORY, headers.isEmpty, let oversized = Self.oversizedHead(of: request) {
             return .failure(oversized)
         }
+        if code == CURLE_WRITE_ERROR, !sink.exceededLimit {
+            // None of this transfer's reasons to stop a body (those are above): libcurl's
+            // decoder of the Content-Encoding refused what the server sent (bytes after
+            // the end of a gzip stream), which it reports as a failed write.
+            let detail = handle?.errorDetail ?? ""
+            return .failure(.protocolViolation("the response body does not decode as its Content-Encoding says"
+                                               + (detail.isEmpty ? "" : " (\(detail))"), curlCode: Int(code.rawValue)))
+        }
         if code != CURLE_OK {
             var osErrno = 0
             nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)

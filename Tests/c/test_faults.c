@@ -445,6 +445,18 @@ static void test_the_response_limit_counts_decoded_bytes_not_the_encoded_length(
     nl_client_free(c);
 }
 
+/* Bytes after the end of a gzip body are the server's fault: kind protocol, as bad gzip
+ * data is (once kind generic, "Failed writing received data to disk/application"). */
+static void test_bytes_after_a_gzip_body_are_protocol(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r = fault_request(c, "gzip-trailing-bytes", NULL, NULL);
+    CHECK_KIND(r, "protocol");
+    CHECK_MSG(strstr(error_message(r), "Content-Encoding") != NULL, "message: %s", error_message(r));
+    json_decref(r);
+    nl_client_free(c);
+}
+
 /* A HEAD response announces a length it does not carry: a 10^12-byte file's size can be asked. */
 static void test_a_head_request_is_not_refused_for_the_length_it_announces(void)
 {
@@ -672,6 +684,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_cr_inside_a_header_value_is_read_as_a_space),
         NLT_TEST(test_tens_of_thousands_of_header_fields_cost_their_number),
         NLT_TEST(test_the_response_limit_counts_decoded_bytes_not_the_encoded_length),
+        NLT_TEST(test_bytes_after_a_gzip_body_are_protocol),
         NLT_TEST(test_a_head_request_is_not_refused_for_the_length_it_announces),
         NLT_TEST(test_timeout_and_deadline_cover_the_redirects_of_an_attempt),
         NLT_TEST(test_a_post_is_not_repeated_when_the_page_it_redirects_to_fails),

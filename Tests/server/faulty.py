@@ -55,6 +55,8 @@ The mode is the request path (the query is ignored unless noted):
                        the client leaves
   /gzip-incompressible 1,000 bytes that do not compress, gzipped (1,023 bytes with
                        Content-Encoding: gzip and that Content-Length)
+  /gzip-trailing-bytes a gzip body followed by bytes that are no gzip member ("junk"),
+                       all within its Content-Length
   /slow-redirect?n=N   after 0.7 s, 302 to /slow-redirect?n=N-1; n=0 is /plain at once
   /see-other           303 to /unavailable
   /unavailable         503 Service Unavailable, always
@@ -418,6 +420,14 @@ def h_gzip_incompressible(c, q):
     return True
 
 
+def h_gzip_trailing_bytes(c, q):
+    import gzip
+    body = gzip.compress(b'{"a":1}', mtime=0) + b"junk"
+    c.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+           b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    return True
+
+
 def h_slow_redirect(c, q):
     n = int((q.get("n") or ["0"])[0])
     if n <= 0:
@@ -480,6 +490,7 @@ ROUTES = {
     "/many-fields": h_many_fields,
     "/stalled-lines": h_stalled_lines,
     "/gzip-incompressible": h_gzip_incompressible,
+    "/gzip-trailing-bytes": h_gzip_trailing_bytes,
     "/slow-redirect": h_slow_redirect,
     "/see-other": h_see_other,
     "/unavailable": h_unavailable,
