@@ -19,10 +19,7 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// it as if it were complete. (One that closes after a 1xx section, libcurl
     /// reports itself, as an empty reply.)
     package private(set) var sectionEnded = false
-    /// Where the first record of each name starts, by the name's hash, once a section
-    /// has more fields than a scan of the earlier ones takes in passing: a server
-    /// sending tens of thousands of fields must not cost their square.
-    private var firstByName: [Int: Int]?
+    /// Fields a new one is compared with in passing; past them, the block's index of names.
     private static let scannedFields = 16
 
     package init() {}
@@ -65,6 +62,11 @@ package struct ReceivedHeaders: @unchecked Sendable {
         /// Where the last record starts: a folded line (`continueLastValue`) extends it.
         var lastRecord = 0
         var hasRepeats = false
+        /// Where the first record of each name starts, by the name's hash, once the
+        /// section has more than `scannedFields` fields: tens of thousands of them must
+        /// not cost their square. In the block, not the struct, so that copying the
+        /// headers (every response's are) copies no more than a reference.
+        var firstByName: [Int: Int]?
 
         init(capacity: Int) { self.capacity = capacity }
     }
@@ -113,11 +115,11 @@ package struct ReceivedHeaders: @unchecked Sendable {
         if sectionEnded, end < 5 || memcmp(base, "HTTP/", 5) != 0 { return nil }  // a trailer field
         if end >= 5, memcmp(base, "HTTP/", 5) == 0 {
             sectionEnded = false
-            firstByName = nil
             if let block {
                 block.count = 0
                 block.records = 0
                 block.hasRepeats = false
+                block.header.firstByName = nil
             }
             return nil
         }
@@ -160,48 +162,73 @@ package struct ReceivedHeaders: @unchecked Sendable {
             }
         }
         (record + 8 + colon).update(from: base + valueStart, count: valueLength)
-        // RFC 9110 5.5: a CR within a value is replaced by a space (NUL libcurl refuses),
-        // so that no reader of the value, a cassette's among them, meets a line end.
-        var cr = memchr(record + 8 + colon, 0x0D, valueLength)
-        while let at = cr {
-            at.storeBytes(of: 0x20, as: UInt8.self)
-            cr = memchr(at + 1, 0x0D, valueLength - (UnsafeRawPointer(at) + 1 - UnsafeRawPointer(record + 8 + colon)))
-        }
         if JSONWriter.isPlain(UnsafeBufferPointer(start: base + valueStart, count: valueLength)) {  // the name is a token
             UnsafeMutableRawPointer(record).storeBytes(of: UInt32(truncatingIfNeeded: colon) | Self.plainFlag, as: UInt32.self)
+        } else {
+            // RFC 9110 5.5: a CR within a value (never a plain one) is replaced by a space
+            // (NUL libcurl refuses), so that no reader of it, a cassette's too, meets a line end.
+            var cr = memchr(record + 8 + colon, 0x0D, valueLength)
+            while let at = cr {
+                at.storeBytes(of: 0x20, as: UInt8.self)
+                cr = memchr(at + 1, 0x0D, valueLength - (UnsafeRawPointer(at) + 1 - UnsafeRawPointer(record + 8 + colon)))
+            }
         }
         block.header.lastRecord = block.count
         block.count += 8 + colon + valueLength
         block.records += 1
 
+        if colon == 14, memchr(record + 8 + colon, Int32(UInt8(ascii: ",")), valueLength) != nil,
+           memcmp(record + 8, "content-length", 14) == 0,
+           let listed = Self.conflictingListedLengths(UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)) {
+            return listed
+        }
         let all = UnsafeBufferPointer(start: block.bytes, count: block.count)
         let name = UnsafeBufferPointer(start: record + 8, count: colon)
-        let value = UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)
-        let isContentLength = colon == 14 && name.elementsEqual("content-length".utf8)
-        if isContentLength, let listed = Self.conflictingListedLengths(value) { return listed }
-        guard let earlier = firstRecord(named: name, before: recordStart, in: all) else { return nil }
+        guard block.records > Self.scannedFields else {
+            // A short section (nearly every one): the earlier fields, scanned in passing.
+            var offset = 0
+            while offset < recordStart {
+                let earlier = Record(all, at: offset)
+                if earlier.name.count == colon, memcmp(earlier.name.baseAddress!, name.baseAddress!, colon) == 0 {
+                    return repeated(earlier, by: record, colon: colon, valueLength: valueLength, in: block)
+                }
+                offset = earlier.end
+            }
+            return nil
+        }
+        guard let earlier = Self.indexedRecord(named: name, before: recordStart, in: all, of: block) else { return nil }
+        return repeated(earlier, by: record, colon: colon, valueLength: valueLength, in: block)
+    }
+
+    /// Notes that the record at `record` repeats the name of `earlier`; why the response
+    /// fails when they are two differing Content-Length fields.
+    private func repeated(_ earlier: Record, by record: UnsafeMutablePointer<UInt8>, colon: Int, valueLength: Int,
+                          in block: Block) -> String? {
         block.hasRepeats = true
-        if isContentLength, !earlier.value.elementsEqual(value) {
+        guard colon == 14, memcmp(record + 8, "content-length", 14) == 0 else { return nil }
+        let value = UnsafeBufferPointer(start: record + 8 + colon, count: valueLength)
+        if !Self.same(earlier.value, value) {
             return "the response has conflicting Content-Length headers (\(String(decoding: earlier.value, as: UTF8.self)), \(String(decoding: value, as: UTF8.self)))"
         }
         return nil
     }
 
-    /// The first record named `name` among those before `end`, if any: a scan while the
-    /// section is short, then a look-up in `firstByName` (a scan only on a hash collision).
-    private mutating func firstRecord(named name: UnsafeBufferPointer<UInt8>, before end: Int,
-                                      in all: UnsafeBufferPointer<UInt8>) -> Record? {
-        func scan(from start: Int) -> Record? {
-            var offset = start
+    /// The first record named `name` among those before `end`, for a section longer
+    /// than `scannedFields`: a look-up in `firstByName` (built on first use), so that
+    /// tens of thousands of fields do not cost their square; a scan on a hash collision.
+    @inline(never)
+    private static func indexedRecord(named name: UnsafeBufferPointer<UInt8>, before end: Int,
+                                      in all: UnsafeBufferPointer<UInt8>, of block: Block) -> Record? {
+        func scan() -> Record? {
+            var offset = 0
             while offset < end {
                 let earlier = Record(all, at: offset)
-                if earlier.name.elementsEqual(name) { return earlier }
+                if Self.same(earlier.name, name) { return earlier }
                 offset = earlier.end
             }
             return nil
         }
-        guard let blockRecords = block?.records, blockRecords > Self.scannedFields else { return scan(from: 0) }
-        if firstByName == nil {
+        if block.header.firstByName == nil {  // a new section, or a block moved by `reserve`
             var index: [Int: Int] = [:]
             var offset = 0
             while offset < end {
@@ -210,15 +237,22 @@ package struct ReceivedHeaders: @unchecked Sendable {
                 if index[key] == nil { index[key] = offset }
                 offset = earlier.end
             }
-            firstByName = index
+            block.header.firstByName = index
         }
         let key = Self.hash(name)
-        guard let offset = firstByName![key] else {
-            firstByName![key] = end
+        guard let offset = block.header.firstByName![key] else {
+            block.header.firstByName![key] = end
             return nil
         }
         let first = Record(all, at: offset)
-        return first.name.elementsEqual(name) ? first : scan(from: 0)
+        return Self.same(first.name, name) ? first : scan()
+    }
+
+    /// Whether two byte runs are the same (a length and a memcmp: the generic
+    /// `elementsEqual` costs a call per byte).
+    @inline(__always)
+    private static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
     private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {

@@ -120,14 +120,15 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// One hop of an attempt: the request, or a redirect of it, after the `redirects`
     /// followed so far, which took `redirectMs`.
     private func send(_ request: HTTPRequest, redirects: [RedirectHop], redirectMs: Double) {
-        let sentAt = MonotonicClock.now()
         let transfer = environment.sessionManager.request(request) { [self] result in
             switch RedirectPolicy.next(after: result, request: request, redirects: redirects.count,
                                        parser: environment.sessionManager.urlParser) {
             case .follow(var next):
                 // One attempt, its redirects included, keeps to its timeout and the
                 // deadline, as curl's --max-time covers the redirects it follows.
-                if let exhausted = Self.timeLeft(after: MonotonicClock.seconds(since: sentAt), for: &next,
+                // What the hop took, as libcurl timed it (a clock read per request would
+                // cost every request; only redirects need it).
+                if let exhausted = Self.timeLeft(after: Self.spent(result) / 1000, for: &next,
                                                  redirects: redirects.count + 1) {
                     conclude(.failure(exhausted), request: request)
                     return

@@ -372,7 +372,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             // A redirect that will be followed is not the answer, even where its status
             // is acceptable: its body is no stream's or download's.
             return request.options.acceptableStatus.contains(status)
-                && !(request.options.followRedirects && RedirectPolicy.isRedirect(status)
+                && !(RedirectPolicy.isRedirect(status) && request.options.followRedirects
                      && !(headers.value(named: "location")?.isEmpty ?? true))
         }
         switch outcome {
