@@ -265,11 +265,9 @@ package struct ReceivedHeaders: @unchecked Sendable {
     /// 5.3 makes a list the same as repeated fields, and RFC 9112 6.3 makes differing
     /// lengths an error. Equal ones (`3, 3`) are one length.
     private static func conflictingListedLengths(_ value: UnsafeBufferPointer<UInt8>) -> String? {
-        guard value.contains(UInt8(ascii: ",")) else { return nil }
-        let lengths = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-            .map { $0.drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }) }
-            .map { Array($0.reversed()) }
-        guard let first = lengths.first, lengths.allSatisfy({ $0 == first }) else {
+        let lengths = String(decoding: value, as: UTF8.self).split(separator: ",", omittingEmptySubsequences: false)
+            .map { String($0).trimmingSpaces }
+        guard Set(lengths).count == 1 else {
             let shown = String(decoding: value.prefix(64), as: UTF8.self)
             return "the response has conflicting Content-Length values (\(shown.escapedForMessage))"
         }

@@ -55,8 +55,7 @@ package enum RedirectPolicy {
             next.transfer.multipart = nil
             next.transfer.uploadFrom = nil
             for name in contentHeaders { next.headers[name] = nil }
-        } else if next.transfer.uploadFrom != nil || next.transfer.multipart != nil,
-                  let why = next.transfer.whyBodyIsNotRepeatable() {
+        } else if let why = next.transfer.whyBodyIsNotRepeatable() {
             return .fail(.io("the \(response.statusCode) redirect repeats the request, but \(why)"))
         }
         return .follow(next)

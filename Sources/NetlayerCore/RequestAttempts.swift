@@ -365,8 +365,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         if error.isCancelled || isCancelled { return .success(.doNotRetry) }
         let policy = original.options.retry
         guard attempt < policy.maxAttempts, !(streamed?.withLock { $0 } ?? false),
-              original.transfer.uploadFrom == nil && original.transfer.multipart == nil
-                || original.transfer.whyBodyIsNotRepeatable() == nil
+              original.transfer.whyBodyIsNotRepeatable() == nil
         else { return .success(.doNotRetry) }
         var decision = RetryDecision.useDefault
         if environment.mayIntercept, let retrier = environment.interceptor {

@@ -101,9 +101,8 @@ public struct JSONResponseDecoder: ResponseDecoder {
         try parseJSON(Self.withoutByteOrderMark(data))
     }
 
-    /// `text`, which has no byte order mark left to skip, parsed as `JSON`, at `keyPath`.
-    private func parseJSON(_ text: [UInt8]) throws(DataTransferError) -> JSON {
-        let data = text
+    /// `data`, which has no byte order mark left to skip, parsed as `JSON`, at `keyPath`.
+    private func parseJSON(_ data: [UInt8]) throws(DataTransferError) -> JSON {
         let value: JSON
         do {
             value = try JSONParser.parse(data)

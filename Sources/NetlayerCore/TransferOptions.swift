@@ -106,6 +106,7 @@ extension TransferOptions {
     /// writer or send other bytes; nil when it can be. curl fails such a repeat at
     /// once too (exit 65, it cannot rewind). Looks at the files only when there are any.
     package func whyBodyIsNotRepeatable() -> String? {
+        guard uploadFrom != nil || multipart != nil else { return nil }
         var paths: [String] = []
         if let uploadFrom { paths.append(uploadFrom) }
         for part in multipart ?? [] {

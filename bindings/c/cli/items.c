@@ -65,6 +65,16 @@ static int is_raw(item_kind k) { return k == IT_RAW || k == IT_RAW_FILE; }
 
 /* Splits `arg` at its first separator outside a backslash escape; the name and the
  * value lose the escapes of separator characters. */
+/* Gives `out` the item's text `arg` and its name and value, each NUL-terminated. */
+static void finish_item(item *out, const char *arg, buf *name, buf *value) {
+    buf_add(name, "", 0);
+    buf_add(value, "", 0);
+    out->name = name->data;
+    out->value = value->data;
+    out->value_len = value->len;
+    out->arg = arg;
+}
+
 /* An -H header, "Name: value" or "Name;", as curl reads it (main.c checked the name). */
 static int parse_header_option(const char *arg, item *out) {
     const char *colon = strchr(arg, ':'), *value;
@@ -78,12 +88,7 @@ static int parse_header_option(const char *arg, item *out) {
         buf_add(&name, arg, strlen(arg) - 1);  /* "Name;" */
         out->kind = IT_HEADER_EMPTY;
     }
-    buf_add(&name, "", 0);
-    buf_add(&text, "", 0);
-    out->name = name.data;
-    out->value = text.data;
-    out->value_len = text.len;
-    out->arg = arg;
+    finish_item(out, arg, &name, &text);
     return 0;
 }
 
@@ -110,12 +115,7 @@ static int parse_item(const char *arg, item *out) {
         }
         buf_add(text, p++, 1);
     }
-    buf_add(&name, "", 0);
-    buf_add(&value, "", 0);
-    out->name = name.data;
-    out->value = value.data;
-    out->value_len = value.len;
-    out->arg = arg;
+    finish_item(out, arg, &name, &value);
     if (!found) {
         fprintf(stderr, "netlayer: '%s' is not a request item (name==value, Header:value, Header;, field=value, "
                         "field:=json, field@file or @file; see netlayer --help)\n", arg);

@@ -325,7 +325,7 @@ def _cookie_pair(name: Any, value: Any) -> str:
     """``name=value`` for a Cookie line; a name or value that would start another
     cookie (``{"a": "x; admin=1"}``) is refused rather than sent."""
     name = str(_text(name, name, "cookies"))
-    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float, *_BINARY)):
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, *_BINARY)):
         # str() would send the text "None" or "True", or an object's repr
         raise InvalidRequestError(f"netlayer: cookies[{name!r}]: {type(value).__name__} is not a cookie value "
                                   "(str, bytes or a number; leave the cookie out to send none)")
