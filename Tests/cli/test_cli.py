@@ -853,9 +853,23 @@ def _():
     for item, needle in (("big[65536]:=1", "an index is at most 65535"),
                          ("big[99999999999999999999999]:=1", "an index is at most 65535"),
                          ("a" + "[]" * 300 + ":=1", "more than 255 levels deep"),
-                         ("a[]:=[1", "not valid JSON after ':='")):
+                         ("a[]:=[1", "not valid JSON after ':='"),
+                         # what the library refuses, named by the item instead of a byte
+                         # of the endpoint document the CLI builds
+                         ('a:={"k": 1, "x": {"k": 1}, "k": 2}', "item 'a:={\"k\": 1, \"x\""),
+                         ('a:={"k": 1, "x": {"k": 1}, "k": 2}', 'duplicate key "k"'),
+                         ("a:=1e999", "item 'a:=1e999': not valid JSON after ':=' (number out of range"),
+                         ("a[]:=[1, -1E+400]", "number out of range")):
         code, out, err = run("post", BASE + "echo", item)
         assert code == 2 and out == "" and needle in err, (item[:40], code, err)
+    with tempfile.TemporaryDirectory() as folder:  # many members: found by sorting, at once
+        many = os.path.join(folder, "many.json")
+        with open(many, "w") as f:
+            f.write("{" + ",".join(f'"k{i}": {i}' for i in range(100_000)) + ', "k7": 0}')
+        code, out, err = run("post", BASE + "echo", "a:=@" + many)
+        assert code == 2 and 'duplicate key "k7"' in err, (code, err)
+    doc = echo("post", BASE + "echo", 'a:={"k": 1, "K": 2, "k\\u0000": 3}', "b:=1e-999")
+    assert json.loads(doc["body"]) == {"a": {"k": 1, "K": 2, "k\u0000": 3}, "b": 0.0}, doc["body"]
 
 
 @test("-f sends every value of a repeated field (a=1&a=2), names as written, as httpie does")

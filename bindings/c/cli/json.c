@@ -4,6 +4,7 @@
  * everything the CLI sends it again. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,30 @@ jnode *json_new(jtype type, const char *text, size_t len) {
     return n;
 }
 
+static int compare_keys(const void *a, const void *b) {
+    const jnode *x = *(const jnode *const *)a, *y = *(const jnode *const *)b;
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+/* The first name `object` holds twice, or NULL: the library refuses such a document
+ * (RFC 8259 leaves its meaning open), so the CLI names the key first. Sorted, not
+ * compared pairwise: a `:=@file` object may hold many members. */
+static const jnode *duplicate_member(const jnode *object) {
+    size_t count = 0, i;
+    const jnode *m, **members, *found = NULL;
+    for (m = object->child; m; m = m->next) count++;
+    if (count < 2) return NULL;
+    members = checked(malloc(count * sizeof *members));
+    for (i = 0, m = object->child; m; m = m->next) members[i++] = m;
+    qsort(members, count, sizeof *members, compare_keys);
+    for (i = 1; i < count && !found; i++)
+        if (compare_keys(&members[i - 1], &members[i]) == 0) found = members[i];
+    free(members);
+    return found;
+}
+
 static jnode *parse_container(parser *ps, int object) {
     jnode *node = new_node(object ? J_OBJECT : J_ARRAY), **tail = &node->child;
     char close = object ? '}' : ']';
@@ -205,7 +230,22 @@ static jnode *parse_container(parser *ps, int object) {
         tail = &item->next;
         skip_space(ps);
         if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
-        if (ps->p < ps->end && *ps->p == close) { ps->p++; ps->depth--; return node; }
+        if (ps->p < ps->end && *ps->p == close) {
+            const jnode *twice = object ? duplicate_member(node) : NULL;
+            if (twice) {
+                buf what = { 0 };
+                buf_puts(&what, "duplicate key ");
+                buf_json_string(&what, twice->key, twice->key_len);
+                buf_add(&what, "", 1);
+                fail(ps, what.data);
+                free(what.data);
+                json_free(node);
+                return NULL;
+            }
+            ps->p++;
+            ps->depth--;
+            return node;
+        }
         json_free(node);
         return fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
     }
@@ -256,6 +296,11 @@ static jnode *parse_value(parser *ps) {
     n->text = checked(malloc(n->len + 1));
     memcpy(n->text, start, n->len);
     n->text[n->len] = '\0';
+    if (n->type == J_NUMBER && isinf(strtod(n->text, NULL))) {  /* 1e999: no double holds it */
+        ps->p = start;
+        json_free(n);
+        return fail(ps, "number out of range");
+    }
     return n;
 }
 
