@@ -206,15 +206,19 @@ def _form(data: Any) -> Dict[str, Any]:
     return out
 
 
-def _field_pairs(data: Any) -> Iterable[Tuple[Any, Any]]:
-    """The (name, value) pairs of ``data=``: a mapping's items, or pairs."""
+def _field_pairs(data: Any, what: str = "data") -> Iterable[Tuple[Any, Any]]:
+    """The (name, value) pairs of ``data=`` (or ``files=``, ``cookies=``: ``what``): a
+    mapping's items, or pairs; anything else is a TypeError naming the argument."""
     if isinstance(data, Mapping):
         return data.items()
+    takes = ("a mapping or (name, value) pairs for a form, or str, bytes, a file or an iterable of bytes for "
+             "the body" if what == "data" else "a mapping or (name, value) pairs")
+    if isinstance(data, (str, *_BINARY)) or not isinstance(data, Iterable):
+        raise TypeError(f"netlayer: {what}= takes {takes}, not {type(data).__name__}")
     pairs: List[Tuple[Any, Any]] = []
     for item in data:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise TypeError("netlayer: data= takes a mapping or (name, value) pairs for a form, or str, bytes, a "
-                            f"file or an iterable of bytes for the body; {item!r:.40} is not a (name, value) pair")
+            raise TypeError(f"netlayer: {what}= takes {takes}; {item!r:.40} is not a (name, value) pair")
         pairs.append((item[0], item[1]))
     return pairs
 
@@ -242,10 +246,6 @@ def _text(value: Any, name: Any, what: str, hint: str = "") -> Any:
     except UnicodeDecodeError:
         raise InvalidRequestError(f"netlayer: {what}[{name!r}]: bytes that are not UTF-8{hint}",
                                   kind="invalid_request") from None
-
-
-def _pairs(value: Any) -> Iterable[Tuple[str, Any]]:
-    return value.items() if isinstance(value, Mapping) else value
 
 
 def _file_part(name: str, value: Any) -> Dict[str, Any]:
@@ -343,7 +343,7 @@ def _cookie_header(headers: Any, cookies: Any) -> Dict[str, Any]:
     """``cookies={name: value}`` of one request added to its ``Cookie`` header (which
     the library sends in one line with the jar's cookies)."""
     out = dict(headers or {})
-    pairs = "; ".join(_cookie_pair(k, v) for k, v in _pairs(cookies) if v is not None)
+    pairs = "; ".join(_cookie_pair(k, v) for k, v in _field_pairs(cookies, "cookies") if v is not None)
     existing = next((k for k in out if k.lower() == "cookie"), None)
     if existing is None:
         out["Cookie"] = pairs
@@ -436,7 +436,7 @@ def _body_keywords(document: Dict[str, Any]) -> None:
                     parts.append({"name": name, "base64": base64.b64encode(bytes(item)).decode("ascii")})
                 else:
                     parts.append({"name": name, "text": item if isinstance(item, str) else str(item)})
-        parts.extend(_file_part(name, value) for name, value in _pairs(files))
+        parts.extend(_file_part(name, value) for name, value in _field_pairs(files, "files"))
         document["multipart"] = parts
         document["bodyEncoding"] = "multipart"
     elif isinstance(data, (str,) + _BINARY):

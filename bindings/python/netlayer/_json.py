@@ -24,7 +24,16 @@ loads_fast: Callable[[Union[bytes, str]], Any]
 
 import json as _json
 
-_encoder = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+def _dataclass_fields(value: Any) -> Any:
+    """A dataclass instance as the object of its fields, as orjson writes it: the same
+    ``json=`` works with and without orjson."""
+    if _dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name) for field in _dataclasses.fields(value)}
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_encoder = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                             default=_dataclass_fields)
 _exact_loads = _json.loads
 
 
@@ -75,10 +84,39 @@ def _dumps_slowly(obj: Any) -> bytes:
         try:
             return dumps_fast(obj)
         except TypeError:
+            pass
+        try:
             return _encode_exactly(obj)  # big integers; anything else raises here
+        except TypeError:
+            _refuse_unencodable(obj, "")
+            raise
     except ValueError:
         _refuse_non_finite(obj, "")
         raise
+
+
+def _refuse_unencodable(value: Any, where: str) -> None:
+    """A TypeError naming the first value in `value` that JSON cannot carry (a Decimal
+    in ``params=``, an object in ``json=``), where the json module names only its type."""
+    if value is None or isinstance(value, (str, int, float)):
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (key is None or isinstance(key, (str, int, float))):
+                raise TypeError(f"netlayer: {where or 'the document'} has the key {key!r:.40} "
+                                f"({type(key).__name__}); a JSON object's keys are text")
+            _refuse_unencodable(item, f"{where}.{key}" if where else str(key))
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _refuse_unencodable(item, f"{where}[{index}]")
+        return
+    if _dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in _dataclasses.fields(value):  # written as the object of its fields
+            _refuse_unencodable(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
+        return
+    raise TypeError(f"netlayer: {where or 'the document'} is {type(value).__name__} {value!r:.40}, which JSON "
+                    "cannot carry (str, int, float, bool, None, lists and dicts; convert it first, e.g. with str())")
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import decimal
 import io
 import pathlib
 from typing import Any, List
@@ -99,6 +100,17 @@ def test_json_data_and_files(client: netlayer.Client, tmp_path: pathlib.Path) ->
     ({"follow_redirects": False}, "follow_redirects is a client setting"),
     ({"upload_from": "a", "uploadFrom": "b"}, "'uploadFrom' given twice"),
     ({"retry": {"max_attempts": 2, "maxAttempts": 3}}, "'retry.maxAttempts' given twice"),
+    # what cannot be a form, parts, cookies or JSON is named, not a bare TypeError of
+    # iteration or of the json module
+    ({"data": 5}, "data= takes a mapping or \\(name, value\\) pairs for a form, or str, bytes, .* not int"),
+    ({"files": 5}, "files= takes a mapping or \\(name, value\\) pairs, not int"),
+    ({"files": [b"x"]}, "files= takes .*; b'x' is not a \\(name, value\\) pair"),
+    ({"cookies": 5}, "cookies= takes a mapping or \\(name, value\\) pairs, not int"),
+    ({"files": {"f": b"x"}, "data": "text"}, "data= takes .* not str"),
+    ({"params": {"page": decimal.Decimal("1.5")}}, "query.page is Decimal Decimal\\('1.5'\\), which JSON cannot carry"),
+    ({"json": {"a": [1, {"b": object()}]}}, "body.a\\[1\\].b is object .*, which JSON cannot carry"),
+    ({"json": {1j: 2}}, "body has the key 1j \\(complex\\); a JSON object's keys are text"),
+    ({"data": {"f": object()}}, "body.f is object"),
 ])
 def test_conflicting_or_wrong_keywords_are_clear_errors(client: netlayer.Client, keys: Any,
                                                         message: str) -> None:
