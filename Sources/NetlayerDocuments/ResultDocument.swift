@@ -82,7 +82,7 @@ package enum ResultDocument {
         if let response { w.write(int: Int64(response.statusCode)) } else { w.raw("null") }
         w.raw(",\"body\":")
         if let response, [.status, .parsing, .noResponse, .resolved].contains(error.kind) {
-            let body = FailureBody(response.body)
+            let body = FailureBody(response)
             w.write(string: body.text)
             if body.isCut {
                 w.raw(",\"bodyTruncated\":true,\"bodyBytes\":")
@@ -104,15 +104,16 @@ package enum ResultDocument {
     /// The `error` member of a failure document, as hooks receive it.
     package static func errorObject(_ error: DataTransferError) -> JSON {
         let response = error.response
+        let body = response.map { FailureBody($0) }
         var object: JSONObject = [
             "kind": .string(error.kind.rawValue), "message": .string(error.message),
             "status": response.map { .int(Int64($0.statusCode)) } ?? .null,
-            "body": response.map { .string(FailureBody($0.body).text) } ?? .null,
+            "body": body.map { .string($0.text) } ?? .null,
             "code": error.code.map { .string($0) } ?? .null,
         ]
         if let response {
             object["headers"] = .object(JSONObject(response.headers.map { ($0.name, JSON.string($0.value)) }))
-            if FailureBody(response.body).isCut {
+            if body?.isCut == true {
                 object["bodyTruncated"] = .bool(true)
                 object["bodyBytes"] = .int(Int64(response.body.count))
             }
@@ -224,24 +225,39 @@ extension RawJSON {
 }
 
 /// The part of a response body a failure document carries: at most `limit` bytes,
-/// cut before a UTF-8 sequence that would not fit, so that a 100 MB error page costs
-/// 64 KiB of document (escaped, a whole body could be six times its size).
+/// so that a 100 MB error page costs 64 KiB of document (escaped, a whole body could be
+/// six times its size). The text is read as `auto` reads a body: in the charset its
+/// `Content-Type` names or a byte order mark gives (an error page in ISO-8859-1 or
+/// UTF-16 reads as it was written), else as UTF-8, an invalid sequence becoming U+FFFD.
+/// A cut body ends before a sequence that would not fit.
 package struct FailureBody {
     static let limit = 64 * 1024
 
     let text: String
     let isCut: Bool
 
-    init(_ body: [UInt8]) {
-        guard body.count > Self.limit else {
+    init(_ response: HTTPResponse) {
+        let body = response.body
+        isCut = body.count > Self.limit
+        let charset = body.isEmpty ? nil : AutoResponseDecoder.reading(for: response)?.charset
+        if let charset {
+            // A cut may split a character of a multibyte encoding: back off up to three
+            // bytes (a UTF-16 or Shift_JIS character is at most four).
+            for end in stride(from: min(body.count, Self.limit), through: max(min(body.count, Self.limit) - 3, 1), by: -1) {
+                if let text = charset.decodeBody(isCut ? Array(body[..<end]) : body) {
+                    self.text = text
+                    return
+                }
+                if !isCut { break }
+            }
+        }
+        guard isCut else {
             text = String(decoding: body, as: UTF8.self)
-            isCut = false
             return
         }
         var end = Self.limit
         // Back off over continuation bytes (10xxxxxx) to the start of a sequence.
         while end > Self.limit - 4, body[end] & 0xC0 == 0x80 { end -= 1 }
         text = String(decoding: body[..<end], as: UTF8.self)
-        isCut = true
     }
 }

@@ -187,7 +187,10 @@ import Testing
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
         let result = await task.result
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Well before the server's 10 s answer, not within a tight bound: the suite runs
+        // its tests in parallel on the cooperative pool (two threads on two cores), where
+        // tests that block their thread can hold up this task's start and resumption.
+        #expect(ContinuousClock.now - started < .seconds(8))
         guard case .failure(let error) = result else { Issue.record("a cancelled request succeeded"); return }
         #expect((error as? DataTransferError)?.kind == .cancelled)
     }

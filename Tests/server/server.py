@@ -522,14 +522,16 @@ class Handler(BaseHTTPRequestHandler):
 
         if path == "/typed":
             # One Content-Type line per `type` (an empty one too); the body is `body64`'s
-            # bytes when given (to send text that is not UTF-8), else `body` in UTF-8.
+            # bytes when given (to send text that is not UTF-8), else `body` in UTF-8,
+            # `repeat` times; the status is `status` (200).
             args = parse_qs(parts.query, keep_blank_values=True)
             lines = [("Content-Type", value) for value in args.get("type", [])]
             if "body64" in args:
                 data = base64.b64decode(args["body64"][0])
             else:
                 data = args.get("body", [""])[0].encode()
-            return self._send(200, data, None, headers=lines)
+            data *= int(args.get("repeat", ["1"])[0])
+            return self._send(int(args.get("status", ["200"])[0]), data, None, headers=lines)
 
         if path == "/empty":
             return self._send(200, b"")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import pickle
 
 import pytest
@@ -155,6 +156,32 @@ def test_a_failure_carries_at_most_64_kib_of_a_large_body(client: netlayer.Clien
         client.get("status/404")
     assert small.value.body_truncated is False and small.value.body_bytes is None
     assert client.get("json").status == 200
+
+
+def _status_body(client: netlayer.Client, content_type: str, data: bytes, repeat: int = 1) -> netlayer.StatusError:
+    with pytest.raises(netlayer.StatusError) as caught:
+        client.get("typed", params={"type": content_type, "body64": base64.b64encode(data).decode(),
+                                    "status": "404", "repeat": str(repeat)})
+    return caught.value
+
+
+def test_an_error_body_is_read_in_its_charset_as_a_successful_one_is(client: netlayer.Client) -> None:
+    # requests' response.text reads an error page in its charset too
+    assert _status_body(client, "text/html; charset=ISO-8859-1", "café: non trouvé".encode("latin-1")).body \
+        == "café: non trouvé"
+    assert _status_body(client, "text/plain; charset=shift_jis", "見つかりません".encode("shift_jis")).body \
+        == "見つかりません"
+    # a byte order mark names the encoding over the label, and is not part of the text
+    assert _status_body(client, "text/plain", b"\xff\xfe" + "héllo".encode("utf-16-le")).body == "héllo"
+    # bytes that are not valid in their charset, or no charset: UTF-8, U+FFFD for the rest
+    assert _status_body(client, "text/plain; charset=utf-8", b"caf\xe9").body == "caf\ufffd"
+    assert _status_body(client, "application/octet-stream", b"caf\xe9").body == "caf\ufffd"
+    # cut at 64 KiB on a character of the charset: 65,537 bytes of UTF-16BE "é" become 32,768
+    error = _status_body(client, "text/plain; charset=utf-16be", "é".encode("utf-16-be"), repeat=32769)
+    assert error.body == "é" * 32768 and error.body_truncated is True and error.body_bytes == 65538
+    # 見 (two bytes) straddles byte 65,536: the text ends before it
+    error = _status_body(client, "text/plain; charset=shift_jis", "見a".encode("shift_jis"), repeat=30000)
+    assert error.body == "見a" * 21845 and error.body_truncated is True
 
 
 def test_a_resolved_message_echoing_the_requests_secrets_keeps_them_out_of_errors_and_logs() -> None:
