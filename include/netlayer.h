@@ -210,8 +210,8 @@ typedef void (*nl_callback)(uint64_t id, const char *result_json, void *user_dat
  * @param endpoint_json  borrowed; copied before the call returns.
  * @param user_data      passed to `callback` untouched; the caller keeps it
  *                       alive until the callback has run.
- * @return a non-zero id, or 0 when `client` or `callback` is NULL (then no
- *         callback runs).
+ * @return a non-zero id, unique in the process (across clients), or 0 when
+ *         `client` or `callback` is NULL (then no callback runs).
  * Threads: any thread, including from inside a callback.
  */
 NL_EXTERN uint64_t nl_request_async(nl_client *client, const char *endpoint_json,
@@ -348,11 +348,13 @@ enum {
  * Hooks run on a library thread, never on the thread that made the request:
  * ADAPT, RETRY, PROGRESS and STREAM hooks on the client's event loop (while
  * one is set, every request of the client runs there, and a slow hook delays
- * every transfer of the client); RESOLVE_ERROR hooks on its delivery thread and
- * LOG hooks on a thread of their own beside it (both on the event loop while one
- * of the others is set), so they leave a blocking request on its caller's
- * thread. A blocking call returns after its LOG events, waiting behind LOG
- * hook calls only, never behind a completion callback. A blocking
+ * every transfer of the client); RESOLVE_ERROR and LOG hooks on a thread of
+ * their own beside the delivery thread (LOG hooks on the event loop while one of
+ * the others is set), so they leave a blocking request on its caller's thread.
+ * A hook set while a blocking request is under way on its caller's thread is
+ * called for it on that thread of their own too, the caller waiting for the
+ * reply. A blocking call returns after its LOG events, waiting behind hook calls
+ * only, never behind a completion callback. A blocking
  * call on the same client from inside a hook returns "invalid_request". The
  * events and replies of each kind are described in docs/documents.md
  * ("Hooks").
@@ -364,7 +366,8 @@ typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_d
  * requests are in flight: each hook call uses the hook set at that moment.
  *
  * @param user_data  passed to `fn` untouched; the caller keeps it alive while
- *                   the hook is set.
+ *                   the hook is set, and until a call of it that had started
+ *                   when it was removed or replaced has returned.
  * @return 0 on success; -1 for a NULL client or an unknown kind.
  * Threads: any thread, including from inside a hook.
  */

@@ -20,8 +20,8 @@ final class ClientHandle: Sendable {
     private let hookChanges = Locked(())
 
     init(config: ConfigDocument) throws(NetworkError) {
-        let hooks = HookTable()
         let owner = ClientReference()
+        let hooks = HookTable(owner: owner)
         self.hooks = hooks
         redactedQuery = config.redactedQuery
         let parts = config.clientParts { event in
@@ -31,7 +31,7 @@ final class ClientHandle: Sendable {
             client.deliverEvent { if case .notSet = hooks.call(.log, event.json) { LogEvent.writeToStderr(event) } }
         }
         interceptor = HookInterceptor(hooks: hooks, allowsOtherOrigin: config.adaptMayChangeOrigin)
-        resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver, owner: owner)
+        resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)
         client = try NetlayerClient(parts)
         owner.client = client
         forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })

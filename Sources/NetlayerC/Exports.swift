@@ -81,7 +81,11 @@ private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePoint
 private func namedEndpoint(_ handle: ClientHandle, _ name: UnsafePointer<CChar>?,
                            _ overlayJSON: UnsafePointer<CChar>?) -> Result<EndpointDocument, NetworkError> {
     guard let name else { return .failure(.invalidRequest("endpoint name is NULL")) }
-    let nameText = String(decoding: CString.bytes(name), as: UTF8.self)
+    // Decoded strictly: a byte that is not UTF-8 would become U+FFFD and call the
+    // endpoint whose name holds that character.
+    guard let nameText = String(validating: CString.bytes(name), as: UTF8.self) else {
+        return .failure(.invalidRequest("endpoint name is not UTF-8 text"))
+    }
     let overlay: JSON
     do {
         overlay = try overlayJSON.map { try JSONParser.parse(CString.bytes($0)) } ?? .object(JSONObject())

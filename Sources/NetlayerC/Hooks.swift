@@ -82,6 +82,13 @@ final class HookTable: @unchecked Sendable {
         let userData: UnsafeMutableRawPointer?
     }
 
+    /// The client whose threads hooks run on.
+    private let owner: ClientReference
+
+    init(owner: ClientReference) {
+        self.owner = owner
+    }
+
     private let entries = Locked<[Int32: Entry]>([:])
     /// Bit `kind` set while a hook of that kind is: read without the lock by the
     /// questions every request asks (`isSet`, `needsLoopThread`).
@@ -110,10 +117,22 @@ final class HookTable: @unchecked Sendable {
     private static let onTheWay: UInt32 = [HookKind.adapt, .retry, .progress, .stream]
         .reduce(0) { $0 | UInt32(1) << UInt32($1.rawValue) }
 
-    /// Calls the hook of `kind` with `event` and returns its reply.
+    /// Calls the hook of `kind` with `event` and returns its reply, on a library thread
+    /// (contract, section 6), where a blocking call of the same client is refused
+    /// rather than deadlocking. Off the client's threads (a blocking request its caller
+    /// drives: one that started before a hook was set, or whose failure is resolved
+    /// there) the call goes to the event thread and the caller waits for the reply.
     func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
         guard isSet(kind), let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
-        return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
+        guard let client = owner.client, !client.isLoopThread else {
+            return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
+        }
+        let replied = RequestCompletion<HookOutcome>()
+        client.callOnEventThread {
+            replied.open(HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome)
+        }
+        _ = replied.wait()
+        return replied.outcome ?? .notSet
     }
 }
 
@@ -222,11 +241,10 @@ struct HookInterceptor: RequestInterceptor {
 struct HookErrorResolver: DataTransferErrorResolver {
     let hooks: HookTable
     let rules: any DataTransferErrorResolver
-    let owner: ClientReference
 
     func resolve(error: NetworkError) -> any Error & Sendable {
         guard case .error = error else { return error }
-        switch call(ResultDocument.errorObject(.networkFailure(error))) {
+        switch hooks.call(.resolveError, ResultDocument.errorObject(.networkFailure(error))) {
         case .notSet, .noReply:
             return rules.resolve(error: error)
         case .invalid(let message):
@@ -244,16 +262,5 @@ struct HookErrorResolver: DataTransferErrorResolver {
                 return error
             }
         }
-    }
-
-    /// Calls the hook on a library thread (contract, section 6): a blocking request's
-    /// failure is decoded on its caller's thread, so the event goes to the delivery
-    /// thread and the caller waits for the reply.
-    private func call(_ event: JSON) -> HookOutcome {
-        guard let client = owner.client, !client.isLoopThread else { return hooks.call(.resolveError, event) }
-        let replied = RequestCompletion<HookOutcome>()
-        client.deliver { [hooks] in replied.open(hooks.call(.resolveError, event)) }
-        _ = replied.wait()
-        return replied.outcome ?? .notSet
     }
 }

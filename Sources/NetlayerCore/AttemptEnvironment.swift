@@ -18,7 +18,9 @@ package final class AttemptEnvironment: Sendable {
     let retrierLock = Locked(())
     /// The transport's cookie jar, for those that must know every credential.
     let cookies: (any CookieSource)?
-    private let nextID = Atomic<UInt64>(1)
+    /// One counter for the process: ids are unique across clients, so that results of
+    /// several clients can share one queue (`nl_queue_push`) and still be told apart.
+    private static let nextID = Atomic<UInt64>(1)
 
     package init(sessionManager: any NetworkSessionManager, interceptor: (any RequestInterceptor)?,
          logger: any NetworkErrorLogger, cache: (any ResponseCaching)?) {
@@ -48,7 +50,10 @@ package final class AttemptEnvironment: Sendable {
         }
     }
 
-    package func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+    package func newID() -> UInt64 { Self.newRequestID() }
+
+    /// A new request id: unique in the process, never 0.
+    package static func newRequestID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
 
     /// Logs the attempt's outcome; a status outside the request's acceptable ones
     /// becomes `NetworkError.error`.

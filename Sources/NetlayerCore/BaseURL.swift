@@ -20,6 +20,12 @@ package struct BaseURL: Sendable, Hashable {
         if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             throw .invalidRequest("\(role) contains a control character")
         }
+        // A backslash before the query is a "/" to WHATWG parsers (browsers, Node) and a
+        // plain byte to libcurl: "http://a\\@b/" would go to a host other than the one
+        // an allow-list that uses such a parser approved.
+        if text.utf8.prefix(while: { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }).contains(UInt8(ascii: "\\")) {
+            throw .urlGeneration("\(role) '\(text.escapedForMessage)' contains a backslash, which URL parsers disagree on")
+        }
         guard let parsed = parser.parse(text) else {
             let reason = parser.reason(refusing: text).map { " (\($0))" } ?? ""
             throw .urlGeneration("\(role) '\(text.escapedForMessage)' is not a valid absolute URL\(reason)")
@@ -29,6 +35,12 @@ package struct BaseURL: Sendable, Hashable {
         }
         guard !parsed.host.isEmpty else {
             throw .urlGeneration("\(role) '\(text.escapedForMessage)' has no host")
+        }
+        if parsed.host.utf8.contains(where: { $0 >= 0x80 }) {
+            throw .urlGeneration("\(role) '\(text.escapedForMessage)' has a host name that is not ASCII: write it as IDNA gives it (bücher.example is xn--bcher-kva.example)")
+        }
+        if let port = parsed.port, Int(port) == 0 {
+            throw .urlGeneration("\(role) '\(text.escapedForMessage)' has port 0, which no server listens on")
         }
         var authority = parsed.host
         if let user = parsed.user {

@@ -74,6 +74,9 @@ extension HTTPRequest {
         if let path = transfer.downloadTo, path.isEmpty || path.hasSuffix("/") {
             throw .invalidRequest("downloadTo must be a file path, not '\(path)'")
         }
+        // Checked one by one: a list of the two would be made for every request.
+        if let path = transfer.downloadTo, path.utf8.contains(0) { throw Self.nulInPath("downloadTo") }
+        if let path = transfer.uploadFrom, path.utf8.contains(0) { throw Self.nulInPath("uploadFrom") }
         for (i, part) in (transfer.multipart ?? []).enumerated() {
             try validate(part, index: i)
         }
@@ -82,10 +85,25 @@ extension HTTPRequest {
     /// A part's name, filename and type go into its header lines, where HTTP allows no
     /// control character but HTAB; libcurl escapes `"` and `\` in the quoted name and
     /// filename (CurlTransfer+Body), and anything else is sent as its UTF-8 bytes.
+    private static func nulInPath(_ key: String) -> NetworkError {
+        .invalidRequest("\(key) holds a NUL byte (\\u0000), which no file path can hold")
+    }
+
+    /// A file part without `filename` is named by its file's name, which goes into the
+    /// same header line: a name holding CR LF would add header lines and parts of its
+    /// own, so it is checked as a given filename is.
     private static func validate(_ part: MultipartPart, index: Int) throws(NetworkError) {
-        for (key, value) in [("name", part.name), ("filename", part.filename), ("contentType", part.contentType)] {
+        var filename = part.filename.map { ("filename", $0) }
+        if case .file(let path) = part.content {
+            if path.utf8.contains(0) {
+                throw .invalidRequest("multipart part \(index) key 'file' holds a NUL byte (\\u0000), which no file path can hold")
+            }
+            if filename == nil { filename = ("file", MultipartPart.fileName(of: path)) }
+        }
+        for (key, value) in [("name", part.name), filename ?? ("filename", nil), ("contentType", part.contentType)] {
             guard let value, let bad = HTTPHeaders.forbiddenValueByte(in: value) else { continue }
-            throw .invalidRequest("multipart part \(index) key '\(key)' has \(HTTPHeaders.describeControl(bad)), which a multipart header cannot carry (only HTAB among control characters)")
+            let what = key == "file" ? "key 'file' names a file whose name has" : "key '\(key)' has"
+            throw .invalidRequest("multipart part \(index) \(what) \(HTTPHeaders.describeControl(bad)), which a multipart header cannot carry (only HTAB among control characters)\(key == "file" ? "; give the part a 'filename'" : "")")
         }
     }
 

@@ -80,7 +80,6 @@ public final class NetlayerClient: @unchecked Sendable {
     }
 
     private let parts: Parts
-    private let nextID = Atomic<UInt64>(1)
     /// `setErrorResolver`'s, when set (`hasResolverOverride`).
     private let resolverOverride = Locked<(any DataTransferErrorResolver)?>(nil)
     private let hasResolverOverride = Atomic<Bool>(false)
@@ -173,8 +172,8 @@ public final class NetlayerClient: @unchecked Sendable {
         return resolver
     }
 
-    /// A new request id: unique within the client, never 0.
-    public func newID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+    /// A new request id: unique in the process (across clients too), never 0.
+    public func newID() -> UInt64 { AttemptEnvironment.newRequestID() }
 
     /// The request `endpoint` describes under the client's config, built and checked.
     public func makeRequest(for endpoint: some Requestable) throws(NetworkError) -> HTTPRequest {
@@ -206,6 +205,14 @@ public final class NetlayerClient: @unchecked Sendable {
     package func deliverEvent(_ task: @escaping @Sendable () -> Void) {
         let engine = self.engine
         if engine.startsOnLoopThread { engine.transport.execute(task) } else { engine.transport.deliverEvent(task) }
+    }
+
+    /// Runs `task`, a hook call its caller waits for, on the transport's event thread,
+    /// which runs only such calls and events: never behind a completion (whose callback
+    /// the waiting caller's own locks may hold up), and never on the loop, which the
+    /// waiting caller may be the one driving.
+    package func callOnEventThread(_ task: @escaping @Sendable () -> Void) {
+        engine.transport.deliverEvent(task)
     }
 
     /// Returns once the events given to `deliverEvent` so far have run: a blocking call
@@ -265,7 +272,7 @@ public final class NetlayerClient: @unchecked Sendable {
             // A moment for the cancelled attempt to end, so that its LOG event is out
             // before the call returns, as for any other ending.
             _ = attempts.wait(nanoseconds: 200_000_000)
-            return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
+            return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: attempts.outcome?.attempts ?? 1, id: id)
         }
         return attempts.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
     }

@@ -131,8 +131,10 @@ public enum Redaction {
     /// A query name as `defaultQueryNames` holds them: lower case, no "-" or "_",
     /// percent-encoded "-" and "_" included.
     public static func normalized<S: Sequence>(_ name: S) -> String where S.Element == UInt8 {
-        let text = String(decoding: Array(name), as: UTF8.self).lowercased()
-            .replacingAll("%2d", with: "").replacingAll("%5f", with: "")
+        // Percent-decoded first: `creds%5Bkey%5D` in a URL is the name `creds[key]`.
+        var bytes = Array(name)
+        if bytes.contains(UInt8(ascii: "%")) { bytes = PercentEncoding.decoded(bytes, plusIsSpace: false) }
+        let text = String(decoding: bytes, as: UTF8.self).lowercased()
         return String(text.unicodeScalars.filter { $0 != "-" && $0 != "_" })
     }
 
@@ -195,7 +197,20 @@ public enum Redaction {
             if let at = rest[..<end].lastIndex(of: "@") {
                 let info = rest[..<at]
                 found.append(String(info))
-                if let colon = info.firstIndex(of: ":") { found.append(String(info[info.index(after: colon)...])) }
+                if let colon = info.firstIndex(of: ":") {
+                    found.append(String(info[info.index(after: colon)...]))
+                    // libcurl sends user-info as Basic authentication, which a server may
+                    // echo: the decoded password, and the header value it made.
+                    let user = String(decoding: PercentEncoding.decoded(Array(info[..<colon].utf8), plusIsSpace: false), as: UTF8.self)
+                    let password = String(decoding: PercentEncoding.decoded(Array(info[info.index(after: colon)...].utf8),
+                                                                            plusIsSpace: false), as: UTF8.self)
+                    found.append(password)
+                    found.append("\(user):\(password)")
+                    if let header = Authentication.basic(user: user, password: password).headerValue {
+                        found.append(header)
+                        found.append(String(header.dropFirst("Basic ".count)))
+                    }
+                }
             }
         }
         return found

@@ -40,6 +40,15 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// fetched with, including a hook's.
     private var sentCredentials: RequestCredentials?
 
+    /// `original` as the cache sees it once `sent` went out: its method and URL are the
+    /// key; the fields a stored response's `Vary` selects, and the request's cache
+    /// directives, are those sent, a hook's included (RFC 9111 section 4.1).
+    private func cacheRequest(_ sent: HTTPRequest) -> HTTPRequest {
+        var request = original
+        request.headers = sent.headers
+        return request
+    }
+
     package init(environment: AttemptEnvironment, request: HTTPRequest, id: UInt64,
          completion: (@Sendable (NetworkOutcome) -> Void)?) {
         self.environment = environment
@@ -253,7 +262,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     /// entry to send).
     private func cachedAnswer(sentWith request: HTTPRequest) -> (Result<HTTPResponse, NetworkError>, RequestAttempts?)? {
         guard let cache else { return nil }
-        let lookup = cache.lookup(original, credentials: sentCredentials
+        let lookup = cache.lookup(cacheRequest(request), credentials: sentCredentials
                                     ?? RequestCredentials(of: request, cookies: environment.cookies))
         if var response = lookup.fresh {
             if response.body.count > original.options.maxResponseBytes {
@@ -295,7 +304,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         switch result {
         case .success(let response):
             if [500, 502, 503, 504].contains(response.statusCode),
-               let stale = cache.staleIfError(original, credentials: credentials) {
+               let stale = cache.staleIfError(cacheRequest(hop), credentials: credentials) {
                 return .success(stale)
             }
             // Reached through a redirect: the redirect, not this response, answered the URL;
@@ -303,11 +312,11 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             // cookie and redirects back), which the key would then not show.
             guard hop.url == original.url, response.redirects.isEmpty else { return result }
             if response.statusCode == 304, let cached = revalidation?.cached {
-                return .success(cache.revalidated(response, cached: cached, for: original, credentials: credentials))
+                return .success(cache.revalidated(response, cached: cached, for: cacheRequest(hop), credentials: credentials))
             }
-            cache.store(response, for: original, credentials: credentials)
+            cache.store(response, for: cacheRequest(hop), credentials: credentials)
         case .failure(let error):
-            if error.isOriginFailure, let stale = cache.staleIfError(original, credentials: credentials) {
+            if error.isOriginFailure, let stale = cache.staleIfError(cacheRequest(hop), credentials: credentials) {
                 return .success(stale)
             }
         }

@@ -67,6 +67,11 @@ public struct MultipartPart: Sendable, Hashable {
         self.filename = filename
         self.contentType = contentType
     }
+    /// The name a file part without `filename` is sent with: the last component of its
+    /// path, as `curl -F name=@path` names it.
+    package static func fileName(of path: String) -> String {
+        String(path.split(separator: "/").last ?? Substring(path))
+    }
 }
 
 /// Bytes moved so far; `total` is 0 when unknown.

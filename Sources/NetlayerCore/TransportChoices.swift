@@ -36,9 +36,17 @@ public struct TransportChoices: Sendable, Hashable {
     public func validate() throws(NetworkError) {
         if let path = unixSocket {
             // sockaddr_un.sun_path holds 108 bytes with its NUL.
-            guard !path.isEmpty, path.utf8.count < 108, !path.utf8.contains(0) else {
+            if path.utf8.contains(0) {
+                throw .invalidRequest("'unixSocket' holds a NUL byte (\\u0000), which no file path can hold")
+            }
+            guard !path.isEmpty, path.utf8.count < 108 else {
                 throw .invalidRequest("'unixSocket' must be a socket path of 1 to 107 bytes, not '\(path.escapedForMessage)'")
             }
+        }
+        // libcurl applies the list to its DNS cache at the start of every transfer, at a
+        // cost that grows with the square of its length, outside any timeout.
+        if resolve.count > Self.maxResolveEntries {
+            throw .invalidRequest("'resolve' holds \(resolve.count) entries; at most \(Self.maxResolveEntries)")
         }
         for entry in resolve { try Self.validate(resolveEntry: entry) }
         if let name = interface {
@@ -53,6 +61,9 @@ public struct TransportChoices: Sendable, Hashable {
         }
     }
 
+    /// The most `resolve` entries a config may give (curl users give a few).
+    static let maxResolveEntries = 1000
+
     /// The longest `interface` libcurl applies.
     static let maxInterfaceBytes = 254
 
@@ -62,7 +73,12 @@ public struct TransportChoices: Sendable, Hashable {
     /// anything else only when a transfer starts, as a `generic` failure.
     private static func validate(resolveEntry entry: String) throws(NetworkError) {
         let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        // A leading "-" would make the entry remove a cached address instead (libcurl's
+        // own syntax), which a config has no use for: it is not a host.
         let host = parts.first.map { $0.hasPrefix("+") ? $0.dropFirst() : $0 } ?? ""
+        if host.hasPrefix("-") {
+            throw .invalidRequest("'resolve' entry '\(entry.escapedForMessage)' starts with '-', which libcurl reads as removing an entry; a host name cannot start with it")
+        }
         guard parts.count == 3, !host.isEmpty, host.utf8.count <= 255, let port = Int(parts[1]), (1...65535).contains(port),
               !parts[2].isEmpty, !entry.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })
         else {

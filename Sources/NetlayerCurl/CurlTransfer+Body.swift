@@ -48,7 +48,7 @@ extension CurlTransfer {
                                             Unmanaged.passUnretained(source).toOpaque()))
                     // libcurl names a file part by its path unless told otherwise (as curl_mime_filedata does).
                     if part.filename == nil {
-                        check(curl_mime_filename(handle, String(path.split(separator: "/").last ?? Substring(path))))
+                        check(curl_mime_filename(handle, MultipartPart.fileName(of: path)))
                     }
                 }
                 if let filename = part.filename { check(curl_mime_filename(handle, filename)) }

@@ -110,7 +110,9 @@ package final class DownloadFile {
             // An owner the process may not give (not root) stays its own. The permission
             // bits stay; set-user-ID, set-group-ID and sticky do not: new content is not
             // what they were granted to (a write by anyone but root clears them too).
-            _ = fchown(fd, existing.st_uid, existing.st_gid)
+            // Failing as a whole, the change is tried for the group alone: a member of the
+            // file's group may give it that group (a shared folder's file stays shared).
+            if fchown(fd, existing.st_uid, existing.st_gid) != 0 { _ = fchown(fd, uid_t.max, existing.st_gid) }
             if fchmod(fd, existing.st_mode & 0o777) != 0 { error = errno }
         }
         close(fd)

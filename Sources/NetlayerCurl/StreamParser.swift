@@ -21,6 +21,9 @@ package struct StreamParser {
     private var sawBOM = false
     /// How many bytes of `pending` hold no line end (a long line arriving in pieces).
     private var scanned = 0
+    /// The last read ended with a CR, which ended its line: an LF that starts the next
+    /// read is the rest of that CRLF, not an empty line.
+    private var skipsLF = false
 
     init(mode: StreamMode, maxItemBytes: Int = .max) {
         self.mode = mode
@@ -36,13 +39,23 @@ package struct StreamParser {
         var events: [StreamEvent] = []
         var start = 0
         var i = scanned  // bytes before it were looked at by an earlier call: splitting stays linear
+        if skipsLF, i < pending.count {
+            if pending[i] == 0x0A {
+                i += 1
+                start = i
+            }
+            skipsLF = false
+        }
         while i < pending.count {
             let b = pending[i]
             if b == 0x0A || b == 0x0D {
-                // A CR that ends the buffer may be the first half of CRLF: wait for more.
-                if b == 0x0D && i + 1 == pending.count { break }
+                // A CR ends its line at once (end-of-line = CRLF / CR / LF), also when it
+                // ends the read: a server that sends "data: x\r\r" and goes quiet has sent
+                // an event. An LF after it is skipped, here or at the next read.
                 let line = Array(pending[start..<i])
-                if b == 0x0D && pending[i + 1] == 0x0A { i += 1 }
+                if b == 0x0D {
+                    if i + 1 == pending.count { skipsLF = true } else if pending[i + 1] == 0x0A { i += 1 }
+                }
                 i += 1
                 start = i
                 if let event = take(line: line) { events.append(event) }
@@ -51,7 +64,7 @@ package struct StreamParser {
             }
             i += 1
         }
-        // The unfinished line is pending[start..<i] (a CR that may start a CRLF aside).
+        // The unfinished line is pending[start..<i].
         if tooLarge || i - start > maxItemBytes {
             tooLarge = true
             pending = []
@@ -63,8 +76,7 @@ package struct StreamParser {
         return events
     }
 
-    /// What is left when the body ends: a line its final CR ended and, for `lines`, a
-    /// last line without its newline. For `sse` nothing else: the HTML standard discards
+    /// What is left when the body ends: for `lines`, a last line without its newline. For `sse` nothing else: the HTML standard discards
     /// pending data at the end of the stream, so an event not ended by a blank line is
     /// not dispatched.
     mutating func finish() -> [StreamEvent] {
@@ -72,9 +84,8 @@ package struct StreamParser {
         defer {
             pending = []
             scanned = 0
+            skipsLF = false
         }
-        // A CR that ends the body ends its line: no LF can follow any more.
-        if pending.last == 0x0D { return take(line: Array(pending.dropLast())).map { [$0] } ?? [] }
         guard mode == .lines, !pending.isEmpty else { return [] }
         return take(line: pending).map { [$0] } ?? []
     }

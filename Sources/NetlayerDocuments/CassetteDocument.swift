@@ -23,7 +23,7 @@ package struct CassetteDocument: Sendable {
     init(_ value: JSON) throws(NetworkError) {
         let doc = try DocumentReader(value, context: "config key 'cassette'")
         try doc.checkKeys(known: ["file", "mode"])
-        guard let file = try doc.string("file"), !file.isEmpty else {
+        guard let file = try doc.filePath("file"), !file.isEmpty else {
             throw .invalidRequest("config key 'cassette' needs 'file', the path of the cassette file")
         }
         guard let name = try doc.string("mode") else {

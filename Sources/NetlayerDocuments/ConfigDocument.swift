@@ -75,10 +75,10 @@ public struct ConfigDocument: Sendable {
         if let tls = try doc.reader("tls") {
             try tls.checkKeys(known: ["verify", "caFile", "pinnedPublicKey", "certFile", "keyFile", "keyPassword"])
             if let v = try tls.bool("verify") { options.tls.verify = v }
-            if let f = try tls.string("caFile") { options.tls.caFile = f }
+            if let f = try tls.filePath("caFile") { options.tls.caFile = f }
             if let p = try tls.string("pinnedPublicKey") { options.tls.pinnedPublicKey = p }
-            if let c = try tls.string("certFile") { options.tls.certFile = c }
-            if let k = try tls.string("keyFile") { options.tls.keyFile = k }
+            if let c = try tls.filePath("certFile") { options.tls.certFile = c }
+            if let k = try tls.filePath("keyFile") { options.tls.keyFile = k }
             if let p = try tls.string("keyPassword") { options.tls.keyPassword = p }
             try options.tls.validate()
         }
@@ -97,7 +97,7 @@ public struct ConfigDocument: Sendable {
             }
             options.transport.httpVersion = v
         }
-        options.transport.unixSocket = try doc.string("unixSocket")
+        options.transport.unixSocket = try doc.filePath("unixSocket")
         options.transport.interface = try doc.string("interface")
         if let entries = doc.value("resolve") {
             guard case .array(let items) = entries, let names = Optional(items.compactMap(\.stringValue)),
@@ -122,7 +122,7 @@ public struct ConfigDocument: Sendable {
             let jar = try doc.reader("cookies")!
             try jar.checkKeys(known: ["enabled", "file", "save", "keepSessionCookies"])
             cookies.enabled = try jar.bool("enabled") ?? true
-            cookies.file = try jar.string("file")
+            cookies.file = try jar.filePath("file")
             cookies.save = try jar.bool("save") ?? true
             cookies.keepSessionCookies = try jar.bool("keepSessionCookies") ?? false
             if cookies.file?.isEmpty == true { throw .invalidRequest("config key 'cookies': file must be a path") }

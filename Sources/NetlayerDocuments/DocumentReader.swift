@@ -55,6 +55,16 @@ package struct DocumentReader {
         return s
     }
 
+    /// A file path: a string without NUL, which would end the path where the system
+    /// reads it and name another file than the one given (`a.txt\u0000.png`).
+    package func filePath(_ key: String) throws(NetworkError) -> String? {
+        guard let path = try string(key) else { return nil }
+        if path.utf8.contains(0) {
+            throw .invalidRequest("\(context) key '\(key)' holds a NUL byte (\\u0000), which no file path can hold")
+        }
+        return path
+    }
+
     package func bool(_ key: String) throws(NetworkError) -> Bool? {
         guard let v = value(key) else { return nil }
         guard case .bool(let b) = v else { throw fail(key, "true or false", v) }

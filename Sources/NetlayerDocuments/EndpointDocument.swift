@@ -159,8 +159,8 @@ public struct EndpointDocument: Sendable {
         }
         if keys.contains(.xmlRoot), let root = try doc.string("xmlRoot") { endpoint.xmlRoot = root }
         if keys.contains(.multipart), let parts = doc.value("multipart") { endpoint.transfer.multipart = try Self.multipart(parts, context: context) }
-        if keys.contains(.uploadFrom) { endpoint.transfer.uploadFrom = try doc.string("uploadFrom") }
-        if keys.contains(.downloadTo) { endpoint.transfer.downloadTo = try doc.string("downloadTo") }
+        if keys.contains(.uploadFrom) { endpoint.transfer.uploadFrom = try doc.filePath("uploadFrom") }
+        if keys.contains(.downloadTo) { endpoint.transfer.downloadTo = try doc.filePath("downloadTo") }
         wantsProgress = keys.contains(.progress) ? try doc.bool("progress") ?? false : false
         if keys.contains(.useCache) { endpoint.transfer.useCache = try doc.bool("useCache") ?? false }
         if keys.contains(.stream), let mode = try doc.string("stream") {
@@ -227,7 +227,7 @@ public struct EndpointDocument: Sendable {
             let content: MultipartPart.Content
             if let text = try part.string("text") {
                 content = .text(text)
-            } else if let file = try part.string("file") {
+            } else if let file = try part.filePath("file") {
                 content = .file(path: file)
             } else {
                 let encoded = try part.string("base64") ?? ""

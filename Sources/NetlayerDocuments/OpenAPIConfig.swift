@@ -44,7 +44,7 @@ public struct OpenAPIConfig: Sendable {
             let doc = try DocumentReader(value, context: "config key 'openapi'")
             try doc.checkKeys(known: ["file", "document", "credentials", "validateResponses"])
             let document: OpenAPIDocument
-            switch (try doc.string("file"), doc.value("document")) {
+            switch (try doc.filePath("file"), doc.value("document")) {
             case (let path?, nil):
                 document = try Self.document(atPath: path, key: "config key 'openapi' key 'file'")
             case (nil, .string(let text)?):

@@ -49,6 +49,22 @@ import Testing
         check("data: x\nevent: only\n\n\n\n", ["only|x||-"])  // blank lines without data dispatch nothing
     }
 
+    /// A CR ends its line as it arrives: an event a server ends with "\r\r" and then
+    /// goes quiet is dispatched at once, not when the next byte comes (and lost if it
+    /// never does); an LF at the start of the next read completes the CRLF.
+    @Test func aCROnItsOwnEndsTheLineWithoutWaitingForTheNextRead() {
+        var parser = StreamParser(mode: .sse)
+        var seen = Array("data: one\r\r".utf8).withUnsafeBytes { parser.feed($0) }
+        #expect(seen.count == 1)
+        seen = Array("\ndata: two\r".utf8).withUnsafeBytes { parser.feed($0) }  // "\n": the rest of "\r\n"
+        #expect(seen.isEmpty)
+        seen = Array("\n\r\n".utf8).withUnsafeBytes { parser.feed($0) }
+        #expect(seen.count == 1)
+        var lines = StreamParser(mode: .lines)
+        #expect(Array("l1\r".utf8).withUnsafeBytes { lines.feed($0) }.count == 1)
+        #expect(Array("\nl2\n".utf8).withUnsafeBytes { lines.feed($0) }.count == 1)
+    }
+
     @Test func anEventNotEndedByABlankLineIsDiscarded() {
         check("data: a\n\ndata: b", ["message|a||-"])
         check("data: a\n\ndata: b\n", ["message|a||-"])

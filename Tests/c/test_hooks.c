@@ -1231,6 +1231,102 @@ static void test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completi
               g_callback_waited_ms);
 }
 
+/* A RESOLVE_ERROR hook is called for a blocking request's failure on the event thread,
+ * not behind a completion callback that waits for a lock the caller holds: the call
+ * returns within its timeout. */
+static void resolve_with_code(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    (void)user_data;
+    nl_reply_set(reply, "{\"code\": \"E_RESOLVED\"}");
+}
+
+static void test_a_resolve_error_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback(void)
+{
+    nl_client *c = client_for(NULL);
+    json_t *r;
+    double started;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_RESOLVE_ERROR, resolve_with_code, NULL), 0);
+    pthread_mutex_lock(&g_app_lock);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", callback_taking_the_app_lock, NULL) != 0);
+    sleep_ms(300);  /* its callback now waits for the lock this thread holds */
+    started = mono_s();
+    r = request_json(c, "{\"path\": \"status/500\", \"timeout\": 2}");
+    CHECK_MSG(mono_s() - started < 1.0, "the blocking call waited %.2f s for a completion callback",
+              mono_s() - started);
+    CHECK_STR_EQ(jpath_str(r, "error.kind"), "resolved");
+    CHECK_STR_EQ(jpath_str(r, "error.code"), "E_RESOLVED");
+    json_decref(r);
+    pthread_mutex_unlock(&g_app_lock);
+    nl_client_free(c);
+}
+
+/* A hook set while a blocking request is under way (its caller's thread drives it)
+ * still runs on a library thread, where a blocking call of the same client returns
+ * invalid_request instead of waiting for itself. */
+typedef struct late_hook {
+    nl_client *client;
+    pthread_t caller;
+    pthread_mutex_t m;
+    int calls, on_caller;
+    char nested_kind[32];
+} late_hook;
+
+static void late_adapt_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    late_hook *h = (late_hook *)user_data;
+    int first;
+    (void)event_json;
+    (void)reply;
+    pthread_mutex_lock(&h->m);
+    first = h->calls++ == 0;
+    if (pthread_equal(pthread_self(), h->caller))
+        h->on_caller++;
+    pthread_mutex_unlock(&h->m);
+    if (first) {
+        char *text = nl_request(h->client, "{\"path\": \"json\", \"timeout\": 1}");
+        json_t *nested = nlt_parse(text, "nl_request inside a hook");
+        const char *kind = jpath_str(nested, "error.kind");
+        snprintf(h->nested_kind, sizeof(h->nested_kind), "%s", kind ? kind : "(none)");
+        json_decref(nested);
+        nl_free(text);
+    }
+}
+
+static void *set_the_late_hook(void *arg)
+{
+    late_hook *h = (late_hook *)arg;
+    sleep_ms(150);  /* the blocking request is in its back-off by now */
+    nl_client_set_hook(h->client, NL_HOOK_ADAPT, late_adapt_hook, h);
+    return NULL;
+}
+
+static void test_a_hook_set_during_a_blocking_request_runs_off_its_thread(void)
+{
+    late_hook h;
+    pthread_t setter;
+    json_t *r;
+    double started;
+    h.client = client_for("\"retry\": {\"maxAttempts\": 6, \"backoff\": 0.1, \"maxBackoff\": 0.1}");
+    h.caller = pthread_self();
+    pthread_mutex_init(&h.m, NULL);
+    h.calls = 0;
+    h.on_caller = 0;
+    strcpy(h.nested_kind, "(not called)");
+    REQUIRE(pthread_create(&setter, NULL, set_the_late_hook, &h) == 0);
+    started = mono_s();
+    r = request_json(h.client, "{\"path\": \"status/503\", \"timeout\": 5}");
+    pthread_join(setter, NULL);
+    CHECK_MSG(mono_s() - started < 4.0, "the request took %.2f s", mono_s() - started);
+    CHECK_STR_EQ(jpath_str(r, "error.kind"), "status");
+    CHECK_MSG(h.calls >= 1, "the hook set during the request was never called");
+    CHECK_MSG(h.on_caller == 0, "%d of %d hook calls ran on the requesting thread", h.on_caller, h.calls);
+    CHECK_STR_EQ(h.nested_kind, "invalid_request");
+    json_decref(r);
+    nl_client_free(h.client);
+    pthread_mutex_destroy(&h.m);
+}
+
 /* Levels of the LOG events one request to `json` produces with `extra` config members
  * while NETLAYER_LOG is `env` (NULL: unset): "" when there are none, else the first
  * letter of each event's level, followed by '+' when it carries the debug level's
@@ -1493,6 +1589,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_log_level_error_reports_only_errors),
         NLT_TEST(test_log_without_hook_writes_redacted_json_lines_to_stderr),
         NLT_TEST(test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback),
+        NLT_TEST(test_a_resolve_error_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback),
+        NLT_TEST(test_a_hook_set_during_a_blocking_request_runs_off_its_thread),
     };
     g_argv0 = argv[0];
     if (argc > 1 && strcmp(argv[1], "--log-child") == 0)

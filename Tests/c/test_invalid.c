@@ -181,6 +181,8 @@ static void test_null_arguments_are_invalid_request(void)
     check_invalid_text("nl_call(NULL, ...)", nl_call(NULL, "x", NULL), NULL);
     check_invalid_text("nl_call(c, NULL, NULL)", nl_call(c, NULL, NULL), NULL);
     check_invalid_text("nl_call(c, unknown)", nl_call(c, "nosuchname", NULL), "nosuchname");
+    /* not U+FFFD's endpoint: a name that is not UTF-8 names none */
+    check_invalid_text("nl_call(c, not UTF-8)", nl_call(c, "e\xff", NULL), "not UTF-8");
     check_invalid_text("nl_request_batch(NULL, ...)", nl_request_batch(NULL, "[]"), NULL);
     check_invalid_text("nl_request_batch(c, NULL)", nl_request_batch(c, NULL), NULL);
     check_invalid_text("nl_request_batch(c, object)", nl_request_batch(c, "{\"path\": \"json\"}"), NULL);

@@ -225,6 +225,21 @@ static void test_many_threads_and_clients_share_one_queue(void)
     for (i = 0; i < 40; i++)
         CHECK(nl_request_async(i % 2 ? a : b, "{\"path\": \"json\"}", nl_queue_push, q) != 0);
     CHECK_INT_EQ(collect(q, items, 4040, 10000), 4040);
+    /* The requests' ids are unique across the two clients: each result is told apart. */
+    {
+        json_int_t request_ids[40];
+        size_t n = 0, x, y;
+        for (k = 0; k < json_array_size(items); k++) {
+            json_int_t id = json_integer_value(json_object_get(json_array_get(items, k), "id"));
+            if (id < 1000000 && n < 40)
+                request_ids[n++] = id;
+        }
+        CHECK_INT_EQ((int)n, 40);
+        for (x = 0; x < n; x++)
+            for (y = x + 1; y < n; y++)
+                CHECK_MSG(request_ids[x] != request_ids[y], "two results of the shared queue carry the id %lld",
+                          (long long)request_ids[x]);
+    }
     for (i = 0; i < 2; i++)
         pthread_join(threads[i], NULL);
     memset(seen, 0, sizeof(seen));

@@ -146,6 +146,29 @@ def test_a_token_an_adapt_hook_adds_keys_the_cache(server: _Server) -> None:
         assert len(server.seen) == 2
 
 
+def test_the_fields_vary_selects_and_the_cache_directives_are_those_an_adapt_hook_sent(server: _Server) -> None:
+    # RFC 9111 section 4.1: a stored response answers only a request whose selecting
+    # fields match; a tenant header a hook adds must keep tenants apart.
+    server.routes["/greet"] = lambda h: (200, [("Cache-Control", "max-age=600"), ("Vary", "X-Tenant")],
+                                         str(h.headers.get("X-Tenant")).encode())
+    tenant = ["fr"]
+    extra: Dict[str, str] = {}
+    with _client(server) as c:
+        @c.on_adapt
+        def tag(event: object) -> object:
+            return {"headers": {"X-Tenant": tenant[0], **extra}}
+
+        answers = []
+        for who in ("fr", "de", "fr", "de"):
+            tenant[0] = who
+            r = c.get("greet", use_cache=True)
+            answers.append((r.text, r.from_cache))
+        assert answers == [("fr", False), ("de", False), ("fr", True), ("de", True)]
+        extra["Cache-Control"] = "no-cache"  # a directive the hook sends is heeded too
+        assert c.get("greet", use_cache=True).from_cache is False
+        assert len(server.seen) == 3
+
+
 def test_a_stored_body_over_a_requests_limit_is_refused_as_from_the_network(server: _Server) -> None:
     server.routes["/big"] = lambda h: (200, [("Cache-Control", "max-age=600")], b"x" * 5000)
     with _client(server) as c:

@@ -78,6 +78,30 @@ def test_bad_config_raises_invalid_request_naming_the_key(base_url: str) -> None
         netlayer.Client({"baseURL": base_url}, colour="blue")
 
 
+@pytest.mark.parametrize("base, reason", [
+    # WHATWG parsers (browsers, Node) read the backslash as "/" and connect to 127.0.0.1;
+    # libcurl would connect to evil.invalid: an allow-list could approve one and send to the other
+    ("http://127.0.0.1:80\\@evil.invalid/", "contains a backslash"),
+    ("http://127.0.0.1:0/", "port 0"),
+    ("http://bücher.example/", "not ASCII: write it as IDNA gives it"),
+])
+def test_a_base_url_parsers_read_differently_or_no_request_can_use_is_refused_when_the_client_is_made(
+        base: str, reason: str) -> None:
+    with pytest.raises(netlayer.URLGenerationError, match=f"baseURL .*{reason}"):
+        netlayer.Client(base)
+    with netlayer.Client({}) as client, pytest.raises(netlayer.URLGenerationError, match=reason):
+        client.request({"path": base, "is_full_path": True})
+
+
+def test_resolve_entries_are_bounded_and_cannot_remove_entries() -> None:
+    entries = [f"h{i}.test:80:127.0.0.1" for i in range(1001)]
+    with pytest.raises(netlayer.InvalidRequestError, match="'resolve' holds 1001 entries; at most 1000"):
+        netlayer.Client({"resolve": entries})
+    netlayer.Client({"resolve": entries[:1000]}).close()
+    with pytest.raises(netlayer.InvalidRequestError, match="starts with '-'"):
+        netlayer.Client({"resolve": ["-api.test:80:127.0.0.1"]})
+
+
 def test_connection_refused_is_not_connected() -> None:
     with netlayer.Client({"baseURL": "http://127.0.0.1:1/"}, timeout=5) as c:
         with pytest.raises(netlayer.NotConnectedError) as caught:

@@ -70,3 +70,42 @@ def test_a_download_over_a_set_user_id_file_keeps_its_permission_bits_only(
     os.chmod(tool, 0o4755)
     client.get("json", download_to=tool)
     assert stat.S_IMODE(tool.stat().st_mode) == 0o755 and tool.read_bytes().startswith(b"{")
+
+
+@pytest.mark.parametrize("keys, key", [
+    ({"download_to": "{dir}/saved.txt\x00.safe"}, "downloadTo"),
+    ({"method": "PUT", "upload_from": "{dir}/up.txt\x00.png"}, "uploadFrom"),
+    ({"method": "POST", "multipart": [{"name": "f", "file": "{dir}/up.txt\x00.png"}]}, "'file'"),
+])
+def test_a_nul_in_a_file_path_is_refused_naming_the_key(client: netlayer.Client, tmp_path: Path,
+                                                       keys: dict, key: str) -> None:
+    # The system would read the path only up to the NUL: another file than the one named
+    # (an extension check of "x.txt\0.png" sees .png, the file read is x.txt).
+    (tmp_path / "up.txt").write_text("secret")
+    document = json.loads(json.dumps(keys).replace("{dir}", str(tmp_path)))
+    with pytest.raises(netlayer.InvalidRequestError, match=f"{key}.*NUL"):
+        client.request({"path": "echo", **document})
+    assert not (tmp_path / "saved.txt").exists()
+
+
+def test_a_nul_in_a_config_file_path_is_refused_naming_the_key(base_url: str, tmp_path: Path) -> None:
+    for config, key in (({"tls": {"caFile": "/etc/hostname\x00.pem"}}, "caFile"),
+                        ({"cookies": {"file": str(tmp_path / "jar.txt\x00x")}}, "file"),
+                        ({"unixSocket": "/tmp/s\x00ock"}, "unixSocket")):
+        with pytest.raises(netlayer.InvalidRequestError, match=f"{key}.*NUL"):
+            netlayer.Client({"baseURL": base_url, **config})
+
+
+def test_a_file_parts_own_name_cannot_add_header_lines(client: netlayer.Client, tmp_path: Path) -> None:
+    # The name a file part goes by when it gives no filename is its file's: one with CR LF
+    # would write header lines and a part of its own into the body (RFC 7578 allows none).
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    hostile = folder / 'r\r\nX-Injected: yes\r\n\r\nINJECTED\r\n--x.txt'
+    hostile.write_text("real")
+    with pytest.raises(netlayer.InvalidRequestError, match="multipart part 0 key 'file' names a file whose name has"):
+        client.request({"method": "POST", "path": "echo", "multipart": [{"name": "upload", "file": str(hostile)}]})
+    # a filename of the caller's own is sent instead
+    sent = client.request({"method": "POST", "path": "echo",
+                           "multipart": [{"name": "upload", "file": str(hostile), "filename": "report.txt"}]})
+    assert 'filename="report.txt"' in sent.value["body"] and "X-Injected" not in sent.value["body"]

@@ -4,6 +4,7 @@ does not (netlayer/_logging.py)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Dict, List
 
@@ -89,3 +90,18 @@ def test_each_redirect_hop_logs_its_response_before_the_next_request(base_url: s
         ("request", ["redirect", "1"]), ("response", 302),
         ("request", ["redirect", "0"]), ("response", 302),
         ("request", ["127.0.0.1:" + base_url.rsplit(":", 1)[1].strip("/"), "json"]), ("response", 200)]
+
+
+def test_secrets_a_server_echoes_in_their_encoded_forms_stay_out_of_logs(base_url: str) -> None:
+    # A secret query name that needs percent-encoding (creds[key] is sent creds%5Bkey%5D),
+    # and URL user-info, which libcurl sends as Basic authentication a server may echo.
+    seen: List[Dict[str, Any]] = []
+    host = base_url.split("://", 1)[1]
+    with netlayer.Client(f"http://ann:pw-123456@{host}", log={"level": "debug", "redactQuery": ["creds[key]"]}) as client:
+        client.on_log(seen.append)
+        echoed = client.get("echo", params={"creds[key]": "SECRET-VALUE-42"})
+    assert echoed.value["headers"]["authorization"] == "Basic YW5uOnB3LTEyMzQ1Ng=="  # it was sent
+    text = json.dumps(seen)
+    for secret in ("SECRET-VALUE-42", "YW5uOnB3LTEyMzQ1Ng==", "pw-123456"):
+        assert secret not in text, secret
+    assert "SECRET-VALUE-42" not in echoed.url
