@@ -292,7 +292,9 @@ NL_EXTERN int nl_queue_fd(const nl_queue *queue);
  * for long and never calls user code.
  *
  * @param result_json  borrowed; copied before the call returns (NULL is
- *                     queued as the JSON value null).
+ *                     queued as the JSON value null; text that is not JSON as
+ *                     a failure document of kind invalid_request, so that
+ *                     nl_queue_take's array stays JSON).
  * @param queue        an nl_queue *; NULL is a no-op.
  * Threads: any thread, concurrently with every other queue function except
  * nl_queue_free().

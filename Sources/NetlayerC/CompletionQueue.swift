@@ -83,13 +83,32 @@ public func nl_queue_fd(_ pointer: OpaquePointer?) -> Int32 {
     queue(pointer)?.fd ?? -1
 }
 
+extension CompletionQueue {
+    /// `nl_queue_push`'s address: a request whose callback it is has its result pushed
+    /// by `pushLibraryResult`, without the check a caller's text gets.
+    static let pushFunction = UInt(bitPattern: unsafeBitCast(nl_queue_push as AsyncCallback.Function, to: UnsafeRawPointer.self))
+
+    /// Pushes a result document the library wrote (valid JSON by construction) to the
+    /// queue `userData` names.
+    static func pushLibraryResult(_ id: UInt64, _ document: [UInt8], to userData: UnsafeMutableRawPointer?) {
+        guard let queue = queue(userData.map { OpaquePointer($0) }) else { return }
+        document.withUnsafeBufferPointer { queue.push(id, $0) }
+    }
+}
+
 @_cdecl("nl_queue_push")
 public func nl_queue_push(_ id: UInt64, _ resultJSON: UnsafePointer<CChar>?, _ userData: UnsafeMutableRawPointer?) {
     guard let queue = queue(userData.map { OpaquePointer($0) }) else { return }
-    if let resultJSON {
-        queue.push(id, CString.bytes(resultJSON))
+    guard let resultJSON else { return queue.push(id, UnsafeBufferPointer(start: nil, count: 0)) }
+    // A caller's own text goes into the array nl_queue_take returns: text that is not
+    // JSON would make the whole array unreadable, so it becomes a failure document.
+    let bytes = CString.bytes(resultJSON)
+    if bytes.isEmpty || JSONFastCheck.isValid(bytes) || (try? JSONParser.parse(bytes)) != nil {
+        queue.push(id, bytes)
     } else {
-        queue.push(id, UnsafeBufferPointer(start: nil, count: 0))
+        ResultDocument.invalid("nl_queue_push: result_json is not a JSON document").withUnsafeBufferPointer {
+            queue.push(id, $0)
+        }
     }
 }
 

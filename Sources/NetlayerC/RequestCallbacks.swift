@@ -8,6 +8,9 @@ struct AsyncCallback: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
 
     func callAsFunction(_ id: UInt64, _ document: [UInt8]) {
+        if UInt(bitPattern: unsafeBitCast(function, to: UnsafeRawPointer.self)) == CompletionQueue.pushFunction {
+            return CompletionQueue.pushLibraryResult(id, document, to: userData)
+        }
         // The NUL-terminated copy lives only for the call: on the stack when small.
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: document.count + 1) { text in
             document.withUnsafeBytes { bytes in

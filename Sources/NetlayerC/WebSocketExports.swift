@@ -67,7 +67,10 @@ public func nl_websocket_send(_ socket: OpaquePointer?, _ kind: Int32, _ data: U
         return failed(.invalidRequest("kind \(kind) is not NL_WS_TEXT (1) or NL_WS_BINARY (2)"), errorJSON)
     }
     guard data != nil || length == 0 else { return failed(.invalidRequest("data is NULL with a length of \(length)"), errorJSON) }
-    guard length >= 0 else { return failed(.invalidRequest("length \(length) is negative"), errorJSON) }
+    // A size_t past Int.max (a negative length cast to size_t, say): no buffer is that large.
+    guard length >= 0 else {
+        return failed(.invalidRequest("length \(UInt(bitPattern: length)) is larger than any buffer (a size_t over \(Int.max))"), errorJSON)
+    }
     do {
         try handle.connection.send(kind, UnsafeRawBufferPointer(start: data, count: length))
         return 0

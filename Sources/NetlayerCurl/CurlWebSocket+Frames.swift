@@ -180,11 +180,12 @@ extension CurlWebSocket {
             if wslay_event_get_write_enabled(context) != 0 { _ = wslay_event_send(context) }
             let sent = Int(wslay_event_get_status_code_sent(context))
             let error: NetworkError = switch sent {
-            case 1007: .protocolViolation("the server sent a text message that is not UTF-8 (closed with 1007)", curlCode: 0)
+            case 1007: .protocolViolation("the server sent a text message, or a close reason, that is not UTF-8 (closed with 1007)", curlCode: 0)
             case 1009: .tooLarge("the server sent a message of more than maxMessageBytes (\(options.maxMessageBytes)) bytes"
                                  + " (closed with 1009)")
             case 1002: .protocolViolation("the server broke the WebSocket protocol: a masked frame, reserved bits, an"
-                                          + " unknown opcode or a bad control frame (closed with 1002)", curlCode: 0)
+                                          + " unknown opcode, a bad control frame or a close code wslay does not know"
+                                          + " (1012 to 1014 among them) (closed with 1002)", curlCode: 0)
             default: .protocolViolation("the server broke the WebSocket protocol (a text message that is not UTF-8, a"
                                         + " message over maxMessageBytes, a masked frame or a bad control frame)",
                                         curlCode: 0)

@@ -93,6 +93,9 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var peerClosedSocket = false
     var startedAt = MonotonicClock.now()
     var lastHeard = MonotonicClock.now()
+    /// The process generation it was opened in: a child of `fork()` shares the socket
+    /// but not the loop that runs it, so it can send nothing on it.
+    let forkGeneration = ProcessFork.generation
     /// A frame header wslay handed over with the rest of its frame to follow
     /// (`WSLAY_MSG_MORE`): it goes out with the payload's first bytes, in one send (one
     /// TCP segment, one TLS record) rather than a send of its own.
@@ -139,6 +142,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     // MARK: Any thread
 
     package func send(_ kind: WebSocketMessageKind, _ bytes: UnsafeRawBufferPointer) throws(NetworkError) {
+        try checkSameProcess()
         if kind == .text, String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) == nil {
             throw .invalidRequest("a text message must be UTF-8; send bytes as a binary message")
         }
@@ -158,7 +162,16 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         if schedule { scheduleFlush() }
     }
 
+    /// A connection inherited through `fork()` belongs to the parent: the child's
+    /// messages would be queued for a loop that does not run in it.
+    private func checkSameProcess() throws(NetworkError) {
+        if ProcessFork.generation != forkGeneration {
+            throw .notConnected("the WebSocket was opened by the parent of this process (before fork()); open one in this process")
+        }
+    }
+
     package func close(code: Int, reason: String) throws(NetworkError) {
+        try checkSameProcess()
         guard WebSocketOptions.isSendableCloseCode(code) else {
             throw .invalidRequest("close code \(code) cannot be sent: use 1000 or 3000-4999 (RFC 6455 section 7.4)")
         }

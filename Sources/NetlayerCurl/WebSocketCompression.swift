@@ -47,7 +47,9 @@ final class WebSocketCompression {
             switch name {
             case "server_no_context_takeover" where pair.count == 1: server = true
             case "client_no_context_takeover" where pair.count == 1: client = true
-            case "server_max_window_bits" where pair.count == 2 && (8...15).contains(Int(pair[1]) ?? 0):
+            // RFC 7692 section 7.1.2.1: a decimal value from 8 to 15 without leading zeros
+            // ("010" and "+9" are invalid, which fails the connection).
+            case "server_max_window_bits" where pair.count == 2 && (8...15).map(String.init).contains(pair[1]):
                 break  // inflating with a 32 KiB window reads any smaller one
             default:
                 return .refused("the server's permessage-deflate parameter '\(parameter.escapedForMessage)' was not offered or is invalid")

@@ -68,7 +68,11 @@ public struct ConfigDocument: Sendable {
         if let m = try doc.integer("maxDownloadBytes", in: 0...Int(Int64.max)) { options.maxDownloadBytes = m }
         if let c = try doc.bool("compression") { options.compression = c }
         if let ua = try doc.string("userAgent") {
-            try HTTPHeaders.validate(name: "User-Agent", value: ua)
+            do {
+                try HTTPHeaders.validate(name: "User-Agent", value: ua)
+            } catch {
+                throw .invalidRequest("config key 'userAgent': \(DataTransferError.networkFailure(error).message)")
+            }
             options.userAgent = ua
         }
         if let proxy = try doc.string("proxy") { options.proxy = proxy }
@@ -147,6 +151,12 @@ public struct ConfigDocument: Sendable {
             if let redact = log.value("redact") {
                 guard case .array(let names) = redact, names.allSatisfy({ $0.stringValue != nil }) else {
                     throw .invalidRequest("config key 'log': redact must be an array of header names")
+                }
+                // A name that is not a token (RFC 9110 section 5.1) names no header: it
+                // would redact nothing, silently.
+                for name in names.compactMap(\.stringValue)
+                where name.isEmpty || !name.utf8.allSatisfy(isHTTPTokenByte) {
+                    throw .invalidRequest("config key 'log': redact entry '\(name.escapedForMessage)' is not a header name (a token of RFC 9110 section 5.1)")
                 }
                 // The defaults always stay redacted; the list adds to them.
                 redactedHeaders.formUnion(names.compactMap { $0.stringValue?.lowercased() })

@@ -81,11 +81,23 @@ package struct DocumentReader {
 
     package func integer(_ key: String, in range: ClosedRange<Int>) throws(NetworkError) -> Int? {
         guard let v = value(key) else { return nil }
-        guard let i = v.intValue else { throw fail(key, "an integer", v) }
+        guard let i = v.intValue else {
+            // An integer too large for 64 bits (2^63) is out of range, not "a number".
+            if let d = v.doubleValue, d.isFinite, d.rounded() == d {
+                throw .invalidRequest("\(context) key '\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(Self.literal(of: v, d))")
+            }
+            throw fail(key, "an integer", v)
+        }
         guard range.contains(i) else {
             throw .invalidRequest("\(context) key '\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
         }
         return i
+    }
+
+    /// A number as written (`.number` keeps its literal), for a message.
+    private static func literal(of value: JSON, _ d: Double) -> String {
+        if case .number(let text) = value { return text }
+        return String(d)
     }
 
     package func object(_ key: String) throws(NetworkError) -> JSONObject? {
@@ -181,7 +193,7 @@ package struct DocumentReader {
             policy.maxBackoff = d
         }
         if let v = doc.value("onStatus") {
-            guard case .array(let items) = v else { throw fail("onStatus", "an array of status codes", v) }
+            guard case .array(let items) = v else { throw doc.fail("onStatus", "an array of status codes", v) }
             var codes = Set<Int>()
             for item in items {
                 guard let code = item.intValue, (100...599).contains(code) else {
@@ -208,7 +220,10 @@ package struct DocumentReader {
     /// `[[200, 299], 304]`: codes and inclusive ranges of codes from 100 to 599.
     package func acceptableStatus(_ key: String) throws(NetworkError) -> AcceptableStatus? {
         guard let v = value(key) else { return nil }
-        guard case .array(let items) = v, !items.isEmpty else { throw fail(key, "a non-empty array of codes and [low, high] ranges", v) }
+        guard case .array(let items) = v, !items.isEmpty else {
+            if case .array = v { throw .invalidRequest("\(context) key '\(key)' must list at least one code or [low, high] range, not be empty") }
+            throw fail(key, "a non-empty array of codes and [low, high] ranges", v)
+        }
         var ranges: [ClosedRange<Int>] = []
         for item in items {
             if let code = item.intValue, (100...599).contains(code) {

@@ -21,9 +21,12 @@ public struct WebSocketDocument: Sendable {
         let doc = try DocumentReader(json, context: "websocket")
         try doc.checkKeys(known: Self.endpointKeys.union(Self.ownKeys))
         var request = JSONObject()
+        // A full ws(s) URL becomes the http(s) URL libcurl connects to; without
+        // isFullPath the path stays as written, so that a message quotes it as given.
+        let isFullPath = doc.value("isFullPath") == .bool(true)
         for member in doc.object where Self.endpointKeys.contains(member.key) {
             var value = member.value
-            if member.key == "path", case .string(let path) = value { value = .string(WebSocketOptions.httpURL(path)) }
+            if member.key == "path", isFullPath, case .string(let path) = value { value = .string(WebSocketOptions.httpURL(path)) }
             request[member.key] = value
         }
         endpoint = try EndpointDocument(.object(request), context: "websocket").endpoint

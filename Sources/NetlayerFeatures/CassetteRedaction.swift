@@ -72,6 +72,34 @@ public struct CassetteRedaction: Sendable {
         }
     }
 
+    /// The credentials `request` carries (its credential headers, as sent and decoded,
+    /// and its URL's secrets): values a server may have handed out in an earlier
+    /// exchange (a token a sign-in answered with), which `finish` scrubs from every
+    /// exchange of the cassette.
+    func credentialSecrets(of request: HTTPRequest) -> [String] {
+        RequestCredentials.usable(RequestCredentials(of: request).secretValues(url: request.url, queryNames: queryNames))
+    }
+
+    /// `exchange` with `secrets` also replaced in its headers and bodies (not in its
+    /// URL, which a replay matches).
+    func scrubbing(_ exchange: Cassette.Exchange, of secrets: [String]) -> Cassette.Exchange {
+        var out = exchange
+        out.request.headers = fields(exchange.request.headers, secrets)
+        out.request.body = exchange.request.body.map { bytes($0, secrets) }
+        if case .success(var response) = exchange.result {
+            let body = bytes(response.body, secrets)
+            var headers = fields(response.headers, secrets)
+            if body.count != response.body.count, headers["content-length"] != nil {
+                headers["content-length"] = String(body.count)
+            }
+            response.headers = headers
+            response.body = body
+            response.bodyBytes = Int64(body.count)
+            out.result = .success(response)
+        }
+        return out
+    }
+
     /// The fields with secret values replaced; a repeated name keeps each value as a
     /// field of its own (each Set-Cookie).
     private func fields(_ given: HTTPHeaders, _ secrets: [String]) -> HTTPHeaders {

@@ -16,6 +16,9 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
     private let save: @Sendable (Cassette) -> Void
     /// The exchanges kept so far, or nil once they were saved.
     private let kept = Locked<[Cassette.Exchange]?>([])
+    /// The credentials of every request kept: a token a later request carries may be
+    /// in an earlier exchange, the sign-in's answer that handed it out.
+    private let credentials = Locked<Set<String>>([])
 
     public init(over transport: any NetworkSessionManager, redaction: CassetteRedaction,
                 save: @escaping @Sendable (Cassette) -> Void) {
@@ -70,11 +73,14 @@ public final class RecordingSessionManager: NetworkSessionManager, @unchecked Se
     /// dropped.
     public func finish() {
         guard let exchanges = kept.withLock({ kept in defer { kept = nil }; return kept }) else { return }
-        save(Cassette(exchanges: exchanges))
+        let secrets = RequestCredentials.usable(Array(credentials.withLock { $0 })).sorted { $0.utf8.count > $1.utf8.count }
+        save(Cassette(exchanges: secrets.isEmpty ? exchanges : exchanges.map { redaction.scrubbing($0, of: secrets) }))
     }
 
     private func keep(_ request: HTTPRequest, _ result: Result<HTTPResponse, NetworkError>, jar: [StoredCookie]) {
         guard let exchange = redaction.exchange(request, result, jarCookies: jar) else { return }
+        let found = redaction.credentialSecrets(of: request)
+        if !found.isEmpty { credentials.withLock { $0.formUnion(found) } }
         kept.withLock { $0?.append(exchange) }
     }
 }

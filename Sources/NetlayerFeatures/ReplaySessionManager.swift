@@ -64,7 +64,12 @@ public final class ReplaySessionManager: NetworkSessionManager, @unchecked Senda
 
     private func answer(to request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
         let url = ReplayURL(request.url)
-        let candidates = (index[Self.key(request.method, url)] ?? []).filter { urls[$0].answers(url) }
+        let matching = (index[Self.key(request.method, url)] ?? []).filter { urls[$0].answers(url) }
+        // An exchange recorded for exactly this URL before one whose REDACTED value only
+        // stands for any: `?status=rejected` is answered by its own recording, not by
+        // `?status=REDACTED` (a cookie value "accepted" scrubbed out of `?status=accepted`).
+        let exact = matching.filter { urls[$0].answersExactly(url) }
+        let candidates = exact.isEmpty ? matching : exact
         guard let last = candidates.last else {
             let shown = Redaction.url(in: request.url, queryNames: redactedQuery)
             return .failure(.notConnected("cassette: no recorded exchange answers \(request.method.rawValue) \(shown)"))
@@ -117,6 +122,12 @@ private struct ReplayURL {
             }
         }
         self.location = location
+    }
+
+    /// Whether this recorded URL is `live`'s own, no REDACTED standing in for a value.
+    func answersExactly(_ live: ReplayURL) -> Bool {
+        userInfo == live.userInfo && query.count == live.query.count
+            && zip(query, live.query).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// Whether a request to `live` matches this recorded URL (same location).

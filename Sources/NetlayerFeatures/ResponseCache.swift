@@ -116,7 +116,15 @@ public final class ResponseCache: ResponseCaching {
             updateStoredGETs(from: response, for: request, credentials: credentials, now: now)
         }
         guard let entry = StoredResponse(response, for: request, credentials: credentials, ageSource: response, now: now)
-        else { return }
+        else {
+            // A newer answer that may not be stored supersedes what is (as Chromium's
+            // cache drops it): a 503 stored with max-age must not answer after a retry
+            // got a 200 that says nothing of caching. Not a server error, which
+            // stale-if-error may answer with the stored response (RFC 5861), nor the
+            // answer to a request that asked for nothing to be stored (no-store).
+            if response.statusCode < 500, !RequestDirectives(request).noStore { remove(request, credentials) }
+            return
+        }
         insert(entry, for: request)
     }
 

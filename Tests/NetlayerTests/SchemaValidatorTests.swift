@@ -102,6 +102,20 @@ import Testing
         #expect(violation(1, ["$ref": "#/components/schemas/a~1b~0c%25"])?.message == "must be a boolean, not a number")
     }
 
+    /// What cannot be checked stays so through `not`, `oneOf` and `anyOf`: "could not
+    /// check" is never read as "does not match", which would let any value through.
+    @Test func whatCannotBeCheckedIsNotANonMatchInsideNotOrOneOf() {
+        for schema: JSON in [["not": ["$ref": "other.yaml#/X"]], ["not": ["$ref": "#/components/schemas/Nope"]],
+                             ["oneOf": [["$ref": "#/components/schemas/Nope"], ["type": "integer"]]],
+                             ["anyOf": [["$ref": "other.yaml#/X"], ["type": "string"]]]] {
+            #expect(violation("anything", schema)?.message.hasPrefix("cannot be checked") == true, "\(schema)")
+        }
+        var deep: JSON = [:]
+        for _ in 0..<250 { deep = ["allOf": [deep]] }
+        #expect(violation("anything", ["not": deep])?.message.contains("nests deeper than") == true)
+        #expect(violation("anything", ["oneOf": [deep, [:]]])?.message.contains("nests deeper than") == true)
+    }
+
     @Test func recursiveSchemasCheckFiniteValues() {
         let node: JSON = ["$ref": "#/components/schemas/Node"]
         let tree: JSON = ["children": [["children": []], ["children": [["children": [1]]]]]]

@@ -1,5 +1,6 @@
 import Foundation
 import Netlayer
+@testable import NetlayerCurl
 import Testing
 
 /// The WebSocket servers of Tests/server/ws_servers.py (the `websockets` package's
@@ -64,6 +65,22 @@ final class WebSocketServers: Sendable {
         #expect(socket.closeCode == 1000)
         #expect(socket.closeReason == "bye")
         _ = client.shutdown()
+    }
+
+    /// RFC 7692 section 7.1.2.1: server_max_window_bits is a decimal from 8 to 15
+    /// without leading zeros; any other value fails the connection.
+    @Test func aWindowSizeParameterIsReadAsTheRFCWritesIt() {
+        for value in ["8", "15", "\"9\""] {
+            guard case .success = WebSocketCompression.agreed("permessage-deflate; server_max_window_bits=\(value)") else {
+                Issue.record("refused \(value)")
+                continue
+            }
+        }
+        for value in ["010", "+9", "7", "16", "09"] {
+            if case .success = WebSocketCompression.agreed("permessage-deflate; server_max_window_bits=\(value)") {
+                Issue.record("accepted \(value)")
+            }
+        }
     }
 
     @Test func aServerCloseEndsTheSequenceWithItsCode() async throws {

@@ -111,6 +111,16 @@ static void test_pushes_are_taken_in_order_in_one_array(void)
     arr = take_array(q);
     CHECK_INT_EQ(json_array_size(arr), 0);
     json_decref(arr);
+    /* text that is not JSON is pushed as a failure document: the array stays JSON */
+    nl_queue_push(11, "not json", q);
+    nl_queue_push(12, "{\"a\": \"\\u00e9\", \"b\": 1.5e300}", q);  /* JSON the fast check leaves to the parser */
+    arr = take_array(q);
+    CHECK_INT_EQ(json_array_size(arr), 2);
+    CHECK_STR_EQ(jpath_str(json_array_get(arr, 0), "result.error.kind"), "invalid_request");
+    CHECK_MSG(strstr(jpath_str(json_array_get(arr, 0), "result.error.message"), "not a JSON document") != NULL, "%s",
+              jpath_str(json_array_get(arr, 0), "result.error.message"));
+    CHECK_STR_EQ(jpath_str(json_array_get(arr, 1), "result.a"), "\xc3\xa9");
+    json_decref(arr);
     /* readable again after the next push */
     nl_queue_push(10, "{}", q);
     CHECK(queue_readable(q, 0));

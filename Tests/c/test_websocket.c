@@ -319,6 +319,12 @@ static void test_echo_text_and_binary(void)
     /* Queued before the handshake completes: sent after it, in order. */
     CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "héllo", strlen("héllo"), NULL), 0);
     CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, bytes, sizeof bytes, NULL), 0);
+    {   /* a length no buffer has (a negative count cast to size_t): refused as such */
+        char *err = NULL;
+        CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_BINARY, "a", (size_t)-1, &err), -1);
+        CHECK_MSG(err != NULL && strstr(err, "larger than any buffer") != NULL, "%s", err ? err : "(null)");
+        nl_free(err);
+    }
     REQUIRE(wait_until(&p, 10, has_two));
     REQUIRE_MSG(p.count == 2, "error: %s", p.error_json ? p.error_json : "(none)");
     CHECK_INT_EQ(p.opens, 1);
@@ -1800,10 +1806,51 @@ static void test_many_idle_connections_share_the_event_loop(void)
     nl_client_free(c);
 }
 
+/* A child of fork() shares the connection's socket, not the loop that runs it: a send
+ * or close there is not_connected (it reported 0 and sent nothing), and the parent's
+ * connection goes on. */
+static void test_a_child_of_fork_cannot_send_on_its_parents_connection(void)
+{
+    nl_client *c;
+    probe p;
+    nl_websocket *ws;
+    pid_t pid;
+    int status = 0;
+    SKIP_UNDER_TSAN();
+    c = echo_client(NULL);
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char *err = NULL;
+        int sent, closed;
+        alarm(20);
+        sent = nl_websocket_send(ws, NL_WS_TEXT, "from the child", 14, &err);
+        sent = sent == -1 && err != NULL && strstr(err, "not_connected") != NULL && strstr(err, "parent") != NULL;
+        nl_free(err);
+        err = NULL;
+        closed = nl_websocket_close(ws, 1000, "child", &err) == -1 && err != NULL && strstr(err, "parent") != NULL;
+        nl_free(err);
+        _exit(sent && closed ? 0 : 3);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's send or close on the parent's connection "
+              "did not fail as not_connected (status %d)", status);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "from the parent", 15, NULL), 0);
+    REQUIRE(wait_until(&p, 10, has_one));
+    CHECK_INT_EQ(p.count, 1);
+    nl_websocket_free(ws);
+    probe_done(&p);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_echo_text_and_binary),
+        NLT_TEST(test_a_child_of_fork_cannot_send_on_its_parents_connection),
         NLT_TEST(test_subprotocol_offered_and_chosen_one_reported),
         NLT_TEST(test_server_close_code_and_reason_reported),
         NLT_TEST(test_large_and_fragmented_messages_from_the_server),

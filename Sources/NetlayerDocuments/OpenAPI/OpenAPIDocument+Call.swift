@@ -163,9 +163,16 @@ extension OpenAPIDocument {
             case (.apiKey(let keyName, .query), .text(let key)): query.append((keyName, key))
             case (.apiKey(let keyName, .cookie), .text(let key)):
                 cookies += try ParameterSerializer.cookiePairs(name: keyName, value: .string(key), explode: true)
+            // Checked as the config's `auth` is: a bearer token of printable ASCII without
+            // spaces, a user name without ':'.
             case (.basic, .basic(let user, let password)):
-                headers["Authorization"] = .string("Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
-            case (.bearer, .text(let token)): headers["Authorization"] = .string("Bearer \(token)")
+                let auth = Authentication.basic(user: user, password: password)
+                try auth.validate(key: "credentials key '\(name)'")
+                headers["Authorization"] = .string(auth.headerValue ?? "")
+            case (.bearer, .text(let token)):
+                let auth = Authentication.bearer(token: token)
+                try auth.validate(key: "credentials key '\(name)'")
+                headers["Authorization"] = .string(auth.headerValue ?? "")
             default: continue
             }
         }

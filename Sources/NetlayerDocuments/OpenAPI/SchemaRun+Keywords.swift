@@ -121,6 +121,21 @@ extension SchemaRun {
             guard let schema = index < prefix.count ? prefix[index] : rest else { break }
             if let violation = check(item, against: schema, at: "\(pointer)/\(index)") { return violation }
         }
+        // 2020-12's `contains`, with `minContains` (1 by default, 0 makes it optional)
+        // and `maxContains`.
+        if let schema = keywords["contains"] {
+            var matching = 0
+            for (index, item) in items.enumerated() where check(item, against: schema, at: "\(pointer)/\(index)") == nil {
+                matching += 1
+            }
+            let minimum = keywords["minContains"].flatMap(Self.lowerBound) ?? 1
+            if matching < minimum {
+                return SchemaViolation(pointer: pointer, message: "must have at least \(Self.count(minimum, "item")) matching the schema of 'contains' (it has \(matching))")
+            }
+            if let maximum = keywords["maxContains"]?.intValue, matching > maximum {
+                return SchemaViolation(pointer: pointer, message: "must have at most \(Self.count(maximum, "item")) matching the schema of 'contains' (it has \(matching))")
+            }
+        }
         if keywords["uniqueItems"] == .bool(true), items.count > 1 {
             // Items are compared only with earlier ones of the same hash: a long array
             // a server sends costs time linear in its size, not quadratic.
@@ -153,6 +168,28 @@ extension SchemaRun {
         }
         if let maximum = keywords["maxProperties"]?.intValue, object.count > maximum {
             return SchemaViolation(pointer: pointer, message: "must have at most \(Self.count(maximum, "property"))")
+        }
+        // 2020-12's `dependentRequired` and `dependentSchemas`: what a property brings.
+        if let dependencies = keywords["dependentRequired"]?.objectValue {
+            for dependency in dependencies where object[dependency.key] != nil {
+                for case .string(let name) in dependency.value.arrayValue ?? [] where object[name] == nil {
+                    return SchemaViolation(pointer: pointer, message: "is missing property '\(SchemaViolation.quoted(name))', which '\(SchemaViolation.quoted(dependency.key))' requires")
+                }
+            }
+        }
+        if let dependencies = keywords["dependentSchemas"]?.objectValue {
+            for dependency in dependencies where object[dependency.key] != nil {
+                if let violation = check(.object(object), against: dependency.value, at: pointer) { return violation }
+            }
+        }
+        // `propertyNames`: each name, as a string, against the schema (OpenAI's
+        // documents bound names with it: `propertyNames: {maxLength: 64}`).
+        if let schema = keywords["propertyNames"] {
+            for member in object {
+                if let violation = check(.string(member.key), against: schema, at: "\(pointer)/\(Self.pointerToken(member.key))") {
+                    return SchemaViolation(pointer: violation.pointer, message: "has a property name that \(violation.message)")
+                }
+            }
         }
         let patterns = keywords["patternProperties"]?.objectValue ?? JSONObject()
         var compiled: [(SchemaPattern, JSON)] = []

@@ -56,6 +56,11 @@ package struct SchemaRun {
     /// Set once the run went past its step bound: then it is the run's answer, whatever
     /// the branches made of the violations that unwound it.
     private(set) var exhausted: SchemaViolation?
+    /// Set once a schema could not be evaluated (a `$ref` outside the document or to
+    /// nothing, nesting past `maxDepth`): the run's answer too, so that no `not`,
+    /// `oneOf` or `anyOf` reads "could not check" as "does not match" and lets a value
+    /// through.
+    private(set) var uncheckable: SchemaViolation?
 
     init(document: JSON, targets: [String: JSON] = [:], patterns: SchemaPatterns = SchemaPatterns(),
          direction: SchemaValidator.Direction) {
@@ -67,6 +72,7 @@ package struct SchemaRun {
 
     mutating func check(_ value: JSON, against schema: JSON, at pointer: String) -> SchemaViolation? {
         if let exhausted { return exhausted }
+        if let uncheckable { return uncheckable }
         steps += 1
         if steps > stepLimit ?? stepFloor {
             let limit = stepLimit ?? max(stepFloor, Self.stepsPerPart.multipliedReportingOverflow(by: Self.parts(of: root)).partialValue)
@@ -90,7 +96,8 @@ package struct SchemaRun {
         depth += 1
         defer { depth -= 1 }
         if depth > Self.maxDepth {
-            return SchemaViolation(pointer: pointer, message: "nests deeper than \(Self.maxDepth) schema levels")
+            uncheckable = SchemaViolation(pointer: pointer, message: "cannot be checked: nests deeper than \(Self.maxDepth) schema levels")
+            return uncheckable
         }
         // 3.0's `nullable` admits null whatever else the schema says; published documents
         // also put it beside `$ref` and `allOf`, where 3.0 strictly ignores it.
@@ -133,14 +140,16 @@ package struct SchemaRun {
 
     private mutating func checkRef(_ ref: String, _ value: JSON, at pointer: String) -> SchemaViolation? {
         guard ref.hasPrefix("#") else {
-            return SchemaViolation(
+            uncheckable = SchemaViolation(
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(SchemaViolation.quoted(ref))' is not local to the document")
+            return uncheckable
         }
         guard let target = target(of: ref) else {
-            return SchemaViolation(
+            uncheckable = SchemaViolation(
                 pointer: pointer,
                 message: "cannot be checked: $ref '\(SchemaViolation.quoted(ref))' points at nothing in the document")
+            return uncheckable
         }
         let visit = RefVisit(ref: ref, pointer: pointer)
         if let known = refResults[visit] { return known }
@@ -160,7 +169,7 @@ package struct SchemaRun {
         // further out depends on how this place was reached, so it is not remembered.
         if outermostCut >= level {
             outermostCut = Int.max
-            if exhausted == nil { refResults[visit] = .some(result) }
+            if exhausted == nil, uncheckable == nil { refResults[visit] = .some(result) }
         }
         return result
     }
@@ -241,6 +250,11 @@ package struct SchemaRun {
         }
         if let schema = keywords["not"], check(value, against: schema, at: pointer) == nil {
             return SchemaViolation(pointer: pointer, message: "must not match the schema of 'not'")
+        }
+        // 2020-12's `if`, `then` and `else`: the branch the condition picks applies.
+        if let condition = keywords["if"], keywords["then"] != nil || keywords["else"] != nil {
+            let branch = check(value, against: condition, at: pointer) == nil ? keywords["then"] : keywords["else"]
+            if let branch, let violation = check(value, against: branch, at: pointer) { return violation }
         }
         return nil
     }

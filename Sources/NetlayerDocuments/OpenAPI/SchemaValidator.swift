@@ -73,7 +73,7 @@ package struct SchemaValidator: Sendable {
         let violation = run.check(value, against: schema, at: pointer)
         // Past its step bound a run unwinds through branches that may read a failure as
         // a success (`not`): the bound is the answer.
-        return run.exhausted ?? violation
+        return run.exhausted ?? run.uncheckable ?? violation
     }
 
     /// The schema a local `$ref` points at, or nil when it is not local or leads nowhere.

@@ -90,9 +90,40 @@ def _dumps_slowly(obj: Any) -> bytes:
         except TypeError:
             _refuse_unencodable(obj, "")
             raise
-    except ValueError:
+    except ValueError:  # UnicodeEncodeError and the digit limit's error among them
         _refuse_non_finite(obj, "")
+        _refuse_unwritable(obj, "")
         raise
+
+
+def _refuse_unwritable(value: Any, where: str) -> None:
+    """An InvalidRequestError naming the first text UTF-8 cannot carry (a lone
+    surrogate) or integer Python will not write (past ``sys.get_int_max_str_digits()``)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRequestError(f"netlayer: {where or 'the document'} holds {value!r:.60}, which is not text "
+                                      "UTF-8 can carry (a lone surrogate)", kind="invalid_request") from None
+    elif isinstance(value, int) and not isinstance(value, bool):
+        limit = getattr(_sys, "get_int_max_str_digits", lambda: 0)()
+        if limit and value.bit_length() > limit * 3:  # over about 0.9 x limit digits: try the conversion
+            try:
+                str(value)
+            except ValueError:
+                raise InvalidRequestError(f"netlayer: {where or 'the document'} is an integer of more than {limit} "
+                                          "digits, past Python's limit for writing one (sys.set_int_max_str_digits "
+                                          "raises it)", kind="invalid_request") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_unwritable(key, f"{where} key" if where else "a key")
+            _refuse_unwritable(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _refuse_unwritable(item, f"{where}[{index}]")
+    elif _dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in _dataclasses.fields(value):
+            _refuse_unwritable(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
 
 
 def _refuse_unencodable(value: Any, where: str) -> None:

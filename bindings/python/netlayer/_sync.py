@@ -68,7 +68,11 @@ class SyncMixin(ClientBase):
     def get(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
         if not endpoint_keys:
-            return self._perform(_dumps_fast({"path": path, "method": "GET"}))
+            try:
+                payload = _dumps_fast({"path": path, "method": "GET"})
+            except TypeError:  # orjson's; dumps names what it cannot write (a lone surrogate)
+                payload = _dumps({"path": path, "method": "GET"})
+            return self._perform(payload)
         if len(endpoint_keys) == 1 and ("query" in endpoint_keys or "params" in endpoint_keys):
             # get(path, params=...): the keywords are a fresh dict and a query needs no
             # renaming, so it becomes the document as it is (what _method would build).

@@ -169,6 +169,27 @@ def test_the_fields_vary_selects_and_the_cache_directives_are_those_an_adapt_hoo
         assert len(server.seen) == 3
 
 
+def test_a_retry_that_succeeds_leaves_no_stored_failure_to_answer_later(server: _Server) -> None:
+    # The failed attempt's 503 came with max-age; the retry's 200 says nothing of caching.
+    # The newer answer supersedes the stored one, which must not answer the next request.
+    hits = []
+
+    def flaky(h: http.server.BaseHTTPRequestHandler) -> Answer:
+        hits.append(1)
+        if len(hits) == 1:
+            return 503, [("Cache-Control", "max-age=600")], b"down"
+        return 200, [], b"up"
+
+    server.routes["/flaky"] = flaky
+    with netlayer.Client({"baseURL": "http://127.0.0.1:%d/" % server.server_address[1], "timeout": 5,
+                          "cache": {"enabled": True}, "retry": {"maxAttempts": 3, "backoff": 0.05}}) as c:
+        first = c.get("flaky", use_cache=True)
+        assert (first.status, first.text, first.attempts) == (200, "up", 2)
+        second = c.get("flaky", use_cache=True)
+        assert (second.status, second.text, second.from_cache) == (200, "up", False)
+    assert len(hits) == 3
+
+
 def test_a_stored_body_over_a_requests_limit_is_refused_as_from_the_network(server: _Server) -> None:
     server.routes["/big"] = lambda h: (200, [("Cache-Control", "max-age=600")], b"x" * 5000)
     with _client(server) as c:

@@ -93,3 +93,34 @@ def test_a_secret_echoed_with_json_escapes_stays_out_of_the_cassette(base_url: s
         assert password in echoed["body"]  # the server did echo it, escaped in its JSON
     recorded = cassette.read_text()
     assert "CANARY" not in recorded, recorded[:2000]
+
+
+def test_a_token_a_later_request_carries_is_scrubbed_from_the_earlier_exchange_that_handed_it_out(
+        base_url: str, tmp_path: Path) -> None:
+    # A sign-in answers with a token under a name no list knows; the next request sends
+    # it as a bearer credential: the cassette, meant to be committed, holds it nowhere.
+    cassette = tmp_path / "signin.json"
+    token = "tok-7f3a9c1e5b2d4f60"
+    with netlayer.Client({"baseURL": base_url, "cassette": {"file": str(cassette), "mode": "record"}}) as client:
+        handed_out = client.post("echo", json={"user": "ann", "grant": token}).value
+        assert token in handed_out["body"]
+        assert client.get("echo", headers={"Authorization": "Bearer " + token}).status == 200
+    recorded = cassette.read_text()
+    assert token not in recorded, recorded[:3000]
+    assert json.loads(recorded)["exchanges"][0]["response"]["status"] == 200
+
+
+def test_replay_prefers_the_exchange_recorded_for_the_very_url_over_a_redacted_one(base_url: str,
+                                                                                   tmp_path: Path) -> None:
+    # The jar's cookie consent=accepted is a secret: "accepted" becomes REDACTED wherever it
+    # stood, ?status=accepted too, which then matches any status. ?status=rejected has
+    # an exchange of its own, which must answer it.
+    cassette = tmp_path / "orders.json"
+    config = {"baseURL": base_url, "cookies": True}
+    with netlayer.Client({**config, "cassette": {"file": str(cassette), "mode": "record"}}) as client:
+        client.get("set-cookie", params={"c": "consent=accepted"})
+        client.get("echo", params={"status": "accepted"})
+        client.get("echo", params={"status": "rejected"})
+    with netlayer.Client({**config, "cassette": {"file": str(cassette), "mode": "replay"}}) as client:
+        client.get("set-cookie", params={"c": "consent=accepted"})
+        assert client.get("echo", params={"status": "rejected"}).value["args"] == {"status": ["rejected"]}

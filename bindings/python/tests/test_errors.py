@@ -102,6 +102,37 @@ def test_resolve_entries_are_bounded_and_cannot_remove_entries() -> None:
         netlayer.Client({"resolve": ["-api.test:80:127.0.0.1"]})
 
 
+def test_an_integer_beyond_64_bits_is_named_out_of_range_not_a_non_integer(base_url: str) -> None:
+    with pytest.raises(netlayer.InvalidRequestError,
+                       match="'maxResponseBytes' must be between 0 and 9223372036854775807, not 9223372036854775808"):
+        netlayer.Client({"baseURL": base_url, "maxResponseBytes": 2**63})
+    with pytest.raises(netlayer.InvalidRequestError, match="'maxResponseBytes' must be an integer, not a number"):
+        netlayer.Client({"baseURL": base_url, "maxResponseBytes": 1.5})
+
+
+def test_text_utf8_cannot_carry_and_integers_python_will_not_write_are_named(client: netlayer.Client) -> None:
+    # not a bare UnicodeEncodeError or the digit limit's ValueError
+    cases = [(lambda: client.post("echo", json={"a": "\ud800"}), "body.a holds '\\\\ud800'"),
+             (lambda: client.get("x\ud800"), "path holds"),
+             (lambda: netlayer.Client("http://h/\ud800"), "baseURL holds"),
+             (lambda: client.post("echo", json={"n": [10**5000]}), r"body.n\[0\] is an integer of more than"),
+             (lambda: client.get("echo", params={"n": 10**5000}), "query.n is an integer of more than")]
+    for call, message in cases:
+        with pytest.raises(netlayer.InvalidRequestError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"retry": {"onStatus": "500"}}, "config key 'retry' key 'onStatus' must be an array"),
+    ({"userAgent": "a\r\nb"}, "config key 'userAgent': header 'User-Agent'"),
+    ({"acceptableStatus": []}, "'acceptableStatus' must list at least one code"),
+    ({"log": {"redact": ["X A"]}}, "redact entry 'X A' is not a header name"),
+])
+def test_a_config_mistake_names_its_own_key(base_url: str, config: dict, message: str) -> None:
+    with pytest.raises(netlayer.InvalidRequestError, match=message):
+        netlayer.Client({"baseURL": base_url, **config})
+
+
 def test_connection_refused_is_not_connected() -> None:
     with netlayer.Client({"baseURL": "http://127.0.0.1:1/"}, timeout=5) as c:
         with pytest.raises(netlayer.NotConnectedError) as caught:

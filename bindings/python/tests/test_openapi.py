@@ -151,6 +151,16 @@ def test_the_config_names_what_is_wrong(base_url: str) -> None:
             "credentials": {"basic": "user:pass"}}})
 
 
+def test_openapi_credentials_are_checked_as_the_configs_auth_is(base_url: str) -> None:
+    # config auth {"bearer": "a b"} is refused; the same token through a security scheme too
+    config = {"baseURL": base_url + "petstore/",
+              "openapi": {"file": str(PETSTORE_YAML), "credentials": {"petstore_auth": "a b"}}}
+    with netlayer.Client(config) as client:
+        with pytest.raises(netlayer.InvalidRequestError,
+                           match="credentials key 'petstore_auth': a bearer token is printable ASCII without spaces"):
+            client.call("findPetsByStatus", {"status": "available"})
+
+
 def test_basic_credentials_and_yaml_text(base_url: str) -> None:
     document = """
 openapi: 3.0.3

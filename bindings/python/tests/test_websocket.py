@@ -540,3 +540,4 @@ def test_asyncio_client_close_wakes_the_awaiting_reader(echo_url: str) -> None:
 
     asyncio.run(main())
     assert _websocket.open_count() == 0
+
