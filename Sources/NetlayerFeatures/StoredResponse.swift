@@ -68,6 +68,10 @@ struct StoredResponse {
         let wallNow = HTTPDate.now()
         var stored = response
         stored.headers = Self.withoutHopByHop(response.headers)
+        // The jar took the cookies when the response arrived; a stored copy handed out
+        // again would show a session that may have ended since (as Chromium's cache
+        // stores responses without them).
+        if stored.headers["set-cookie"] != nil { stored.headers["set-cookie"] = nil }
         if stored.headers["date"] == nil { stored.headers["date"] = HTTPDate.format(wallNow) }  // RFC 9110 6.6.1
         stored.fromCache = false
         let lifetime = Self.freshnessLifetime(stored.headers, control, status: status, now: wallNow)

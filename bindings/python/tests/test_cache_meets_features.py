@@ -190,6 +190,18 @@ def test_a_retry_that_succeeds_leaves_no_stored_failure_to_answer_later(server: 
     assert len(hits) == 3
 
 
+def test_a_cached_answer_does_not_hand_out_the_cookies_of_its_first_answer_again(server: _Server) -> None:
+    # The jar took them when they came; after a sign-out a cache hit must not show them.
+    server.routes["/page"] = lambda h: (200, [("Cache-Control", "max-age=600"),
+                                             ("Set-Cookie", "sid=NEWSESSION1; Path=/")], b"page")
+    with _client(server) as c:
+        first = c.get("page", use_cache=True)
+        assert first.set_cookies == ("sid=NEWSESSION1; Path=/",) and not first.from_cache
+        c.get("page", use_cache=True)  # the jar's new cookie keys the cache: fetched and stored under it
+        again = c.get("page", use_cache=True)
+        assert again.from_cache and again.set_cookies == () and "set-cookie" not in again.headers
+
+
 def test_a_stored_body_over_a_requests_limit_is_refused_as_from_the_network(server: _Server) -> None:
     server.routes["/big"] = lambda h: (200, [("Cache-Control", "max-age=600")], b"x" * 5000)
     with _client(server) as c:
