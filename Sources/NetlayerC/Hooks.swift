@@ -124,13 +124,10 @@ final class HookTable: @unchecked Sendable {
     /// there) the call goes to the event thread and the caller waits for the reply.
     func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
         guard isSet(kind), let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
-        guard let client = owner.client, !client.isLoopThread else {
-            return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
-        }
+        let run = { @Sendable in HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome }
+        guard let client = owner.client, !client.isLoopThread else { return run() }
         let replied = RequestCompletion<HookOutcome>()
-        client.callOnEventThread {
-            replied.open(HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome)
-        }
+        client.callOnEventThread { replied.open(run()) }
         _ = replied.wait()
         return replied.outcome ?? .notSet
     }

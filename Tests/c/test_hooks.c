@@ -1210,22 +1210,32 @@ static void callback_taking_the_app_lock(uint64_t id, const char *result_json, v
     g_callback_waited_ms = (int)((mono_s() - started) * 1000);
 }
 
-static void test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback(void)
+/* Makes the blocking request `endpoint` on `c` while a completion callback of `c` waits
+ * for a lock this thread holds; checks that it returned within 1 s and returns its
+ * result (the caller frees it). */
+static json_t *blocking_call_beside_a_waiting_callback(nl_client *c, const char *endpoint)
 {
-    nl_client *c = client_for("\"log\": {\"level\": \"info\"}");
     json_t *r;
     double started;
-    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, ignore_log_event, NULL), 0);
     pthread_mutex_lock(&g_app_lock);
     CHECK(nl_request_async(c, "{\"path\": \"json\"}", callback_taking_the_app_lock, NULL) != 0);
     sleep_ms(300);  /* its callback now waits for the lock this thread holds */
     started = mono_s();
-    r = request_json(c, "{\"path\": \"json\", \"timeout\": 2}");
-    CHECK_OK(r);
+    r = request_json(c, endpoint);
     CHECK_MSG(mono_s() - started < 1.0, "the blocking call waited %.2f s for a completion callback",
               mono_s() - started);
-    json_decref(r);
     pthread_mutex_unlock(&g_app_lock);
+    return r;
+}
+
+static void test_a_log_hook_does_not_make_a_blocking_call_wait_behind_a_completion_callback(void)
+{
+    nl_client *c = client_for("\"log\": {\"level\": \"info\"}");
+    json_t *r;
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, ignore_log_event, NULL), 0);
+    r = blocking_call_beside_a_waiting_callback(c, "{\"path\": \"json\", \"timeout\": 2}");
+    CHECK_OK(r);
+    json_decref(r);
     nl_client_free(c);
     CHECK_MSG(g_callback_waited_ms >= 0 && g_callback_waited_ms < 2500, "the callback waited %d ms for the lock",
               g_callback_waited_ms);
@@ -1245,19 +1255,11 @@ static void test_a_resolve_error_hook_does_not_make_a_blocking_call_wait_behind_
 {
     nl_client *c = client_for(NULL);
     json_t *r;
-    double started;
     CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_RESOLVE_ERROR, resolve_with_code, NULL), 0);
-    pthread_mutex_lock(&g_app_lock);
-    CHECK(nl_request_async(c, "{\"path\": \"json\"}", callback_taking_the_app_lock, NULL) != 0);
-    sleep_ms(300);  /* its callback now waits for the lock this thread holds */
-    started = mono_s();
-    r = request_json(c, "{\"path\": \"status/500\", \"timeout\": 2}");
-    CHECK_MSG(mono_s() - started < 1.0, "the blocking call waited %.2f s for a completion callback",
-              mono_s() - started);
+    r = blocking_call_beside_a_waiting_callback(c, "{\"path\": \"status/500\", \"timeout\": 2}");
     CHECK_STR_EQ(jpath_str(r, "error.kind"), "resolved");
     CHECK_STR_EQ(jpath_str(r, "error.code"), "E_RESOLVED");
     json_decref(r);
-    pthread_mutex_unlock(&g_app_lock);
     nl_client_free(c);
 }
 

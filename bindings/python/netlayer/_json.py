@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import dataclasses as _dataclasses
 import sys as _sys
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Tuple, Union
 
 from ._errors import InvalidRequestError
 
@@ -96,76 +96,68 @@ def _dumps_slowly(obj: Any) -> bytes:
         raise
 
 
+def _parts(value: Any, where: str) -> Iterator[Tuple[str, Any, bool]]:
+    """Each value of a document as the json module writes it, with where it stands:
+    ``(where, value, False)`` for a leaf, and ``(where of the object, key, True)`` for
+    each key of an object, before its value. A dataclass is the object of its fields,
+    as orjson writes it."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield where, key, True
+            yield from _parts(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _parts(item, f"{where}[{index}]")
+    elif _dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in _dataclasses.fields(value):
+            yield from _parts(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
+    else:
+        yield where, value, False
+
+
 def _refuse_unwritable(value: Any, where: str) -> None:
     """An InvalidRequestError naming the first text UTF-8 cannot carry (a lone
     surrogate) or integer Python will not write (past ``sys.get_int_max_str_digits()``)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidRequestError(f"netlayer: {where or 'the document'} holds {value!r:.60}, which is not text "
-                                      "UTF-8 can carry (a lone surrogate)", kind="invalid_request") from None
-    elif isinstance(value, int) and not isinstance(value, bool):
-        limit = getattr(_sys, "get_int_max_str_digits", lambda: 0)()
-        if limit and value.bit_length() > limit * 3:  # over about 0.9 x limit digits: try the conversion
+    limit = getattr(_sys, "get_int_max_str_digits", lambda: 0)()
+    for place, part, is_key in _parts(value, where):
+        if is_key:
+            place = f"{place} key" if place else "a key"
+        if isinstance(part, str):
             try:
-                str(value)
-            except ValueError:
-                raise InvalidRequestError(f"netlayer: {where or 'the document'} is an integer of more than {limit} "
-                                          "digits, past Python's limit for writing one (sys.set_int_max_str_digits "
-                                          "raises it)", kind="invalid_request") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _refuse_unwritable(key, f"{where} key" if where else "a key")
-            _refuse_unwritable(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _refuse_unwritable(item, f"{where}[{index}]")
-    elif _dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in _dataclasses.fields(value):
-            _refuse_unwritable(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidRequestError(f"netlayer: {place or 'the document'} holds {part!r:.60}, which is not text "
+                                          "UTF-8 can carry (a lone surrogate)", kind="invalid_request") from None
+        elif isinstance(part, int) and not isinstance(part, bool):
+            if limit and part.bit_length() > limit * 3:  # over about 0.9 x limit digits: try the conversion
+                try:
+                    str(part)
+                except ValueError:
+                    raise InvalidRequestError(f"netlayer: {place or 'the document'} is an integer of more than {limit} "
+                                              "digits, past Python's limit for writing one "
+                                              "(sys.set_int_max_str_digits raises it)", kind="invalid_request") from None
 
 
 def _refuse_unencodable(value: Any, where: str) -> None:
     """A TypeError naming the first value in `value` that JSON cannot carry (a Decimal
     in ``params=``, an object in ``json=``), where the json module names only its type."""
-    if value is None or isinstance(value, (str, int, float)):
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not (key is None or isinstance(key, (str, int, float))):
-                raise TypeError(f"netlayer: {where or 'the document'} has the key {key!r:.40} "
-                                f"({type(key).__name__}); a JSON object's keys are text")
-            _refuse_unencodable(item, f"{where}.{key}" if where else str(key))
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _refuse_unencodable(item, f"{where}[{index}]")
-        return
-    if _dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in _dataclasses.fields(value):  # written as the object of its fields
-            _refuse_unencodable(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
-        return
-    raise TypeError(f"netlayer: {where or 'the document'} is {type(value).__name__} {value!r:.40}, which JSON "
-                    "cannot carry (str, int, float, bool, None, lists and dicts; convert it first, e.g. with str())")
+    for place, part, is_key in _parts(value, where):
+        if part is None or isinstance(part, (str, int, float)):
+            continue
+        if is_key:
+            raise TypeError(f"netlayer: {place or 'the document'} has the key {part!r:.40} "
+                            f"({type(part).__name__}); a JSON object's keys are text")
+        raise TypeError(f"netlayer: {place or 'the document'} is {type(part).__name__} {part!r:.40}, which JSON "
+                        "cannot carry (str, int, float, bool, None, lists and dicts; convert it first, e.g. with str())")
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:
-    if isinstance(value, float):  # numpy's float64 too
-        if value != value or value in (_INFINITY, -_INFINITY):
-            raise InvalidRequestError(f"netlayer: {where or 'the document'} is {value!r}, which JSON cannot hold "
+    # orjson writes a dataclass's fields itself, a NaN among them as null
+    for place, part, is_key in _parts(value, where):
+        if not is_key and isinstance(part, float) and (part != part or part in (_INFINITY, -_INFINITY)):  # numpy's float64 too
+            raise InvalidRequestError(f"netlayer: {place or 'the document'} is {part!r}, which JSON cannot hold "
                                       "(NaN and infinities are not numbers a document or a JSON body may carry)",
                                       kind="invalid_request")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _refuse_non_finite(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _refuse_non_finite(item, f"{where}[{index}]")
-    elif _dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # orjson writes a dataclass's fields itself, a NaN among them as null
-        for field in _dataclasses.fields(value):
-            _refuse_non_finite(getattr(value, field.name), f"{where}.{field.name}" if where else field.name)
 
 
 _INFINITY = float("inf")

@@ -70,7 +70,7 @@ class SyncMixin(ClientBase):
         if not endpoint_keys:
             try:
                 payload = _dumps_fast({"path": path, "method": "GET"})
-            except TypeError:  # orjson's; dumps names what it cannot write (a lone surrogate)
+            except (TypeError, ValueError):  # dumps names what it cannot write (a lone surrogate)
                 payload = _dumps({"path": path, "method": "GET"})
             return self._perform(payload)
         if len(endpoint_keys) == 1 and ("query" in endpoint_keys or "params" in endpoint_keys):
