@@ -58,7 +58,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
         unlock()
     }
 
-    /// The cookies of the file as lines for `CurlShare.addCookies`: none when it does
+    /// The cookies of the file as lines for `CurlShare.seedCookies`: none when it does
     /// not exist (a dangling link included); anything else that cannot be read is
     /// `invalidRequest` naming the key.
     func read() throws(NetworkError) -> [String] {
@@ -78,7 +78,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
         return lines
     }
 
-    /// Writes `jar` (lines of `CurlShare.cookieLines()`) to the file, without the
+    /// Writes `jar` (lines of `CurlShare.limitedCookieLines()`) to the file, without the
     /// session cookies (unless kept) and the expired ones. Only the process that made
     /// the client writes: in a child of `fork()` this does nothing.
     func write(_ jar: [String]) {

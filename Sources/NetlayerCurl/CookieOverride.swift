@@ -72,7 +72,7 @@ final class CookieOverride {
         var changes = after.filter { !before.contains($0.cookie) }.map(\.line)
         let kept = Set(after.map { Self.key(of: $0.cookie) })
         for (cookie, line) in seeded where !kept.contains(Self.key(of: cookie)) {
-            changes.append(Self.expired(line))
+            changes.append(CookieLimits.deletion(of: line))
         }
         try? share.addCookies(changes)
     }
@@ -86,12 +86,5 @@ final class CookieOverride {
     /// What libcurl tells one cookie from another by (a later one replaces an earlier).
     private static func key(of cookie: StoredCookie) -> Key {
         Key(domain: cookie.domain.lowercased(), path: cookie.path, name: cookie.name)
-    }
-
-    /// `line` with an expiry in the past: added to a jar, it deletes the cookie it names.
-    private static func expired(_ line: String) -> String {
-        var fields = line.split(separator: "\t", maxSplits: 6, omittingEmptySubsequences: false).map(String.init)
-        if fields.count == 7 { fields[4] = "1" }
-        return fields.joined(separator: "\t")
     }
 }

@@ -40,7 +40,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         share = try CurlShare(cookiesEnabled: cookies.enabled)
         if cookies.enabled, let path = cookies.file {
             let file = try CookieFile(cookies, path: path)
-            try share.addCookies(file.read())
+            try share.seedCookies(file.read())
             cookieFile = file
         } else {
             cookieFile = nil
@@ -55,7 +55,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
     /// has no file: the parent's file stays the parent's to write.
     package init(maxConcurrent: Int, copyingCookiesOf parent: CurlSessionManager) throws(NetworkError) {
         share = try CurlShare(cookiesEnabled: parent.share.cookiesEnabled)
-        if share.cookiesEnabled { try share.addCookies(parent.share.cookieLines()) }
+        if share.cookiesEnabled { try share.seedCookies(parent.share.cookieLines()) }
         cookieFile = nil
         self.maxConcurrent = maxConcurrent
         delivery = DeliveryThread()
@@ -202,7 +202,7 @@ public final class CurlSessionManager: NetworkSessionManager, @unchecked Sendabl
         delivery.shutdown()  // after the loop: its last completions deliver here
         events.shutdown()  // after both: their last events
         if first, let cookieFile {
-            cookieFile.write(share.cookieLines())
+            cookieFile.write(share.limitedCookieLines())
             cookieFile.unlock()
         }
     }

@@ -283,6 +283,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
         guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
         cookieOverride?.finish(easy)
+        if setCookieLines > 0 { share.cookiesChanged(added: setCookieLines) }
         let sink = self.sink!
         if code == CURLE_WRITE_ERROR, let headerViolation {
             return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
@@ -403,6 +404,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var headerViolation: String?
     /// Bytes of trailer lines (after a chunked body) so far.
     private var trailerBytes = 0
+    /// `Set-Cookie` lines among the response's header lines (every response's of the
+    /// transfer: a 1xx's, an authentication round's).
+    private var setCookieLines = 0
 
     /// Takes one header line libcurl hands over; false stops the transfer on a framing
     /// error libcurl tolerates (`ReceivedHeaders.append(line:)`).
@@ -415,6 +419,14 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         silence?.heard(at: MonotonicClock.now())
+        // libcurl has stored what it takes of a Set-Cookie line before it hands the line
+        // over: the share learns of it now (a request starting meanwhile reads the jar
+        // again) and counts it when the transfer ends.
+        if bytes.count > 11, bytes[3] == UInt8(ascii: "-"), bytes[0] | 0x20 == UInt8(ascii: "s"), share.cookiesEnabled,
+           strncasecmp(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), "set-cookie:", 11) == 0 {
+            if setCookieLines == 0 { share.cookiesChanged(added: 0) }
+            setCookieLines += 1
+        }
         let wasEnded = headers.sectionEnded
         if let violation = headers.append(line: bytes) {
             headerViolation = violation

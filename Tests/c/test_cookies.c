@@ -622,6 +622,141 @@ static void test_session_cookies_are_neither_saved_nor_restored_unless_kept(void
     free(dir);
 }
 
+/* How many lines of the cookie file `path` hold a cookie of `domain`. */
+static int file_cookies_of(const char *path, const char *domain)
+{
+    char *text = fh_read_file(path), *line, *next, *prefix = nlt_format("%s\t", domain);
+    int n = 0;
+    for (line = text; line != NULL && *line != '\0'; line = next) {
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
+        if (strncmp(line, "#HttpOnly_", 10) == 0)
+            line += 10;
+        if (strncmp(line, prefix, strlen(prefix)) == 0)
+            n++;
+    }
+    free(text);
+    free(prefix);
+    return n;
+}
+
+/* libcurl 7.88 takes 50 cookies from one response but keeps every one: a server setting
+ * new ones on each response grew the jar without end. It keeps the newest 180 of a
+ * domain, as browsers do. */
+static void test_a_server_flooding_the_jar_leaves_it_the_newest_180_cookies_of_its_domain(void)
+{
+    char *dir = make_dir(), *jar = nlt_format("%s/jar.txt", dir);
+    nl_client *c = client_with_config(jar_config(nlt_format("\"file\": \"%s\"", jar)));
+    int round, i;
+    json_t *r;
+    for (round = 0; round < 10; round++) {
+        char query[50 * 48] = "[";
+        for (i = 0; i < 50; i++)
+            snprintf(query + strlen(query), sizeof query - strlen(query), "%s\"f%d_%d=v; Path=/; Max-Age=3600\"",
+                     i ? ", " : "", round, i);
+        strcat(query, "]");
+        set_cookies(c, query);
+    }
+    r = request_json(c, "{\"path\": \"echo\"}");  /* (libcurl sends a domain's first 150) */
+    CHECK_MSG(has_cookie(r, "f6_20=v") && !has_cookie(r, "f6_19=v") && !has_cookie(r, "f0_0=v"), "cookie: %.300s",
+              cookie_header(r));
+    json_decref(r);
+    nl_client_free(c);
+    CHECK_INT_EQ(file_cookies_of(jar, "127.0.0.1"), 180);
+    CHECK(file_has_cookie(jar, "f9_49", "v") && file_has_cookie(jar, "f6_20", "v"));
+    CHECK(!file_has_cookie(jar, "f6_19", "v") && !file_has_cookie(jar, "f0_0", "v"));
+    CHECK_MSG(fh_sh("rm -rf '%s'", dir), "cannot remove %s", dir);
+    free(jar);
+    free(dir);
+}
+
+/* A cookie file of 100,000 cookies of one domain took libcurl the square of that to
+ * read (each cookie compared with the domain's others). The jar takes each domain's
+ * newest 180 and 3000 in all, the domains that hold the most giving way first. */
+static void test_a_cookie_file_of_many_cookies_loads_at_once_within_the_limits(void)
+{
+    char *dir = make_dir(), *jar = nlt_format("%s/jar.txt", dir);
+    FILE *f = fopen(jar, "w");
+    double t0, took;
+    int i, d, total = 0, others_ok = 1;
+    nl_client *c;
+    json_t *r;
+    REQUIRE(f != NULL);
+    fputs("# Netscape HTTP Cookie File\n", f);
+    for (d = 0; d < 20; d++)
+        for (i = 0; i < 180; i++)
+            fprintf(f, "d%d.test\tFALSE\t/\tFALSE\t4102444800\tc%d\tv\n", d, i);
+    for (i = 0; i < 100000; i++)
+        fprintf(f, "127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tn%d\tv\n", i);
+    fclose(f);
+
+    t0 = now_ms();
+    c = client_with_config(jar_config(nlt_format("\"file\": \"%s\"", jar)));
+    took = now_ms() - t0;
+    CHECK_MSG(took < (fh_slow_mode() ? 60000 : 3000), "the client took %.0f ms to read the file", took);
+    r = request_json(c, "{\"path\": \"echo\"}");
+    CHECK_MSG(has_cookie(r, "n99999=v") && !has_cookie(r, "n0=v"), "cookie: %.200s", cookie_header(r));
+    json_decref(r);
+    nl_client_free(c);
+
+    /* 21 domains of 180: each keeps 142, and the room left (18) goes one each. */
+    for (d = -1; d < 20; d++) {
+        char *domain = d < 0 ? nlt_format("127.0.0.1") : nlt_format("d%d.test", d);
+        int n = file_cookies_of(jar, domain);
+        others_ok &= n == 142 || n == 143;
+        total += n;
+        free(domain);
+    }
+    CHECK(others_ok);
+    CHECK_INT_EQ(total, 3000);
+    CHECK(file_has_cookie(jar, "n99999", "v") && file_has_cookie(jar, "n99858", "v") && !file_has_cookie(jar, "n99856", "v"));
+    CHECK_MSG(fh_sh("rm -rf '%s'", dir), "cannot remove %s", dir);
+    free(jar);
+    free(dir);
+}
+
+/* The response cache keys a response by the jar's cookies for its host: each request
+ * listed the whole jar (libcurl's list costs the square of its size). The listing is
+ * kept until a response sets a cookie. */
+static void test_cached_requests_beside_a_full_jar_do_not_list_it_each_time(void)
+{
+    char *dir = make_dir(), *jar = nlt_format("%s/jar.txt", dir);
+    FILE *f = fopen(jar, "w");
+    double t0, took;
+    int i, d;
+    nl_client *c;
+    json_t *r;
+    REQUIRE(f != NULL);
+    for (d = 0; d < 20; d++)
+        for (i = 0; i < 150; i++)
+            fprintf(f, "d%d.test\tFALSE\t/\tFALSE\t4102444800\tc%d\tv\n", d, i);
+    fputs("127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tmine\t1\n", f);
+    fclose(f);
+    c = client_with_config(nlt_format("{\"baseURL\": \"%s\", \"cache\": {\"enabled\": true}, \"cookies\": {\"file\": \"%s\","
+                                      " \"save\": false}}", base_url(), jar));
+    r = request_json(c, "{\"path\": \"cache/jarfull\", \"query\": {\"max_age\": 60}, \"useCache\": true}");
+    CHECK_OK(r);
+    json_decref(r);
+    t0 = now_ms();
+    for (i = 0; i < 300; i++) {
+        r = request_json(c, "{\"path\": \"cache/jarfull\", \"query\": {\"max_age\": 60}, \"useCache\": true}");
+        CHECK_MSG(jpath_num(r, "value.hits", -1) == 1, "request %d was not answered from the cache", i);
+        json_decref(r);
+    }
+    took = now_ms() - t0;
+    CHECK_MSG(took < (fh_slow_mode() ? 60000 : 1500), "300 cached requests took %.0f ms", took);
+    /* A cookie set now keys the next requests: the cache does not answer them. */
+    set_cookies(c, "\"mine=2; Path=/\"");
+    r = request_json(c, "{\"path\": \"cache/jarfull\", \"query\": {\"max_age\": 60}, \"useCache\": true}");
+    CHECK_INT_EQ((int)jpath_num(r, "value.hits", -1), 2);
+    json_decref(r);
+    nl_client_free(c);
+    CHECK_MSG(fh_sh("rm -rf '%s'", dir), "cannot remove %s", dir);
+    free(jar);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -636,6 +771,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_second_client_saving_the_same_cookie_file_is_refused),
         NLT_TEST(test_a_cookie_file_that_cannot_be_saved_is_refused_at_creation_or_told_at_free),
         NLT_TEST(test_session_cookies_are_neither_saved_nor_restored_unless_kept),
+        NLT_TEST(test_a_server_flooding_the_jar_leaves_it_the_newest_180_cookies_of_its_domain),
+        NLT_TEST(test_a_cookie_file_of_many_cookies_loads_at_once_within_the_limits),
+        NLT_TEST(test_cached_requests_beside_a_full_jar_do_not_list_it_each_time),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }
