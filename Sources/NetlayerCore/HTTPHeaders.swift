@@ -58,6 +58,24 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         self.received = received
     }
 
+    /// Fields as if received from a server, each a name and its value's bytes (which
+    /// need not be UTF-8), for a reader that rebuilds a response (a cassette's, a
+    /// redacted copy) and must keep the bytes a value had. Names are lower-cased, as
+    /// received ones are; a line the header parser refuses is left out.
+    package init(receivedFields fields: [(name: String, value: [UInt8])]) {
+        var received = ReceivedHeaders()
+        var line: [UInt8] = []
+        for (name, value) in fields {
+            line.removeAll(keepingCapacity: true)
+            line += name.utf8
+            line += ": ".utf8
+            line += value
+            line += "\r\n".utf8
+            _ = line.withUnsafeBytes { received.append(line: $0) }
+        }
+        self.received = received
+    }
+
     /// The fields in order; repeated response fields are joined into one.
     public var fields: [Field] {
         guard received.isEmpty else { return received.fields }
@@ -77,8 +95,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
             return nil
         }
         set {
-            materialize()
             isValidated = false
+            // A change to received fields keeps the others' bytes (a value that is not
+            // UTF-8 stays one: a cached response's `Age` must not lose it).
+            if !received.isEmpty, let changed = received.replacing(name, with: newValue) {
+                received = changed
+                return
+            }
+            materialize()
             let first = list.firstIndex { $0.name.caseInsensitiveEquals(name) }
             list.removeAll { $0.name.caseInsensitiveEquals(name) }
             guard let newValue else { return }
@@ -155,6 +179,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     package func withEachFieldUTF8(marking body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, Bool) -> Void) {
         guard received.isEmpty else { return received.forEachField(marking: body) }
         withEachFieldUTF8 { name, value in body(name, value, false) }
+    }
+
+    /// Calls `body` with each field line's name and value bytes on its own, in order
+    /// (a repeated name's values apart, as `separateFields`), without making strings
+    /// of received fields, whose values need not be UTF-8.
+    package func withEachSeparateFieldUTF8(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard received.isEmpty else { return received.forEachRecord(body) }
+        for field in list {
+            var name = field.name, value = field.value
+            name.withUTF8 { name in value.withUTF8 { value in body(name, value) } }
+        }
     }
 
     /// Makes the received fields strings, before a change: each record on its own, so

@@ -352,6 +352,41 @@ package struct ReceivedHeaders: @unchecked Sendable {
         forEachField { name, value in body(name, value, false) }
     }
 
+    /// These fields with those named `name` removed and `value`, when given, in the
+    /// place of the first of them (at the end when there was none); the other fields
+    /// keep their bytes, a value that is not UTF-8 included. Nil when `name` is not a
+    /// lower-case token (a field named otherwise keeps its case as a string) or `value`
+    /// holds more than printable ASCII and HTAB, or starts or ends with whitespace: such
+    /// a field is the caller's to keep as a string.
+    package func replacing(_ name: String, with value: String?) -> ReceivedHeaders? {
+        guard !name.isEmpty, name.allUTF8({ HTTPHeaders.isTokenByte($0) && !(0x41...0x5A).contains($0) }) else { return nil }
+        if let value {
+            guard value.allUTF8({ $0 == 0x09 || (0x20...0x7E).contains($0) }),
+                  value.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? true,
+                  value.utf8.last.map({ $0 != 0x20 && $0 != 0x09 }) ?? true else { return nil }
+        }
+        let wanted = name.utf8.map(MIMEScan.lowercased)
+        var rebuilt = ReceivedHeaders()
+        var line: [UInt8] = []
+        func append<Name: Sequence, Value: Sequence>(_ name: Name, _ value: Value)
+        where Name.Element == UInt8, Value.Element == UInt8 {
+            line.removeAll(keepingCapacity: true)
+            line += name
+            line += ": ".utf8
+            line += value
+            line += "\r\n".utf8
+            _ = line.withUnsafeBytes { rebuilt.append(line: $0) }
+        }
+        var placed = value == nil
+        forEachRecord { recordName, recordValue in
+            guard recordName.elementsEqual(wanted) else { return append(recordName, recordValue) }
+            if !placed, let value { append(wanted, value.utf8) }
+            placed = true
+        }
+        if !placed, let value { append(wanted, value.utf8) }
+        return rebuilt
+    }
+
     /// Each record's name and value bytes, in order (repeats not joined).
     func forEachRecord(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         guard let block else { return }

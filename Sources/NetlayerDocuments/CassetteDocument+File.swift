@@ -29,7 +29,9 @@ extension CassetteDocument {
             switch exchange.result {
             case .success(let response):
                 var answer: JSONObject = ["status": .int(Int64(response.statusCode))]
-                answer.appendUnchecked("headers", .object(headers(response.headers)))
+                let (fields, latin1) = receivedHeaders(response.headers)
+                answer.appendUnchecked("headers", .object(fields))
+                if !latin1.isEmpty { answer.appendUnchecked("latin1Headers", .array(latin1.map(JSON.string))) }
                 addBody(response.body, to: &answer)
                 if let version = response.httpVersion { answer.appendUnchecked("httpVersion", .string(version)) }
                 object.appendUnchecked("response", .object(answer))
@@ -65,6 +67,33 @@ extension CassetteDocument {
             object.appendUnchecked(field.name, values.count == 1 ? .string(values[0]) : .array(values.map(JSON.string)))
         }
         return object
+    }
+
+    /// A response's headers as `headers` writes them, with the names of fields whose
+    /// values are not all UTF-8 (HTTP allows any byte from 0x80 up): those values are
+    /// written as ISO-8859-1 text, one code point per byte, as a result document's
+    /// `latin1Headers` are, so that replay gives back the bytes the server sent.
+    private static func receivedHeaders(_ headers: HTTPHeaders) -> (JSONObject, [String]) {
+        var names: [String] = []
+        var values: [String: [[UInt8]]] = [:]
+        headers.withEachSeparateFieldUTF8 { name, value in
+            let key = String(decoding: name, as: UTF8.self).lowercased()
+            if values[key] == nil { names.append(key) }
+            values[key, default: []].append(Array(value))
+        }
+        var object = JSONObject()
+        var latin1: [String] = []
+        for name in names {
+            let bytes = values[name]!
+            let isLatin1 = bytes.contains { String(validating: $0, as: UTF8.self) == nil }
+            if isLatin1 { latin1.append(name) }
+            let texts = bytes.map { value in
+                isLatin1 ? String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
+                         : String(decoding: value, as: UTF8.self)
+            }
+            object.appendUnchecked(name, texts.count == 1 ? .string(texts[0]) : .array(texts.map(JSON.string)))
+        }
+        return (object, latin1)
     }
 
     /// `body` as text when it reads as text (UTF-8 without control characters other

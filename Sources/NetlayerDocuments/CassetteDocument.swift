@@ -100,11 +100,12 @@ package struct CassetteDocument: Sendable {
 
         switch (try doc.reader("response"), try doc.reader("error")) {
         case (let response?, nil):
-            try response.checkKeys(known: ["status", "headers", "body", "bodyBase64", "httpVersion"])
+            try response.checkKeys(known: ["status", "headers", "latin1Headers", "body", "bodyBase64", "httpVersion"])
             guard let status = try response.integer("status", in: 100...599) else {
                 throw .invalidRequest("\(response.context) needs 'status'")
             }
-            var answer = HTTPResponse(statusCode: status, headers: try received(headers(response)),
+            var answer = HTTPResponse(statusCode: status, headers: try received(headers(response),
+                                                                                 latin1: latin1Names(response)),
                                       body: try self.body(response), effectiveURL: url)
             answer.httpVersion = try response.string("httpVersion")
             return Cassette.Exchange(request: sent, result: .success(answer))
@@ -142,16 +143,47 @@ package struct CassetteDocument: Sendable {
         return headers
     }
 
-    /// The fields as if received, so that a replayed response reads as a real one does:
-    /// names in lower case, repeated fields joined, each Set-Cookie on its own.
-    private static func received(_ fields: HTTPHeaders) -> HTTPHeaders {
-        guard !fields.isEmpty else { return fields }
-        var received = ReceivedHeaders()
-        for field in fields.separateFields {
-            let line = Array("\(field.name): \(field.value)\r\n".utf8)
-            _ = line.withUnsafeBytes { received.append(line: $0) }
+    /// The names `latin1Headers` lists (lower-cased): fields of `headers` whose values
+    /// are ISO-8859-1 text, one code point per byte the server sent.
+    private static func latin1Names(_ doc: DocumentReader) throws(NetworkError) -> Set<String> {
+        guard let listed = doc.value("latin1Headers") else { return [] }
+        let headers = try doc.object("headers") ?? JSONObject()
+        let known = Set(headers.map { $0.key.lowercased() })
+        guard case .array(let items) = listed else {
+            throw .invalidRequest("\(doc.context) key 'latin1Headers' must be an array of names of 'headers'")
         }
-        return HTTPHeaders(received: received)
+        var names = Set<String>()
+        for item in items {
+            guard case .string(let name) = item, known.contains(name.lowercased()) else {
+                throw .invalidRequest("\(doc.context) key 'latin1Headers' must be an array of names of 'headers'")
+            }
+            names.insert(name.lowercased())
+        }
+        return names
+    }
+
+    /// The fields as if received, so that a replayed response reads as a real one does:
+    /// names in lower case, repeated fields joined, each Set-Cookie on its own; the
+    /// values of `latin1` names as the bytes their code points are.
+    private static func received(_ fields: HTTPHeaders, latin1: Set<String>) throws(NetworkError) -> HTTPHeaders {
+        guard !fields.isEmpty else { return fields }
+        var lines: [(name: String, value: [UInt8])] = []
+        for field in fields.separateFields {
+            guard latin1.contains(field.name.lowercased()) else {
+                lines.append((field.name, Array(field.value.utf8)))
+                continue
+            }
+            var bytes: [UInt8] = []
+            for scalar in field.value.unicodeScalars {
+                guard scalar.value <= 0xFF else {
+                    throw .invalidRequest("cassette key 'latin1Headers': the value of '\(field.name.escapedForMessage)' "
+                        + "holds U+\(String(scalar.value, radix: 16, uppercase: true)), which is not one byte")
+                }
+                bytes.append(UInt8(scalar.value))
+            }
+            lines.append((field.name, bytes))
+        }
+        return HTTPHeaders(receivedFields: lines)
     }
 
     /// `body` (text, as UTF-8) or `bodyBase64` (any bytes), not both; empty without either.

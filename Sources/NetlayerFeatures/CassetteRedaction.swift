@@ -102,11 +102,27 @@ public struct CassetteRedaction: Sendable {
 
     /// The fields with secret values replaced; a repeated name keeps each value as a
     /// field of its own (each Set-Cookie).
+    /// A value that is not UTF-8 (a response's may hold any byte from 0x80 up) is
+    /// scrubbed as ISO-8859-1 text and keeps its bytes.
     private func fields(_ given: HTTPHeaders, _ secrets: [String]) -> HTTPHeaders {
-        var out = HTTPHeaders()
-        for field in given.separateFields {
-            out.add(name: field.name, value: headers.contains(field.name.lowercased()) ? Cassette.redacted : text(field.value, secrets))
+        var lines: [(name: String, value: [UInt8])] = []
+        var keepsBytes = false
+        given.withEachSeparateFieldUTF8 { nameBytes, valueBytes in
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            if headers.contains(name.lowercased()) {
+                lines.append((name, Array(Cassette.redacted.utf8)))
+            } else if let value = String(validating: valueBytes, as: UTF8.self) {
+                lines.append((name, Array(text(value, secrets).utf8)))
+            } else {
+                keepsBytes = true
+                let scrubbed = text(HTTPHeaders.text(ofValue: valueBytes).text, secrets).unicodeScalars
+                lines.append((name, scrubbed.allSatisfy { $0.value <= 0xFF }
+                                ? scrubbed.map { UInt8($0.value) } : Array(String(scrubbed).utf8)))
+            }
         }
+        if keepsBytes { return HTTPHeaders(receivedFields: lines) }
+        var out = HTTPHeaders()
+        for (name, value) in lines { out.add(name: name, value: String(decoding: value, as: UTF8.self)) }
         return out
     }
 

@@ -14,6 +14,26 @@ import Testing
         return (HTTPHeaders(received: block), violation)
     }
 
+    /// A cache's `Age` (a lower-case name, a plain value) changes the received fields
+    /// in place: a value that is not UTF-8 keeps its bytes, and its place.
+    @Test func aLowerCaseChangeKeepsTheOtherFieldsBytes() {
+        var block = ReceivedHeaders()
+        for line in [Array("X-Latin1: caf".utf8) + [0xE9] + Array("\r\n".utf8), Array("Age: 1\r\n".utf8),
+                     Array("Set-Cookie: a=1\r\n".utf8), Array("Set-Cookie: b=2\r\n".utf8)] {
+            #expect(line.withUnsafeBytes { block.append(line: $0) } == nil)
+        }
+        var headers = HTTPHeaders(received: block)
+        headers["age"] = "30"
+        headers["connection"] = nil
+        var fields: [(String, [UInt8])] = []
+        headers.withEachSeparateFieldUTF8 { name, value in fields.append((String(decoding: name, as: UTF8.self), Array(value))) }
+        #expect(fields.map(\.0) == ["x-latin1", "age", "set-cookie", "set-cookie"])
+        #expect(fields[0].1 == Array("caf".utf8) + [0xE9])
+        #expect(headers["age"] == "30" && headers.values(named: "set-cookie") == ["a=1", "b=2"])
+        headers["X-Upper"] = "1"  // a name with capitals keeps them: the fields become strings
+        #expect(headers.fields.map(\.name) == ["x-latin1", "age", "set-cookie", "X-Upper"])
+    }
+
     @Test func readsLikeStringFieldsWithLowerCasedNamesAndTrimmedValues() {
         let (headers, violation) = received([
             "HTTP/1.1 200 OK\r\n", "Content-Type: application/json\r\n", "X-Empty:\r\n",

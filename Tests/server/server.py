@@ -25,7 +25,8 @@ Endpoints (any method unless noted):
                              line per T when repeated); body64=B64 sends those bytes
        /header-bytes         header values that are not UTF-8 (X-Latin1: caf\xe9 \xff;
                              X-Mixed twice: a, \xe9; X-Ctl-Latin1: \x04\x88, a byte to
-                             escape first) beside a UTF-8 one (X-Utf8: café)
+                             escape first) beside a UTF-8 one (X-Utf8: café);
+                             ?max_age=N adds Cache-Control: max-age=N
        /stats /stats/reset   accepted TCP connections and requests
        /movies /movies/<id>  small demo API (GET list, GET one, POST create)
        /flaky/<key>?fails=N&status=503&retry_after=X
@@ -469,9 +470,12 @@ class Handler(BaseHTTPRequestHandler):
 
         if path == "/header-bytes":
             # send_header writes a str as ISO-8859-1: each code point below 256 is one byte.
+            # ?max_age=N adds Cache-Control: max-age=N.
+            max_age = parse_qs(parts.query).get("max_age")
             return self._send(200, b"{}", "application/json", headers=[
                 ("X-Latin1", "caf\xe9 \xff"), ("X-Utf8", "café".encode().decode("latin-1")),
-                ("X-Mixed", "a"), ("X-Mixed", "\xe9"), ("X-Ctl-Latin1", "\x04\x88")])
+                ("X-Mixed", "a"), ("X-Mixed", "\xe9"), ("X-Ctl-Latin1", "\x04\x88")]
+                + ([("Cache-Control", "max-age=" + max_age[0])] if max_age else []))
 
         if path == "/reflect":
             # The request body, verbatim, as a JSON response: lets a test choose the

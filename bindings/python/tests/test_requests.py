@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,48 @@ def test_header_values_that_are_not_utf8_keep_their_bytes(client: netlayer.Clien
     assert response.latin1_headers == ("x-latin1", "x-mixed", "x-ctl-latin1")
     assert client.get("json").latin1_headers == ()
     assert client.get("json").header_bytes("missing") is None
+
+
+def assert_header_bytes_kept(response: netlayer.Response) -> None:
+    assert response.header_bytes("X-Latin1") == b"caf\xe9 \xff"
+    assert response.header_bytes("x-utf8") == "café".encode()
+    assert response.header_bytes("x-mixed") == b"a, \xe9"
+    assert response.header_bytes("x-ctl-latin1") == b"\x04\x88"
+    assert set(response.latin1_headers) == {"x-latin1", "x-mixed", "x-ctl-latin1"}
+
+
+def test_header_values_that_are_not_utf8_keep_their_bytes_from_the_cache_and_a_cassette(
+        base_url: str, tmp_path: Path) -> None:
+    cassette = tmp_path / "bytes.json"
+    config = {"baseURL": base_url, "cache": {"enabled": True},
+              "cassette": {"file": str(cassette), "mode": "record"}}
+    with netlayer.Client(config, timeout=10) as client:
+        first = client.get("header-bytes", query={"max_age": 60}, use_cache=True)
+        assert_header_bytes_kept(first)
+        cached = client.get("header-bytes", query={"max_age": 60}, use_cache=True)
+        assert cached.from_cache and cached.headers["age"] is not None  # the cache changed a field
+        assert_header_bytes_kept(cached)
+    recorded = json.loads(cassette.read_text())["exchanges"][0]["response"]
+    assert recorded["latin1Headers"] == ["x-latin1", "x-mixed", "x-ctl-latin1"]
+    assert recorded["headers"]["x-latin1"] == "caf\xe9 \xff"
+    replay = {"baseURL": base_url, "unixSocket": str(tmp_path / "nobody.sock"),
+              "cassette": {"file": str(cassette), "mode": "replay"}}
+    with netlayer.Client(replay) as client:
+        assert_header_bytes_kept(client.get("header-bytes", query={"max_age": 60}))
+
+    # A listed field must be one of 'headers', and its code points bytes.
+    recorded["latin1Headers"] = ["x-nothing"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"netlayerCassette": 1, "exchanges": [
+        {"request": {"method": "GET", "url": base_url + "/x"}, "response": recorded}]}))
+    with pytest.raises(netlayer.InvalidRequestError, match="latin1Headers"):
+        netlayer.Client({"baseURL": base_url, "cassette": {"file": str(bad), "mode": "replay"}})
+    recorded["latin1Headers"] = ["x-utf8"]
+    recorded["headers"]["x-utf8"] = "caf\u20ac"
+    bad.write_text(json.dumps({"netlayerCassette": 1, "exchanges": [
+        {"request": {"method": "GET", "url": base_url + "/x"}, "response": recorded}]}))
+    with pytest.raises(netlayer.InvalidRequestError, match="latin1Headers.*U\\+20AC"):
+        netlayer.Client({"baseURL": base_url, "cassette": {"file": str(bad), "mode": "replay"}})
 
 
 def test_any_method_token_is_sent_as_written(client: netlayer.Client) -> None:
