@@ -50,6 +50,7 @@ public struct OpenAPIDocument: Sendable {
         guard json.textSize(limit: Self.maxBytes) != nil else {
             throw .invalidRequest("\(source) is larger than \(Self.maxBytes) bytes (64 MiB) as JSON text, YAML aliases expanded; an OpenAPI document may be at most that")
         }
+        try SchemaKeywordCheck.check(json, source: source)
         validator = SchemaValidator(document: json)
         // The validator resolved every $ref of the document once; the loader reads them there.
         let resolver = OpenAPIReferences(document: json, source: source, targets: validator.targets)

@@ -352,6 +352,39 @@ def test_a_path_that_does_not_begin_with_a_slash_is_refused_naming_it() -> None:
     netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": document}}).close()
 
 
+@pytest.mark.parametrize(("schema", "where"), [
+    ({"type": "strin"}, r"'#/paths/~1x/get/responses/200/content/application~1json/schema' key 'type'"),
+    ({"type": "string", "maxLength": "2"}, r"key 'maxLength' must be a non-negative integer, not the string \"2\""),
+    ({"type": "array", "minItems": -1}, r"key 'minItems' must be a non-negative integer"),
+    ({"type": "number", "minimum": "0"}, r"key 'minimum' must be a number"),
+    ({"type": "number", "multipleOf": 0}, r"key 'multipleOf' must be a number greater than 0"),
+    ({"type": "object", "properties": {"a": {"type": "integer", "maximum": True}}},
+     r"schema/properties/a' key 'maximum'"),
+    ({"type": "object", "required": "a"}, r"key 'required' must be an array of property names"),
+    ({"allOf": []}, r"key 'allOf' must be a non-empty array of schemas"),
+    ({"items": {"oneOf": [{"type": "integer"}, 7]}}, r"schema/items/oneOf/1' must be a schema"),
+    ({"type": "string", "nullable": "yes"}, r"key 'nullable' must be a boolean"),
+])
+def test_a_schema_keyword_of_the_wrong_kind_is_refused_at_load_naming_it(schema: Dict[str, Any], where: str) -> None:
+    # Read as absent, each would let every value through without a word.
+    with pytest.raises(netlayer.InvalidRequestError, match=where):
+        netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": _document({"/x": _get("x", schema)})}})
+    components = {"schemas": {"Bad/One": schema}}
+    with pytest.raises(netlayer.InvalidRequestError, match="'#/components/schemas/Bad~1One"):
+        netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": _document(
+            {"/x": _get("x", {"$ref": "#/components/schemas/Bad~1One"})}, components=components)}})
+
+
+def test_what_real_documents_carry_in_schemas_still_loads() -> None:
+    schema = {"type": "object", "required": ["a"], "x-internal": {"type": 7},
+              "properties": {"a": {"type": "file", "required": True, "format": "binary", "example": {"schema": 1}},
+                             "schema": {"type": ["string", "null"], "pattern": "(?<=a)b", "exclusiveMinimum": True},
+                             "n": {"type": "integer", "minimum": 0, "maxLength": 2.0, "unknownKeyword": "x"}},
+              "additionalProperties": False, "example": {"maxLength": "not a schema"}}
+    document = _document({"/x": _get("x", schema)}, components={"examples": {"e": {"value": {"schema": "x"}}}})
+    netlayer.Client({"baseURL": "http://127.0.0.1:9/", "openapi": {"document": document}}).close()
+
+
 @pytest.mark.parametrize(("schema", "value"), [
     ({"minLength": 99999999999999999999}, "a"),
     ({"minItems": 1e30}, [1]),
