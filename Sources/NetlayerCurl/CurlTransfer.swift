@@ -307,6 +307,13 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             return .failure(.protocolViolation("the response body does not decode as its Content-Encoding says"
                                                + (detail.isEmpty ? "" : " (\(detail))"), curlCode: Int(code.rawValue)))
         }
+        if code == CURLE_BAD_FUNCTION_ARGUMENT, headers.sectionEnded, sink.failure == nil {
+            // libcurl 7.88 files each trailer line with its header API, which refuses a
+            // line without a colon with this code (a header section's such line is
+            // CURLE_WEIRD_SERVER_REPLY, `protocol`).
+            return .failure(.protocolViolation("the response's trailer section has a line that is not a field (no colon)",
+                                               curlCode: Int(code.rawValue)))
+        }
         if code != CURLE_OK {
             var osErrno = 0
             nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)

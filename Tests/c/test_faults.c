@@ -298,6 +298,11 @@ static void test_trailers_are_left_out_and_bounded(void)
     CHECK_STR_EQ(jpath_str(r, "decoder") ? jpath_str(r, "decoder") : "", "text");
     CHECK_STR_EQ(jpath_str(r, "value") ? jpath_str(r, "value") : "", "{\"a\":1}");
     json_decref(r);
+    /* A trailer line without a colon is the server's framing error, as in the header section. */
+    r = fault_request(c, "trailer-fields", "\"query\": {\"bad\": 1}", &elapsed);
+    CHECK_MSG(!result_ok(r) && strcmp(error_kind(r), "protocol") == 0 && strstr(error_message(r), "trailer"),
+              "a trailer line without a colon -> ok=%d kind \"%s\" (%s)", result_ok(r), error_kind(r), error_message(r));
+    json_decref(r);
 
     rss0 = fh_rss_kb();
     r = fault_request(c, "endless-trailers", NULL, &elapsed);

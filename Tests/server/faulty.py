@@ -26,7 +26,8 @@ The mode is the request path (the query is ignored unless noted):
   /endless-headers     header lines forever (until the client leaves)
   /trailer-fields      chunked text/plain body {"a":1}, then the trailer fields
                        Content-Type: application/json, Content-Encoding: gzip,
-                       Set-Cookie: tr=1 and X-Checksum: abc
+                       Set-Cookie: tr=1 and X-Checksum: abc (?bad=1: and a line
+                       without a colon among them)
   /endless-trailers    chunked body "ok", then trailer lines forever
   /unterminated-headers
                        "HTTP/1.1 200 OK" and a Content-Type line, then closes before
@@ -270,11 +271,12 @@ def h_folded(c, q):
 
 
 def h_trailer_fields(c, q):
+    bad = b"NoColonHere\r\n" if (q.get("bad") or ["0"])[0] == "1" else b""
     c.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
            b"Trailer: Content-Type, Content-Encoding, Set-Cookie, X-Checksum\r\n\r\n"
            b"7\r\n{\"a\":1}\r\n0\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-           b"Set-Cookie: tr=1; Path=/\r\nX-Checksum: abc\r\n\r\n")
-    return True
+           b"Set-Cookie: tr=1; Path=/\r\n" + bad + b"X-Checksum: abc\r\n\r\n")
+    return not bad
 
 
 def h_endless_trailers(c, q):
