@@ -26,6 +26,7 @@ import os
 import re
 import stat
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
+from urllib.parse import parse_qsl
 
 from ._errors import InvalidRequestError
 
@@ -374,14 +375,25 @@ def _requests_names(document: Dict[str, Any], query_alias: bool = True) -> Dict[
 def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, Any]:
     """Keyword arguments of a request as endpoint keys: requests' and httpx's names
     mapped, snake_case renamed (``query_alias``: ``params`` is the query, as in
-    get/post/request; in call() it is the path parameters)."""
+    get/post/request; in call() it is the path parameters). A keyword given as None is
+    not given, as in requests (``json=None, data=...`` from a wrapper), but for
+    ``path``, which a None would make the base URL."""
+    if any(value is None for value in keys.values()):
+        if keys.get("path", "") is None:
+            _path(None)
+        keys = {key: value for key, value in keys.items() if value is not None}
     document = _requests_names(dict(_convert_object(keys, ENDPOINT, "")), query_alias=query_alias)
+    if "path" in document:
+        _split_path(document)
     if "followRedirects" in document or "follow_redirects" in document:
         raise TypeError("netlayer: follow_redirects is a client setting: "
                         "netlayer.Client(base_url, follow_redirects=...)")
     for key in ("downloadTo", "uploadFrom"):
         if isinstance(document.get(key), os.PathLike):
             document[key] = os.fsdecode(document[key])
+    query = document.get("query")
+    if query is not None and not isinstance(query, Mapping):
+        document["query"] = _query_pairs(query, "params" if query_alias else "query")
     for key, what in (("headers", "headers"), ("query", "params" if query_alias else "query")):
         if isinstance(document.get(key), Mapping):
             document[key] = _texts(document[key], what)
@@ -392,6 +404,19 @@ def _endpoint_keywords(keys: Mapping[str, Any], query_alias: bool) -> Dict[str, 
     if "json" in document or "data" in document or "files" in document:
         _body_keywords(document)
     return document
+
+
+def _query_pairs(pairs: Any, what: str) -> Dict[str, Any]:
+    """``params=[("a", 1), ("b", 2), ("a", 3)]`` as requests takes it: (name, value)
+    pairs, a repeated name's values as a list (sent as repeated parameters)."""
+    out: Dict[str, Any] = {}
+    for name, value in _field_pairs(pairs, what):
+        if value is None:
+            continue  # left out, as requests does
+        known = out.get(name)
+        out[name] = value if known is None else (known if isinstance(known, list) else [known]) + (
+            value if isinstance(value, list) else [value])
+    return out
 
 
 def _texts(fields: Mapping[Any, Any], what: str) -> Mapping[Any, Any]:
@@ -434,8 +459,10 @@ def _body_keywords(document: Dict[str, Any]) -> None:
                     continue  # left out, as requests does
                 if isinstance(item, _BINARY):
                     parts.append({"name": name, "base64": base64.b64encode(bytes(item)).decode("ascii")})
-                else:
-                    parts.append({"name": name, "text": item if isinstance(item, str) else str(item)})
+                elif isinstance(item, str):
+                    parts.append({"name": name, "text": item})
+                else:  # as a form takes it: a number or a bool as JSON writes it, nothing else
+                    parts.append({"name": name, "text": _multipart_text(name, item)})
         parts.extend(_file_part(name, value) for name, value in _field_pairs(files, "files"))
         document["multipart"] = parts
         document["bodyEncoding"] = "multipart"
@@ -448,12 +475,24 @@ def _body_keywords(document: Dict[str, Any]) -> None:
         document["bodyEncoding"] = "form"
 
 
+def _multipart_text(name: Any, value: Any) -> str:
+    """A ``data=`` value that is not text, in a multipart body: what the same value is
+    in a form body (``true``, ``3``, ``2.5``); anything else is refused, as there."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) or (isinstance(value, float) and value == value and abs(value) != float("inf")):
+        return repr(value)
+    raise InvalidRequestError(f"netlayer: data[{name!r}] must be a string, a number, a boolean or bytes, "
+                              f"not {type(value).__name__}", kind="invalid_request")
+
+
 def _read_body(data: Any) -> Any:
     """``data=`` as requests takes it: a file (what ``read()`` returns) or an iterator
     of bytes or str (joined) is the body; anything else as it is."""
     if hasattr(data, "read"):
         return data.read()
-    if isinstance(data, Iterator):
+    if isinstance(data, Iterator) or (isinstance(data, (list, tuple)) and data
+                                      and all(isinstance(item, _BINARY) for item in data)):
         items = list(data)
         if items and all(isinstance(item, _BINARY) for item in items):
             return b"".join(bytes(item) for item in items)
@@ -468,12 +507,19 @@ def endpoint(document: Optional[Endpoint], keys: Mapping[str, Any]) -> Dict[str,
     out = dict(normalise_endpoint(document)) if document else {}
     if keys:
         out.update(_endpoint_keywords(keys, query_alias=True))
+    if "path" in out:
+        out["path"] = _path(out["path"])
     return out
 
 
 def stream_endpoint(document: Union[Endpoint, str, None], keys: Mapping[str, Any]) -> Dict[str, Any]:
     """The endpoint of ``Client.stream``: a path or a document; ``"stream"`` defaults to sse."""
     out = endpoint({"path": document} if isinstance(document, str) else document, keys)
+    if isinstance(document, str):
+        _split_path(out)
+    if "on_progress" in out:
+        raise TypeError("netlayer: a stream reports its body events, not progress: on_progress= is for "
+                        "get(), request() and their siblings")
     if out.get("stream") is None:
         out["stream"] = "sse"
     return out
@@ -484,9 +530,48 @@ def method(name: str, path: str, keys: Mapping[str, Any]) -> Dict[str, Any]:
     if "method" in keys:
         raise TypeError(f"netlayer: {name.lower()}() sets the method; use request() for another")
     out = _endpoint_keywords(keys, query_alias=True)
-    out["path"] = path
+    out["path"] = _path(path)
     out["method"] = name
+    _split_path(out)
     return out
+
+
+def _path(value: Any) -> str:
+    """A request's path, which must be text: None or a number would otherwise be read
+    as no path, and the request would go to the base URL itself."""
+    if isinstance(value, str):
+        return value
+    hint = " (the base URL itself is the path \"\")" if value is None else ""
+    raise TypeError(f"netlayer: the path is a str, not {type(value).__name__}{hint}")
+
+
+def _split_path(document: Dict[str, Any]) -> None:
+    """A ``?query`` written in a relative path joins the query (its pairs first, then
+    ``params``'), and a ``#fragment`` is dropped, as requests does with
+    ``get("items?page=2", params=...)``; an absolute URL (``is_full_path``) keeps its own."""
+    path = document["path"]
+    if not isinstance(path, str) or ("?" not in path and "#" not in path) or document.get("isFullPath"):
+        return
+    path, sep, text = path.partition("#")[0].partition("?")
+    document["path"] = path
+    if not sep or not text:
+        return
+    query: Dict[str, Any] = {}
+    for name, value in parse_qsl(text, keep_blank_values=True):
+        known = query.get(name)
+        query[name] = value if known is None else (known + [value] if isinstance(known, list) else [known, value])
+    given = document.get("query")
+    if isinstance(given, Mapping):
+        for name, value in given.items():
+            known = query.get(name)
+            if known is None:
+                query[name] = value
+            else:
+                query[name] = (known if isinstance(known, list) else [known]) + (
+                    value if isinstance(value, list) else [value])
+    elif given is not None:
+        raise TypeError("netlayer: a query in the path joins params=, which must then be a mapping")
+    document["query"] = query
 
 
 def overlay(params: Optional[Mapping[str, Any]], keys: Mapping[str, Any]) -> Dict[str, Any]:

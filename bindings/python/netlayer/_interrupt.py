@@ -12,11 +12,14 @@ within a fraction of a second. The call returns a result of kind "cancelled"; th
 interpreter raises the pending KeyboardInterrupt right after it; when the signal's
 handler does not raise, the cancelled result raises ``netlayer.CancelledError``.
 
-A program that set a wakeup fd of its own keeps it: the package then arms nothing.
-Arming is lazy and happens once per process: the blocking calls check the module
-flag ``armed`` and call ``arm()`` only while it is False. A child of fork() gets a
-pipe of its own (``after_fork_in_child``), or parent and child would drain each
-other's signals.
+A program that set a wakeup fd of its own keeps it, and so does an asyncio loop that
+handles signals (``add_signal_handler``) while it runs. Each blocking call on the main
+thread checks that the package's pipe is the wakeup fd (``ensure``): it installs it
+again when no fd is installed (asyncio drops its own, and with it any other, when its
+loop stops handling signals or closes), and gives back another's it finds. The pipe is
+made once per process, when the first blocking call or client needs it. A child of
+fork() gets a pipe of its own (``after_fork_in_child``), or parent and child would
+drain each other's signals.
 """
 
 from __future__ import annotations
@@ -28,46 +31,71 @@ from typing import Optional, Tuple
 
 from ._lib import lib
 
-__all__ = ["armed", "arm", "after_fork_in_child"]
+__all__ = ["armed", "arm", "ensure", "after_fork_in_child"]
 
-#: True once this process's main thread was armed (or arming was found impossible):
-#: the blocking calls' one check per call.
+#: True once this process's main thread made its pipe (or found it cannot)
 armed = False
 
-#: (read end, write end) of this process's pipe, when installed
+#: (read end, write end) of this process's pipe, once made
 _pipe: Optional[Tuple[int, int]] = None
+#: whether the pipe was the wakeup fd when a blocking call last looked
+_installed = False
+#: the main thread, the only one Python runs signal handlers on (the forking thread in a child)
+_main_ident = threading.main_thread().ident
 
 
 def arm() -> None:
-    """Installs the interrupt pipe when called on the main thread (else does nothing)."""
+    """Makes this process's pipe and gives its read end to the library (on the main
+    thread; else does nothing), then installs it as the wakeup fd unless one is."""
     global armed, _pipe
-    if armed or threading.current_thread() is not threading.main_thread():
+    if armed or threading.get_ident() != _main_ident:
         return
     armed = True
     read_end, write_end = os.pipe()  # close-on-exec (not inheritable) already
     try:
         os.set_blocking(read_end, False)
         os.set_blocking(write_end, False)
-        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    except (OSError, ValueError):  # not the main interpreter's main thread, ...
-        os.close(read_end)
-        os.close(write_end)
-        return
-    if previous != -1:  # the program has its own: leave it alone
-        signal.set_wakeup_fd(previous)
+    except OSError:
         os.close(read_end)
         os.close(write_end)
         return
     _pipe = (read_end, write_end)
     lib.nl_thread_set_interrupt_fd(read_end)
+    ensure()
+
+
+def ensure() -> None:
+    """Before a blocking call: on the main thread, the pipe made if it is not yet, and
+    installed as the signal wakeup fd unless another is (that one stays; a signal that
+    arrives between the two ``set_wakeup_fd`` calls here wakes this call, not its owner)."""
+    global _installed
+    if threading.get_ident() != _main_ident:
+        return
+    if _pipe is None:
+        if not armed:
+            arm()
+        return
+    write_end = _pipe[1]
+    try:
+        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except (OSError, ValueError):  # not the main interpreter's main thread, ...
+        _installed = False
+        return
+    if previous == -1 or previous == write_end:
+        _installed = True
+    else:  # the program's own, or a running asyncio loop's: leave it alone
+        signal.set_wakeup_fd(previous)
+        _installed = False
 
 
 def after_fork_in_child() -> None:
     """In a child of fork() (on its main thread, the one that forked): drops the pipe it
     shares with the parent and arms a new one when the parent had one."""
-    global armed, _pipe
+    global armed, _pipe, _installed, _main_ident
     inherited, _pipe = _pipe, None
     armed = False
+    _installed = False
+    _main_ident = threading.get_ident()
     if inherited is None:
         return
     read_end, write_end = inherited
@@ -87,5 +115,5 @@ def after_fork_in_child() -> None:
 
 
 def pipe() -> Optional[Tuple[int, int]]:
-    """This process's (read end, write end), if armed (tests)."""
-    return _pipe
+    """This process's (read end, write end), if it was the wakeup fd when last looked (tests)."""
+    return _pipe if _installed else None

@@ -83,8 +83,7 @@ class ClientBase(Uncopyable):
         if self._logs_to_logging:
             self._hooks.functions[_hooks.HOOK_LOG] = _logging.emit
             lib.nl_client_set_hook(handle, _hooks.HOOK_LOG, self._hook_fn, _hooks.HOOK_LOG)
-        if not _interrupt.armed:
-            _interrupt.arm()
+        _interrupt.ensure()
 
     def _init_sync_state(self) -> None:
         self._lock = threading.Lock()

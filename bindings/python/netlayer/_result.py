@@ -27,10 +27,21 @@ class Redirect:
     status: int
     url: str
 
+    def __post_init__(self) -> None:
+        # Built by a caller (a test's mock): headers read in any case, as the library's.
+        headers = self.__dict__.get("headers")
+        if not isinstance(headers, Headers):
+            _set(self, "headers", Headers(headers or {}))
+
     @property
     def status_code(self) -> int:
         """``status``, under the name requests and httpx use."""
         return self.status
+
+    def __bool__(self) -> bool:
+        """``ok``, as requests' ``Response.__bool__``: ``if response:`` is False for a
+        4xx or 5xx that ``acceptable_status`` let through."""
+        return self.status < 400
 
 
 @dataclass(frozen=True, repr=False)
@@ -69,10 +80,21 @@ class Response:
     history: Tuple[Redirect, ...] = ()
     charset: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        # Built by a caller (a test's mock): headers read in any case, as the library's.
+        headers = self.__dict__.get("headers")
+        if not isinstance(headers, Headers):
+            _set(self, "headers", Headers(headers or {}))
+
     @property
     def status_code(self) -> int:
         """``status``, under the name requests and httpx use."""
         return self.status
+
+    def __bool__(self) -> bool:
+        """``ok``, as requests' ``Response.__bool__``: ``if response:`` is False for a
+        4xx or 5xx that ``acceptable_status`` let through."""
+        return self.status < 400
 
     def __repr__(self) -> str:
         # As requests': the headers (Set-Cookie) and the body may hold secrets, and a

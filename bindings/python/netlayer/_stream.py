@@ -24,7 +24,7 @@ from ._documents import Endpoint, stream_endpoint
 from ._errors import Error, InvalidRequestError
 from ._lifecycle import HOLDING_CODES, ClientBase
 from ._result import Response, outcome
-from ._types import RequestKeys
+from ._types import StreamKeys
 from ._uncopyable import Uncopyable
 
 if sys.version_info >= (3, 11):
@@ -215,7 +215,7 @@ class AsyncStream(_StreamBase):
 class StreamMixin(ClientBase):
     """The streaming methods of Client."""
 
-    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> Stream:
+    def stream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[StreamKeys]) -> Stream:
         """``for event in client.stream({"path": "events"})`` (or ``stream("events")``): the
         body events of one request as dicts, as they arrive. ``stream`` is ``"sse"`` unless
         the endpoint says ``"lines"`` or ``"chunks"`` (then ``event["chunk"]`` is bytes).
@@ -224,7 +224,7 @@ class StreamMixin(ClientBase):
         transfer."""
         return Stream(self, stream_endpoint(endpoint, endpoint_keys))
 
-    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[RequestKeys]) -> AsyncStream:
+    def astream(self, endpoint: Union[Endpoint, str, None] = None, /, **endpoint_keys: Unpack[StreamKeys]) -> AsyncStream:
         """``async for event in client.astream(...)``: ``stream`` for asyncio, without
         blocking the loop. Cancelling the awaiting task or ``break`` cancels the transfer."""
         return AsyncStream(self, stream_endpoint(endpoint, endpoint_keys))

@@ -48,8 +48,7 @@ class SyncMixin(ClientBase):
     def _perform(self, payload: bytes) -> Response:
         """nl_request on an encoded endpoint document: the blocking calls' hot path, kept
         to a few C-level operations around the library call (no lock: see _calls)."""
-        if not _interrupt.armed:
-            _interrupt.arm()
+        _interrupt.ensure()
         calls = self._calls
         calls.append(None)
         try:
@@ -67,13 +66,15 @@ class SyncMixin(ClientBase):
 
     def get(self, path: str, **endpoint_keys: Unpack[MethodKeys]) -> Response:
         """GET ``path`` (joined to baseURL); other endpoint keys as keywords."""
-        if not endpoint_keys:
+        if not endpoint_keys and type(path) is str and "?" not in path and "#" not in path:
             try:
                 payload = _dumps_fast({"path": path, "method": "GET"})
             except (TypeError, ValueError):  # dumps names what it cannot write (a lone surrogate)
                 payload = _dumps({"path": path, "method": "GET"})
             return self._perform(payload)
-        if len(endpoint_keys) == 1 and ("query" in endpoint_keys or "params" in endpoint_keys):
+        if (len(endpoint_keys) == 1 and ("query" in endpoint_keys or "params" in endpoint_keys)
+                and type(path) is str and "?" not in path and "#" not in path
+                and isinstance(endpoint_keys.get("query", endpoint_keys.get("params")), dict)):
             # get(path, params=...): the keywords are a fresh dict and a query needs no
             # renaming, so it becomes the document as it is (what _method would build).
             document: Dict[str, Any] = endpoint_keys  # type: ignore[assignment]
@@ -126,8 +127,7 @@ class SyncMixin(ClientBase):
         if "on_progress" in document:
             return self._perform_started(document, name)
         payload = _dumps(document)
-        if not _interrupt.armed:
-            _interrupt.arm()
+        _interrupt.ensure()
         with self._using() as handle:
             raw = call_document(handle, endpoint_name(name), payload)
         if raw is None:
@@ -147,8 +147,7 @@ class SyncMixin(ClientBase):
         """Runs endpoint documents concurrently (nl_request_batch); returns, in input
         order, a Response or an Error (returned, not raised) for each."""
         payload = _dumps([dict(normalise_endpoint(endpoint)) for endpoint in endpoints])
-        if not _interrupt.armed:
-            _interrupt.arm()
+        _interrupt.ensure()
         with self._using() as handle:
             raw = take_string(lib.nl_request_batch(handle, payload))
         results = _json.loads(raw)

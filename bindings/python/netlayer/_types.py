@@ -35,10 +35,11 @@ PathValue = Union[str, "os.PathLike[str]"]
 #: A cookie value; None leaves the cookie out
 CookieValue = Union[str, bytes, int, float, None]
 FilesArgument = Union[Mapping[str, Any], Sequence[Tuple[str, Any]]]
+QueryArgument = Union[Mapping[str, Any], Sequence[Tuple[str, Any]]]
 
 
-class EndpointOptions(TypedDict, total=False):
-    """The keys every request keyword set shares (a ``call`` overlay takes these)."""
+class _EndpointKeys(TypedDict, total=False):
+    """The keys every request keyword set shares, a stream's too."""
 
     headers: Mapping[str, HeaderValue]
     query: Mapping[str, Any]
@@ -76,6 +77,11 @@ class EndpointOptions(TypedDict, total=False):
     data: FormData
     files: FilesArgument
     cookies: Mapping[str, CookieValue]
+
+
+class EndpointOptions(_EndpointKeys, total=False):
+    """The keys every request keyword set shares (a ``call`` overlay takes these)."""
+
     # the package's own
     on_progress: ProgressFunction
 
@@ -83,12 +89,21 @@ class EndpointOptions(TypedDict, total=False):
 class MethodKeys(EndpointOptions, total=False):
     """Keywords of ``get``/``post``/... and ``aget``/``apost``/...: ``params`` is the query."""
 
-    params: Mapping[str, Any]
+    params: QueryArgument
 
 
 class RequestKeys(MethodKeys, total=False):
-    """Keywords of ``request``, ``arequest``, ``stream`` and ``astream``."""
+    """Keywords of ``request`` and ``arequest``."""
 
+    path: str
+    method: str
+
+
+class StreamKeys(_EndpointKeys, total=False):
+    """Keywords of ``stream`` and ``astream``: a request's, but ``on_progress`` (a
+    stream reports its body events, not progress)."""
+
+    params: QueryArgument
     path: str
     method: str
 

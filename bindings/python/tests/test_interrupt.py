@@ -31,7 +31,24 @@ MODE = sys.argv[1]
 # the background by a shell without job control, whose children inherit SIGINT ignored
 # (and Python then installs no handler for it).
 signal.signal(signal.SIGINT, signal.default_int_handler)
-c = netlayer.Client({"baseURL": URL}, timeout=30)
+if MODE.startswith("asyncio"):
+    # An asyncio loop that handles a signal installs its wakeup fd while it does, and
+    # drops every wakeup fd when it stops: the package's pipe must come back.
+    import asyncio
+    async def handling_signals():
+        global c
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: None)
+        if MODE == "asyncio_first":   # the package's first client, made inside the loop
+            c = netlayer.Client({"baseURL": URL}, timeout=30)
+        await c.aget("json")
+        loop.remove_signal_handler(signal.SIGTERM)
+    if MODE == "asyncio_after":
+        c = netlayer.Client({"baseURL": URL}, timeout=30)
+        c.get("json")
+    asyncio.run(handling_signals())
+else:
+    c = netlayer.Client({"baseURL": URL}, timeout=30)
 if MODE == "usr1":
     signal.signal(signal.SIGUSR1, lambda signum, frame: None)   # a handler that does not raise
 if MODE == "close":
@@ -161,6 +178,14 @@ def test_ctrl_c_interrupts_a_blocking_request_with_a_progress_callback(holding_s
     assert outcome["after_signal"] < 0.5, outcome
     closed = outcome["closed_after_signal"]
     assert closed is not None and closed < 1.0, outcome
+
+
+@pytest.mark.parametrize("mode", ["asyncio_after", "asyncio_first"])
+def test_ctrl_c_still_interrupts_after_an_asyncio_loop_handled_signals(holding_server: HoldingServer,
+                                                                      mode: str) -> None:
+    outcome = _interrupt(holding_server, mode, signal.SIGINT)
+    assert outcome["result"] == "KeyboardInterrupt", outcome
+    assert outcome["after_signal"] < 0.5, outcome
 
 
 def test_a_signal_whose_handler_does_not_raise_ends_the_call_as_cancelled(holding_server: HoldingServer) -> None:

@@ -49,8 +49,7 @@ def test_params_is_the_query(client: netlayer.Client) -> None:
     assert client.get("echo", query={"page": 3}).value["args"] == {"page": ["3"]}
     big = 2**64 + 1  # beyond orjson: the exact encoder sends it
     assert client.get("echo", params={"n": big}).value["args"] == {"n": [str(big)]}
-    with pytest.raises(netlayer.InvalidRequestError, match="query"):
-        client.get("echo", params=[("a", 1)])  # type: ignore[arg-type]
+    assert client.get("echo", params=[("a", 1)]).value["args"] == {"a": ["1"]}  # pairs, as requests takes
     with pytest.raises(TypeError, match="'params' and 'query' both given"):
         client.get("echo", params={"a": 1}, query={"b": 2})
 
@@ -430,3 +429,56 @@ def test_what_is_not_an_endpoint_or_a_name_is_named_as_such(client: netlayer.Cli
     # A NUL would end the C string: "e\0junk" would call the endpoint "e".
     with pytest.raises(netlayer.InvalidRequestError, match="holds a NUL"):
         client.call("e\x00junk")
+
+
+def test_a_keyword_given_as_none_is_not_given_as_in_requests(client: netlayer.Client) -> None:
+    # A wrapper's defaults pass json=None, data=None, params=None through.
+    def api(method: str, path: str, json: Any = None, data: Any = None, params: Any = None) -> netlayer.Response:
+        return client.request(method=method, path=path, json=json, data=data, params=params)
+
+    assert api("GET", "echo").value["args"] == {}
+    assert api("POST", "echo", json={"a": 1}).value["body"] == '{"a":1}'
+    assert client.get("echo", params=None, query={"a": 1}).value["args"] == {"a": ["1"]}
+    assert client.get("echo", on_progress=None, timeout=None).status == 200
+
+
+@pytest.mark.parametrize("path", [None, 5, b"echo"])
+def test_a_path_that_is_not_text_is_a_type_error_not_the_base_url(client: netlayer.Client, path: Any) -> None:
+    with pytest.raises(TypeError, match="the path is a str"):
+        client.get(path)
+    with pytest.raises(TypeError, match="the path is a str"):
+        client.request(path=path, method="DELETE")
+
+
+def test_a_query_written_in_the_path_joins_params_as_in_requests(client: netlayer.Client) -> None:
+    r = client.get("echo?x=1&e=#fragment", params={"y": 2, "x": 3})
+    assert r.value["path"] == "/echo" and r.value["args"] == {"x": ["1", "3"], "e": [""], "y": ["2"]}
+    assert client.request(path="echo?z=1", method="GET").value["args"] == {"z": ["1"]}
+    assert client.get("echo#only-a-fragment").value["path"] == "/echo"
+
+
+def test_params_as_pairs_and_data_as_a_list_of_bytes_as_in_requests(client: netlayer.Client) -> None:
+    assert client.get("echo", params=[("a", 1), ("b", 2), ("a", 3)]).value["args"] == {"a": ["1", "3"], "b": ["2"]}
+    with pytest.raises(TypeError, match="params= takes a mapping or"):
+        client.get("echo", params="a=1")
+    assert client.post("echo", data=[b"ab", b"cd"]).value["body"] == "abcd"
+    assert client.post("echo", data=(b"ab", bytearray(b"cd"))).value["body"] == "abcd"
+
+
+def test_multipart_fields_are_checked_as_form_fields_are(client: netlayer.Client) -> None:
+    body = client.post("echo", data={"t": True, "n": 2}, files={"f": b"x"}).value["body"]
+    assert 'name="t"\r\n\r\ntrue\r\n' in body and 'name="n"\r\n\r\n2\r\n' in body
+    for value in ({"x": 1}, object(), float("nan")):
+        with pytest.raises(netlayer.InvalidRequestError, match=r"data\['d'\] must be a string, a number"):
+            client.post("echo", data={"d": value}, files={"f": b"x"})
+
+
+def test_a_stream_refuses_on_progress_clearly(client: netlayer.Client) -> None:
+    with pytest.raises(TypeError, match="a stream reports its body events, not progress"):
+        client.stream("events", on_progress=print)  # type: ignore[call-arg]
+
+
+def test_a_response_built_by_hand_reads_as_one_the_library_made() -> None:
+    built = netlayer.Response(201, headers={"Content-Type": "application/json"})
+    assert built.headers["content-type"] == "application/json" and bool(built)
+    assert not netlayer.Response(404) and not netlayer.Response(503)
