@@ -22,8 +22,17 @@ package enum RedirectPolicy {
     static func next(after result: Result<HTTPResponse, NetworkError>, request: HTTPRequest,
                      redirects: Int, parser: @autoclosure () -> any URLParsing) -> Step {
         guard case .success(let response) = result, isRedirect(response.statusCode), request.options.followRedirects,
-              let location = response.headers["location"], !location.isEmpty
+              var location = response.headers["location"], !location.isEmpty
         else { return .done }
+        if location.contains(","), case let values = response.headers.values(named: "location"), values.count > 1 {
+            // RFC 9110 10.2.2: one URI reference. Repeated, they were joined into one URL
+            // no server meant: the same one twice is that one; differing ones are refused,
+            // as Chromium does (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION).
+            guard Set(values).count == 1 else {
+                return .fail(.protocolViolation("the redirect has several differing Location fields", curlCode: 8))
+            }
+            location = values[0]
+        }
         guard redirects < request.options.maxRedirects else {
             return .fail(.generic("too many redirects (maxRedirects is \(request.options.maxRedirects))",
                                   curlCode: 47))  // CURLE_TOO_MANY_REDIRECTS

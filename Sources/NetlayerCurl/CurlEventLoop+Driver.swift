@@ -103,6 +103,7 @@ extension CurlEventLoop {
         var deadline = timerDeadline ?? .max
         if let first = timers.first?.deadline, first < deadline { deadline = first }
         if let next = paused.nextDeadline, next < deadline { deadline = next }
+        if let next = waitingDeadline, next < deadline { deadline = next }
         guard deadline != .max else { return 1000 }
         let now = Self.now()
         if deadline <= now { return 0 }
@@ -148,6 +149,7 @@ extension CurlEventLoop {
             transfer.deliverCancelled()
         } else {
             waiting.append(transfer)
+            if let deadline = transfer.deadlineAt, deadline < waitingDeadline ?? .max { waitingDeadline = deadline }
         }
     }
 
@@ -158,13 +160,34 @@ extension CurlEventLoop {
             if transfer.isDelivered { continue }  // cancelled while it waited
             begin(transfer)
         }
+        if let deadline = waitingDeadline, waitingHead < waiting.count, deadline <= Self.now() {
+            endWaitingPastTheirDeadline()
+        }
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
             waitingHead = 0
+            waitingDeadline = nil
         } else if waitingHead > 1024 {
             waiting.removeFirst(waitingHead)
             waitingHead = 0
         }
+    }
+
+    /// Ends the waiting transfers whose deadline has passed (kind `timeout`): slots may
+    /// not come free before it for long (streams hold them). Each such look costs a pass
+    /// over the queue, and ends at least one transfer; the next is noted for the next.
+    private func endWaitingPastTheirDeadline() {
+        let now = Self.now()
+        var next: UInt64?
+        for transfer in waiting[waitingHead...] where !transfer.isDelivered {
+            guard let deadline = transfer.deadlineAt else { continue }
+            if deadline <= now {
+                transfer.deliver(.failure(CurlTransfer.deadlinePassedWhileWaiting))
+            } else if deadline < next ?? .max {
+                next = deadline
+            }
+        }
+        waitingDeadline = next
     }
 
     private func begin(_ transfer: CurlTransfer) {
@@ -263,6 +286,7 @@ extension CurlEventLoop {
         for transfer in waiting[waitingHead...] { transfer.deliverCancelled() }
         waiting.removeAll()
         waitingHead = 0
+        waitingDeadline = nil
         // Work queued while we were draining (from inside completions).
         let late = withLock { inbox -> Inbox in
             defer {

@@ -77,6 +77,9 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     var active = 0
     var waiting: [CurlTransfer] = []
     var waitingHead = 0
+    /// The earliest deadline among the waiting transfers (`CurlTransfer.deadlineAt`), if
+    /// any has one: the driver wakes for it.
+    var waitingDeadline: UInt64?
     var idleHandles: [EasyHandle] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
     var running = RunningTransfers()

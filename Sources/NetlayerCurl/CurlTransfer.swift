@@ -60,13 +60,23 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// The request's own cookies replace the jar's of the same name (`CookieOverride`).
     private var cookieOverride: CookieOverride?
 
+    /// When the request's deadline ends (monotonic ns), counted from now: a transfer
+    /// that waits for one of the client's `maxConcurrent` slots spends its deadline
+    /// waiting (its timeout starts when it starts).
+    let deadlineAt: UInt64?
+
     init(request: HTTPRequest, loop: CurlEventLoop?, share: CurlShare,
          completion: @escaping NetworkSessionManager.CompletionHandler) {
         self.request = request
         self.loop = loop
         self.share = share
         self.completion = completion
+        deadlineAt = request.options.deadline.map { MonotonicClock.now() &+ UInt64(min($0, 1e9) * 1e9) }
     }
+
+    /// The failure of a transfer whose deadline passed before it could start.
+    static let deadlinePassedWhileWaiting = NetworkError.timedOut(
+        "the request's deadline passed while it waited for one of the client's transfer slots (maxConcurrent)")
 
     /// Moves the state from pending to `next`; false if it had moved already.
     private func leavePending(for next: State) -> Bool {
@@ -151,8 +161,15 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         let now = MonotonicClock.now()
         silence = SilenceWatch(for: request, now: now)
         // A stream's timeout bounds its silences (`silence`); only what is left of the
-        // deadline bounds the whole of it.
-        let limit = request.transfer.stream == nil ? request.options.timeout : request.options.deadline
+        // deadline bounds the whole of it. What the transfer waited for a slot is gone.
+        var timeout = request.options.timeout, deadline = request.options.deadline
+        if let deadlineAt {
+            guard deadlineAt > now &+ 1_000_000 else { return Self.deadlinePassedWhileWaiting }
+            let left = Double(deadlineAt &- now) / 1e9
+            deadline = left
+            timeout = min(timeout ?? left, left)
+        }
+        let limit = request.transfer.stream == nil ? timeout : deadline
         endsAt = limit.map { now &+ UInt64(min($0, 1e9) * 1e9) }
         // Per request: what points at this transfer, the URL and the header list.
         check(nl_curl_setopt_ptr(easy, CURLOPT_PRIVATE, me))

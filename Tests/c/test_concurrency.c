@@ -113,6 +113,43 @@ static void check_each_id_once(collector *col, const uint64_t *issued, int n)
 
 /* ---- batch ------------------------------------------------------------------------ */
 
+/* A request's deadline bounds the whole operation, the time it waits for one of the
+ * client's maxConcurrent slots too: behind a slow transfer it ends at its deadline
+ * (a slot that never came free), or starts with what is left of it. */
+static void test_a_deadline_counts_the_wait_for_a_transfer_slot(void)
+{
+    nl_client *c = client_for("\"maxConcurrent\": 1");
+    double t0, elapsed;
+    char *text;
+    json_t *arr, *r;
+
+    t0 = now_ms();
+    text = nl_request_batch(c, "[{\"path\": \"delay/3000\"}, {\"path\": \"json\", \"deadline\": 0.5}]");
+    elapsed = now_ms() - t0;
+    arr = nlt_parse(text, "nl_request_batch");
+    r = json_array_get(arr, 1);
+    CHECK_MSG(r != NULL && !result_ok(r) && strcmp(error_kind(r), "timeout") == 0
+              && strstr(error_message(r), "waited") != NULL,
+              "behind a 3 s transfer, deadline 0.5: %.300s", text ? text : "");
+    CHECK_OK(json_array_get(arr, 0));
+    json_decref(arr);
+    nl_free(text);
+    (void)elapsed;
+
+    /* The slot comes free at 0.6 s: the request runs with the 0.4 s left, not 1 s. */
+    t0 = now_ms();
+    text = nl_request_batch(c, "[{\"path\": \"delay/600\"}, {\"path\": \"delay/800\", \"deadline\": 1}]");
+    elapsed = now_ms() - t0;
+    arr = nlt_parse(text, "nl_request_batch");
+    r = json_array_get(arr, 1);
+    CHECK_MSG(r != NULL && !result_ok(r) && strcmp(error_kind(r), "timeout") == 0,
+              "after 0.6 s of waiting, 0.8 s more with deadline 1: %.300s", text ? text : "");
+    CHECK_MSG(elapsed < (getenv("NETLAYER_TEST_SLOW") ? 10000 : 1400), "the batch took %.0f ms", elapsed);
+    json_decref(arr);
+    nl_free(text);
+    nl_client_free(c);
+}
+
 static void test_batch_runs_concurrently_and_keeps_input_order(void)
 {
     nl_client *c = client_for("\"maxConcurrent\": 32");
@@ -437,6 +474,7 @@ static void test_blocking_call_inside_callback_is_invalid_request(void)
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
+        NLT_TEST(test_a_deadline_counts_the_wait_for_a_transfer_slot),
         NLT_TEST(test_batch_runs_concurrently_and_keeps_input_order),
         NLT_TEST(test_batch_of_repeated_documents_keeps_each_result),
         NLT_TEST(test_async_requests_call_back_once_each),

@@ -331,6 +331,8 @@ def _():
     assert doc["method"] == "DELETE" and doc["body"] == "gone" and doc["headers"]["content-type"] == "text/plain", doc
     doc = echo("post", BASE + "echo", "--ignore-stdin", stdin="ignored")
     assert doc["bodyLength"] == 0, doc
+    code, out, err = run("post", BASE + "echo", "@-", "--ignore-stdin", stdin="hi")
+    assert code == 2 and "item '@-': reads standard input, which --ignore-stdin forbids" in err, (code, out, err)
     doc = echo("get", BASE + "echo", stdin="not read for GET")
     assert doc["bodyLength"] == 0, doc
 
@@ -374,6 +376,14 @@ def _():
     assert code == 0 and "> GET " + BASE + "movies/1" in err, (code, err)
 
 
+@test("an argument in an error message cannot send escape sequences to the terminal")
+def _():
+    for args in (("get", BASE + "echo", "f=@\x1b[2Jnofile"), ("get", BASE + "echo", "\x1b]0;pwned\x07"),
+                 ("\x1b[2Jcmd",)):
+        code, shown, _ = run_on_terminal(*args, stream="stderr")
+        assert code == 2 and b"\x1b" not in shown and b"\\x1b" in shown, (args, code, shown)
+
+
 @test("a path with --config is joined to its baseURL; :PORT/path means localhost")
 def _():
     code, out, _ = run("get", "movies/3", "--config", CONFIG)
@@ -382,6 +392,9 @@ def _():
     code, out, err = run("get", ":%s/json" % port)
     # localhost may resolve to ::1 first, where the test server does not listen
     assert code in (0, 7) and (code == 7 or json.loads(out)["id"] == 1), (code, out, err)
+    # Without a method and without a scheme, a URL is still one (httpie's `http host:port/x`).
+    code, out, err = run("127.0.0.1:%s/json" % port)
+    assert code == 0 and json.loads(out)["id"] == 1, (code, out, err)
 
 
 @test("--download saves the body with mode 0666 & ~umask and prints nothing on stdout")
@@ -521,9 +534,14 @@ def _():
 def _():
     code, out, err = run("get", BASE + "typed?type=application/json&body=null")
     assert code == 0 and out == "null\n", (code, out, err)
-    for path in ("empty", "status/204"):
+    for path in ("empty", "status/204", "typed?type=application/json&body="):
         code, out, err = run("get", BASE + path)
-        assert code == 0 and out == "", (path, code, out, err)
+        assert code == 0 and out == "" and err == "", (path, code, out, err)
+    # An empty body that says JSON (a DELETE's, a 201's): nothing to print, not a failure.
+    code, out, err = run("get", BASE + "typed?type=application/json&body=", "-i")
+    assert code == 0 and out.startswith("HTTP/1.1 200\n") and "content-length: 0\n" in out, (code, out, err)
+    code, out, err = run("get", BASE + "typed?type=application/json&body=&status=404", "--check-status")
+    assert code == 4 and out == "", (code, out, err)
     code, out, err = run("head", BASE + "json")
     assert code == 0 and out.startswith("HTTP/1.1 200\n") and out.endswith("\n\n"), (code, out, err)
     code, out, err = run("request", write("head.json", {"path": "json", "method": "HEAD"}), "--config", CONFIG)

@@ -63,6 +63,11 @@ int check_streamed_file(const char *path, int regular_only, char *why, size_t wh
 void put_text(FILE *out, const char *text, size_t n, int terminal);
 /* put_text of a NUL-terminated string (NULL: nothing). */
 void put_string(FILE *out, const char *text, int terminal);
+/* A message about the command line on standard error: `before`, then `arg` (what the
+ * user typed, or a file name: escaped as put_text does when standard error is a
+ * terminal, so that an argument cannot send the terminal escape sequences), then
+ * `after`. */
+void report_arg(const char *before, const char *arg, const char *after);
 
 /* ---- JSON --------------------------------------------------------------------- */
 
@@ -121,6 +126,7 @@ typedef struct request_spec {
     const jnode *config;     /* the config document, or NULL: what `Header:` cannot take away */
     const char *call_name;   /* call: the named endpoint (its headers count as the config's) */
     int has_auth;            /* -a/--auth: it sets Authorization, `Authorization:` does not unset it */
+    int ignore_stdin;        /* --ignore-stdin: `@-` is refused, not read */
     /* set by items_to_members: */
     int has_body;            /* a body was given */
     int no_user_agent;       /* `User-Agent:`: the config's userAgent is to be "" (none sent) */

@@ -55,7 +55,8 @@ static const char *const library_headers[] = { "Host", "Content-Length", "Transf
 static const char JSON_ACCEPT[] = "application/json, */*;q=0.5";   /* httpie's, for JSON requests */
 
 static int usage_error(const char *arg, const char *why) {
-    fprintf(stderr, "netlayer: item '%s': %s\n", arg, why);
+    report_arg("netlayer: item '", arg, "': ");
+    report_arg("", why, "\n");
     return EXIT_USAGE;
 }
 
@@ -117,8 +118,8 @@ static int parse_item(const char *arg, item *out) {
     }
     finish_item(out, arg, &name, &value);
     if (!found) {
-        fprintf(stderr, "netlayer: '%s' is not a request item (name==value, Header:value, Header;, field=value, "
-                        "field:=json, field@file or @file; see netlayer --help)\n", arg);
+        report_arg("netlayer: '", arg, "' is not a request item (name==value, Header:value, Header;, field=value, "
+                                       "field:=json, field@file or @file; see netlayer --help)\n");
         return EXIT_USAGE;
     }
     if (out->kind == IT_PART && !name.len) out->kind = IT_BODY;
@@ -566,6 +567,8 @@ static int emit(buf *out, int *first, item *items, int count, request_spec *spec
     if (body_item >= 0 && (parts || (data && !params_mode)))
         return usage_error(items[body_item].arg, "a body file cannot be mixed with fields (name=value, name@file)");
 
+    if (body_item >= 0 && strcmp(items[body_item].value, "-") == 0 && spec->ignore_stdin)
+        return usage_error(items[body_item].arg, "reads standard input, which --ignore-stdin forbids");
     if ((body_item >= 0 && strcmp(items[body_item].value, "-") == 0) || (body_item < 0 && stdin_body && !data && !parts)) {
         char error[160], reason[160];
         jnode *json;

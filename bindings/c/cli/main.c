@@ -130,9 +130,16 @@ static const char *command_help(const char *command) {
            "  netlayer put http://127.0.0.1:8080/echo @movie.json\n";
 }
 
+/* `fmt` holds one %s, where `arg` goes (escaped on a terminal: report_arg). */
 static int usage_error(const char *fmt, const char *arg) {
+    const char *at = strstr(fmt, "%s");
     fputs("netlayer: ", stderr);
-    fprintf(stderr, fmt, arg);
+    if (!at) {
+        fputs(fmt, stderr);
+    } else {
+        fwrite(fmt, 1, (size_t)(at - fmt), stderr);
+        report_arg("", arg, at + 2);
+    }
     fputs(" (see netlayer --help)\n", stderr);
     return EXIT_USAGE;
 }
@@ -162,7 +169,8 @@ static int unknown_command(const char *command) {
     size_t i;
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (distance(command, commands[i]) <= 2 && strlen(command) > 2) {
-            fprintf(stderr, "netlayer: unknown command '%s' (did you mean '%s'?)\n", command, commands[i]);
+            report_arg("netlayer: unknown command '", command, "'");
+            fprintf(stderr, " (did you mean '%s'?)\n", commands[i]);
             return EXIT_USAGE;
         }
     return usage_error("unknown command '%s'", command);
@@ -204,7 +212,8 @@ static char *read_config(const char *path, size_t *size) {
     *size = 0;
     if (!path) return NULL;
     if (!(text = read_whole(path, size, error, sizeof error))) {
-        fprintf(stderr, "netlayer: cannot read config %s: %s\n", path, error);
+        report_arg("netlayer: cannot read config ", path, ": ");
+        report_arg("", error, "\n");
         exit(EXIT_USAGE);
     }
     return text;
@@ -348,7 +357,8 @@ static int add_body_member(buf *endpoint, int *first, const char *body) {
     const char *value = text ? text : body;
     jnode *parsed;
     if (body[0] == '@' && !text) {
-        fprintf(stderr, "netlayer: cannot read %s: %s\n", body + 1, error);
+        report_arg("netlayer: cannot read ", body + 1, ": ");
+        report_arg("", error, "\n");
         return EXIT_USAGE;
     }
     if ((parsed = json_parse(value, size, error, sizeof error)) == NULL) {
@@ -388,7 +398,10 @@ static int run_command(int argc, char **argv) {
     else if (strcmp(command, "request") == 0) mode = MODE_REQUEST;
     else if (strcmp(command, "ops") == 0) mode = MODE_OPS;
     else if (strcmp(command, "ws") == 0) mode = MODE_WS;
-    else if (strstr(command, "://") || command[0] == ':') { target = command; }
+    /* A URL, with or without its scheme (`localhost:8080/x`, `example.com/x`): no
+     * method holds ':' or '/', nor a '.' beside lower-case letters. */
+    else if (command[0] != '-' && (strchr(command, ':') || strchr(command, '/')
+                                   || (strchr(command, '.') && !is_method_token(command)))) { target = command; }
     else {
         for (k = 0; k < sizeof http_methods / sizeof http_methods[0]; k++)
             if (strcmp(command, http_methods[k]) == 0) break;
@@ -493,7 +506,11 @@ static int run_command(int argc, char **argv) {
         size_t size = 0;
         char *text = read_whole(target, &size, error, sizeof error);
         jnode *doc;
-        if (!text) { fprintf(stderr, "netlayer: cannot open %s: %s\n", target, error); return EXIT_USAGE; }
+        if (!text) {
+            report_arg("netlayer: cannot open ", target, ": ");
+            report_arg("", error, "\n");
+            return EXIT_USAGE;
+        }
         doc = json_parse(text, size, error, sizeof error);
         run.head_request = is_head(json_string(doc, "method"));
         if (doc && doc->type == J_OBJECT && (run.download || timeout || credentials)) {
@@ -520,6 +537,7 @@ static int run_command(int argc, char **argv) {
         struct stat st;
         int method_has_body = spec.method && (!strcmp(spec.method, "POST") || !strcmp(spec.method, "PUT") || !strcmp(spec.method, "PATCH"));
         int piped = fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
+        spec.ignore_stdin = ignore_stdin;
         status = items_to_members(&endpoint, &first, items, count, &spec, !ignore_stdin && method_has_body && piped,
                                   mode == MODE_CALL, literal);
         if (status == 0 && credentials) {

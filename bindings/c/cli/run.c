@@ -171,11 +171,18 @@ static int status_of(const jnode *result) {
     return s && s->type == J_NUMBER ? atoi(s->text) : 0;
 }
 
+/* An empty body whose Content-Type says JSON: the library's decoder has nothing to
+ * decode (`no_response`), but the response arrived whole, as httpie and curl see it. */
+static int is_empty_response(const jnode *result) {
+    const char *kind = json_string(json_get(result, "error"), "kind");
+    return kind && strcmp(kind, "no_response") == 0 && status_of(result) > 0;
+}
+
 int exit_status_for(const jnode *result, int check_status) {
     jnode *ok = json_get(result, "ok"), *error = json_get(result, "error"), *code;
     const char *kind = json_string(error, "kind"), *message = json_string(error, "message");
     int status = status_of(result);
-    if (ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0)
+    if ((ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0) || is_empty_response(result))
         return check_status && status >= 400 ? (status >= 500 ? EXIT_HTTP_5XX : EXIT_HTTP_4XX) : EXIT_OK;
     if (!kind) return EXIT_FAILURE_OTHER;
     if (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0)
@@ -263,9 +270,12 @@ static void print_output(const jnode *result, const run_options *o) {
     const char *kind = json_string(error, "kind");
     int success = ok && ok->type == J_BOOL && strcmp(ok->text, "true") == 0;
     int undecoded = !success && is_undecoded_body(kind, error);
-    if (o->include_head && (success || undecoded || (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0))))
+    int empty = !success && is_empty_response(result);
+    if (o->include_head && (success || undecoded || empty || (kind && (strcmp(kind, "status") == 0 || strcmp(kind, "resolved") == 0))))
         print_head(result);
-    if (undecoded) {
+    if (empty) {
+        if (o->check_status && status_of(result) >= 400) fprintf(stderr, "netlayer: HTTP %d\n", status_of(result));
+    } else if (undecoded) {
         print_body(json_get(error, "body"), "text", o->pretty);
         report(kind, json_string(error, "message") ? json_string(error, "message") : "(no message)");
     } else if (success && !o->download) {

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <string.h>
+#include <unistd.h>
 
 /* The length of the valid UTF-8 sequence at `s` (`n` bytes left), or 0. */
 static size_t utf8_length(const unsigned char *s, size_t n) {
@@ -56,4 +57,10 @@ void put_text(FILE *out, const char *text, size_t n, int terminal) {
 
 void put_string(FILE *out, const char *text, int terminal) {
     put_text(out, text ? text : "", text ? strlen(text) : 0, terminal);
+}
+
+void report_arg(const char *before, const char *arg, const char *after) {
+    fputs(before, stderr);
+    put_string(stderr, arg, isatty(STDERR_FILENO));
+    fputs(after, stderr);
 }

@@ -165,3 +165,24 @@ def test_a_location_that_is_only_a_fragment_keeps_the_path_and_query(
         with pytest.raises(netlayer.Error, match="too many redirects"):
             client.get("page", params={"q": "1"})
     assert [line.split(" ")[1] for line in server.seen] == ["/page?q=1", "/page?q=1"]
+
+
+def test_repeated_location_fields_are_one_url_or_refused(raw_server: Callable[[Dict[str, Handler]], RawServer]) -> None:
+    # RFC 9110 10.2.2: Location is one URI reference. Joined with ", " two fields made a
+    # URL no server meant (/json,%20/echo); the same one twice is that one.
+    def redirect(*targets: bytes) -> Handler:
+        def answer(connection: socket.socket, _: str) -> None:
+            fields = b"".join(b"Location: %s\r\n" % target for target in targets)
+            connection.sendall(b"HTTP/1.1 302 Found\r\n" + fields + b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+        return answer
+
+    def final(connection: socket.socket, _: str) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+                           b"Connection: close\r\n\r\nok")
+
+    server = raw_server({"/same": redirect(b"/final", b"/final"), "/differ": redirect(b"/final", b"/other"),
+                         "/final": final})
+    with netlayer.Client(server.url + "/") as client:
+        assert client.get("same").text == "ok"
+        with pytest.raises(netlayer.ProtocolError, match="several differing Location fields"):
+            client.get("differ")
