@@ -72,6 +72,15 @@ public struct AutoResponseDecoder: ResponseDecoder {
         return Reading(choice: decodes ? .text : .base64, charset: charset)
     }
 
+    /// The charset a `Content-Type` value names, if the Encoding Standard knows it: for
+    /// text that arrives in pieces (a `lines` stream), where no body is there to look at.
+    package static func charset(ofContentType contentType: String?) -> TextEncoding? {
+        guard var contentType else { return nil }
+        return contentType.withUTF8 { bytes in
+            MIMEScan.extract(bytes)?.charset?.withBytes(in: bytes) { TextEncoding.find(label: $0) }
+        }
+    }
+
     private static func isTextual(type: UnsafeBufferPointer<UInt8>, subtype: UnsafeBufferPointer<UInt8>) -> Bool {
         if MIMEScan.equalsIgnoringCase(type, "text") || MIMEScan.hasSuffix(subtype, "+xml") { return true }
         guard MIMEScan.equalsIgnoringCase(type, "application") else { return false }

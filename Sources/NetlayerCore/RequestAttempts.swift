@@ -166,6 +166,14 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                                                 + "(the timeout covers the redirects followed)")), request: request)
                     return
                 }
+                if case .failure(.timedOut(let message)) = result, let deadline = original.options.deadline,
+                   request.transfer.stream == nil, let used = request.options.timeout,
+                   used < (original.options.timeout ?? .infinity) - 0.0005 {
+                    // The deadline, not the timeout, cut this attempt short: say so.
+                    conclude(.failure(.timedOut("\(message) (what was left of the request's deadline of \(deadline) s)")),
+                             request: request)
+                    return
+                }
                 conclude(Self.adding(redirects, redirectMs, to: result), request: request)
             }
         }
@@ -360,6 +368,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
                 request = try adapter.adapt(request, context: context)
                 try request.headers.validate()
             } catch {
+                attempt -= 1  // refused before it was sent: `attempts` counts what was sent
                 return .failure(error)
             }
         }

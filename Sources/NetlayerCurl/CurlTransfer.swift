@@ -466,6 +466,13 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return false
     }
 
+    /// The charset the response's `Content-Type` names, as `auto` reads it (nil for
+    /// none, or one the Encoding Standard does not know): what a `lines` stream's lines
+    /// are decoded from.
+    var responseCharset: TextEncoding? {
+        AutoResponseDecoder.charset(ofContentType: headers.value(named: "content-type"))
+    }
+
     /// The most bytes of trailer lines a response may send.
     static let maxTrailerBytes = 64 * 1024
 }

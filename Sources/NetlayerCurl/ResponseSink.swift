@@ -95,6 +95,7 @@ package final class ResponseSink {
             // it is a call into libcurl): a body for memory goes there whatever it is.
             target = file == nil && parser == nil ? .memory
                 : !statusIsAcceptable() ? .memory : file != nil ? .file : .stream
+            if target == .stream, parser?.mode == .lines { parser?.charset = cancelSource?.responseCharset }
         }
         switch target {
         case .undecided, .memory:

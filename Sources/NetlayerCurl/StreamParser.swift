@@ -24,6 +24,9 @@ package struct StreamParser {
     /// The last read ended with a CR, which ended its line: an LF that starts the next
     /// read is the rest of that CRLF, not an empty line.
     private var skipsLF = false
+    /// For `.lines`: the charset the response's `Content-Type` names (nil: UTF-8), which
+    /// a line is decoded from, as `auto` decodes a body's text.
+    var charset: TextEncoding?
 
     init(mode: StreamMode, maxItemBytes: Int = .max) {
         self.mode = mode
@@ -101,7 +104,10 @@ package struct StreamParser {
             if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
         }
         switch mode {
-        case .lines: return .line(String(decoding: line, as: UTF8.self))
+        case .lines:
+            // What does not decode in the charset is read as UTF-8, each bad byte U+FFFD.
+            if let charset, charset != .utf8, let text = charset.decode(Array(line)) { return .line(text) }
+            return .line(String(decoding: line, as: UTF8.self))
         case .chunks: return nil
         case .sse: break
         }

@@ -147,6 +147,12 @@ static void test_a_deadline_counts_the_wait_for_a_transfer_slot(void)
     CHECK_MSG(elapsed < (getenv("NETLAYER_TEST_SLOW") ? 10000 : 1400), "the batch took %.0f ms", elapsed);
     json_decref(arr);
     nl_free(text);
+
+    /* An attempt the deadline cut short says so (libcurl's message names only the time). */
+    r = request_json(c, "{\"path\": \"delay/3000\", \"timeout\": 5, \"deadline\": 0.5}");
+    CHECK_MSG(!result_ok(r) && strcmp(error_kind(r), "timeout") == 0 && strstr(error_message(r), "deadline of 0.5 s"),
+              "kind %s: %s", error_kind(r), error_message(r));
+    json_decref(r);
     nl_client_free(c);
 }
 

@@ -376,6 +376,16 @@ def _():
     assert code == 0 and "> GET " + BASE + "movies/1" in err, (code, err)
 
 
+@test("-o - and --download - write the body to standard output, as curl's -o -; --download=FILE saves")
+def _():
+    for args in (("-o", "-"), ("--download", "-"), ("--download=-",)):
+        code, out, err = run("get", BASE + "json", *args)
+        assert code == 0 and json.loads(out)["id"] == 1 and not os.path.exists(os.path.join(work, "-")), (args, code, out, err)
+    target = os.path.join(work, "eq.json")
+    code, out, err = run("get", BASE + "json", "--download=" + target)
+    assert code == 0 and out == "" and json.load(open(target))["id"] == 1, (code, out, err)
+
+
 @test("an argument in an error message cannot send escape sequences to the terminal")
 def _():
     for args in (("get", BASE + "echo", "f=@\x1b[2Jnofile"), ("get", BASE + "echo", "\x1b]0;pwned\x07"),

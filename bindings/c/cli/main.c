@@ -447,7 +447,11 @@ static int run_command(int argc, char **argv) {
         else if (strcmp(a, "-A") == 0 || strcmp(a, "--auth-type") == 0) status = option_value(argc, argv, &i, &auth_type);
         else if (strncmp(a, "--auth-type=", 12) == 0) auth_type = a + 12;
         else if (strcmp(a, "--body") == 0 && mode == MODE_CALL) status = option_value(argc, argv, &i, &body);
-        else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) status = option_value(argc, argv, &i, &run.download);
+        else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) {
+            /* `-o -` is curl's standard output: the body goes there without the option. */
+            if ((status = option_value(argc, argv, &i, &run.download)) == 0 && strcmp(run.download, "-") == 0)
+                run.download = NULL;
+        } else if (strncmp(a, "--download=", 11) == 0) run.download = strcmp(a + 11, "-") == 0 ? NULL : a + 11;
         else if (strcmp(a, "--timeout") == 0) {
             if ((status = option_value(argc, argv, &i, &timeout)) == 0) status = check_seconds("--timeout", timeout);
         } else if (strncmp(a, "--timeout=", 10) == 0) status = check_seconds("--timeout", timeout = a + 10);

@@ -482,3 +482,12 @@ def test_a_response_built_by_hand_reads_as_one_the_library_made() -> None:
     built = netlayer.Response(201, headers={"Content-Type": "application/json"})
     assert built.headers["content-type"] == "application/json" and bool(built)
     assert not netlayer.Response(404) and not netlayer.Response(503)
+
+
+def test_a_lines_stream_is_decoded_from_the_charset_its_content_type_names(client: netlayer.Client) -> None:
+    body = "café\nnaïve\n".encode("latin-1")
+    params = {"type": "text/plain; charset=iso-8859-1", "body64": base64.b64encode(body).decode()}
+    lines = [event["line"] for event in client.stream("typed", stream="lines", params=params)]
+    assert lines == ["café", "naïve"]
+    utf8 = {"type": "text/plain", "body64": base64.b64encode("café\n".encode()).decode()}
+    assert [event["line"] for event in client.stream("typed", stream="lines", params=utf8)] == ["café"]
