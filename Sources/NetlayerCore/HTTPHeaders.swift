@@ -65,14 +65,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     package init(receivedFields fields: [(name: String, value: [UInt8])]) {
         var received = ReceivedHeaders()
         var line: [UInt8] = []
-        for (name, value) in fields {
-            line.removeAll(keepingCapacity: true)
-            line += name.utf8
-            line += ": ".utf8
-            line += value
-            line += "\r\n".utf8
-            _ = line.withUnsafeBytes { received.append(line: $0) }
-        }
+        for (name, value) in fields { received.appendField(name.utf8, value, line: &line) }
         self.received = received
     }
 

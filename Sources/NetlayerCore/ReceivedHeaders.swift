@@ -368,23 +368,27 @@ package struct ReceivedHeaders: @unchecked Sendable {
         let wanted = name.utf8.map(MIMEScan.lowercased)
         var rebuilt = ReceivedHeaders()
         var line: [UInt8] = []
-        func append<Name: Sequence, Value: Sequence>(_ name: Name, _ value: Value)
-        where Name.Element == UInt8, Value.Element == UInt8 {
-            line.removeAll(keepingCapacity: true)
-            line += name
-            line += ": ".utf8
-            line += value
-            line += "\r\n".utf8
-            _ = line.withUnsafeBytes { rebuilt.append(line: $0) }
-        }
         var placed = value == nil
         forEachRecord { recordName, recordValue in
-            guard recordName.elementsEqual(wanted) else { return append(recordName, recordValue) }
-            if !placed, let value { append(wanted, value.utf8) }
+            guard recordName.elementsEqual(wanted) else { return rebuilt.appendField(recordName, recordValue, line: &line) }
+            if !placed, let value { rebuilt.appendField(wanted, value.utf8, line: &line) }
             placed = true
         }
-        if !placed, let value { append(wanted, value.utf8) }
+        if !placed, let value { rebuilt.appendField(wanted, value.utf8, line: &line) }
         return rebuilt
+    }
+
+    /// Appends a field given as its name and value bytes, read as the line
+    /// `name: value` libcurl would hand over (one the parser refuses is left out);
+    /// `line` is room the caller keeps between calls.
+    package mutating func appendField<Name: Sequence, Value: Sequence>(_ name: Name, _ value: Value, line: inout [UInt8])
+    where Name.Element == UInt8, Value.Element == UInt8 {
+        line.removeAll(keepingCapacity: true)
+        line += name
+        line += ": ".utf8
+        line += value
+        line += "\r\n".utf8
+        _ = line.withUnsafeBytes { append(line: $0) }
     }
 
     /// Each record's name and value bytes, in order (repeats not joined).

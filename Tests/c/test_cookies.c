@@ -671,22 +671,32 @@ static void test_a_server_flooding_the_jar_leaves_it_the_newest_180_cookies_of_i
     free(dir);
 }
 
+/* Opens `path` for writing a cookie file that starts with `per_domain` lasting cookies
+ * (c0, c1, ...) of each of the domains d0.test ... d<domains-1>.test; the caller adds
+ * its own lines and closes it. */
+static FILE *cookie_file_of_domains(const char *path, int domains, int per_domain)
+{
+    FILE *f = fopen(path, "w");
+    int d, i;
+    REQUIRE(f != NULL);
+    fputs("# Netscape HTTP Cookie File\n", f);
+    for (d = 0; d < domains; d++)
+        for (i = 0; i < per_domain; i++)
+            fprintf(f, "d%d.test\tFALSE\t/\tFALSE\t4102444800\tc%d\tv\n", d, i);
+    return f;
+}
+
 /* A cookie file of 100,000 cookies of one domain took libcurl the square of that to
  * read (each cookie compared with the domain's others). The jar takes each domain's
  * newest 180 and 3000 in all, the domains that hold the most giving way first. */
 static void test_a_cookie_file_of_many_cookies_loads_at_once_within_the_limits(void)
 {
     char *dir = make_dir(), *jar = nlt_format("%s/jar.txt", dir);
-    FILE *f = fopen(jar, "w");
+    FILE *f = cookie_file_of_domains(jar, 20, 180);
     double t0, took;
     int i, d, total = 0, others_ok = 1;
     nl_client *c;
     json_t *r;
-    REQUIRE(f != NULL);
-    fputs("# Netscape HTTP Cookie File\n", f);
-    for (d = 0; d < 20; d++)
-        for (i = 0; i < 180; i++)
-            fprintf(f, "d%d.test\tFALSE\t/\tFALSE\t4102444800\tc%d\tv\n", d, i);
     for (i = 0; i < 100000; i++)
         fprintf(f, "127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tn%d\tv\n", i);
     fclose(f);
@@ -722,15 +732,11 @@ static void test_a_cookie_file_of_many_cookies_loads_at_once_within_the_limits(v
 static void test_cached_requests_beside_a_full_jar_do_not_list_it_each_time(void)
 {
     char *dir = make_dir(), *jar = nlt_format("%s/jar.txt", dir);
-    FILE *f = fopen(jar, "w");
+    FILE *f = cookie_file_of_domains(jar, 20, 150);
     double t0, took;
-    int i, d;
+    int i;
     nl_client *c;
     json_t *r;
-    REQUIRE(f != NULL);
-    for (d = 0; d < 20; d++)
-        for (i = 0; i < 150; i++)
-            fprintf(f, "d%d.test\tFALSE\t/\tFALSE\t4102444800\tc%d\tv\n", d, i);
     fputs("127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tmine\t1\n", f);
     fclose(f);
     c = client_with_config(nlt_format("{\"baseURL\": \"%s\", \"cache\": {\"enabled\": true}, \"cookies\": {\"file\": \"%s\","

@@ -200,11 +200,18 @@ def _form(data: Any) -> Dict[str, Any]:
         if not values:
             continue
         if name in out:
-            previous = out[name]
-            out[name] = (previous if isinstance(previous, list) else [previous]) + values
+            out[name] = _joined(out[name], values)
         else:
             out[name] = values if isinstance(value, list) or len(values) > 1 else values[0]
     return out
+
+
+def _joined(known: Any, value: Any) -> Any:
+    """The value of a query or form name seen again: ``known`` (None: not seen) and
+    ``value``, each one value or a list of them, as one list (repeated fields)."""
+    if known is None:
+        return value
+    return (known if isinstance(known, list) else [known]) + (value if isinstance(value, list) else [value])
 
 
 def _field_pairs(data: Any, what: str = "data") -> Iterable[Tuple[Any, Any]]:
@@ -413,9 +420,7 @@ def _query_pairs(pairs: Any, what: str) -> Dict[str, Any]:
     for name, value in _field_pairs(pairs, what):
         if value is None:
             continue  # left out, as requests does
-        known = out.get(name)
-        out[name] = value if known is None else (known if isinstance(known, list) else [known]) + (
-            value if isinstance(value, list) else [value])
+        out[name] = _joined(out.get(name), value)
     return out
 
 
@@ -558,17 +563,11 @@ def _split_path(document: Dict[str, Any]) -> None:
         return
     query: Dict[str, Any] = {}
     for name, value in parse_qsl(text, keep_blank_values=True):
-        known = query.get(name)
-        query[name] = value if known is None else (known + [value] if isinstance(known, list) else [known, value])
+        query[name] = _joined(query.get(name), value)
     given = document.get("query")
     if isinstance(given, Mapping):
         for name, value in given.items():
-            known = query.get(name)
-            if known is None:
-                query[name] = value
-            else:
-                query[name] = (known if isinstance(known, list) else [known]) + (
-                    value if isinstance(value, list) else [value])
+            query[name] = _joined(query.get(name), value)
     elif given is not None:
         raise TypeError("netlayer: a query in the path joins params=, which must then be a mapping")
     document["query"] = query
