@@ -84,23 +84,30 @@ package enum PercentEncoding {
     /// smuggle a query.
     static func appendPath(_ s: Substring, into out: inout [UInt8]) {
         var s = s
-        s.withUTF8 { bytes in
-            let classes = byteClass
-            var i = 0
-            while i < bytes.count {
-                let b = bytes[i]
-                if classes[Int(b)] < 2 {
-                    out.append(b)
-                } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, isHexDigit(bytes[i + 1]), isHexDigit(bytes[i + 2]) {
-                    out.append(b)
-                } else {
-                    out.append(UInt8(ascii: "%"))
-                    out.append(hex[Int(b >> 4)])
-                    out.append(hex[Int(b & 0xF)])
-                }
+        s.withUTF8 { appendPath($0, into: &out) }
+    }
+
+    /// `appendPath` of bytes in place. Runs of bytes kept as they are go in with one
+    /// append each (most paths are one run): this runs for every request.
+    static func appendPath(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        let classes = byteClass
+        var run = 0  // where the bytes not appended yet start
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if classes[Int(b)] < 2
+                || (b == UInt8(ascii: "%") && i + 2 < bytes.count && isHexDigit(bytes[i + 1]) && isHexDigit(bytes[i + 2])) {
                 i += 1
+                continue
             }
+            if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+            out.append(UInt8(ascii: "%"))
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0xF)])
+            i += 1
+            run = i
         }
+        if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...])) }
     }
 
     /// `bytes` with `%XX` escapes decoded (a malformed escape kept as written), and

@@ -28,11 +28,14 @@ package enum URLBuilder {
             guard let base else {
                 throw .urlGeneration("no baseURL is configured and path '\(path.escapedForMessage)' is not a full URL (set isFullPath)")
             }
-            try checkRelative(path)
+            try checkRelative(&pathCopy)
             out.reserveCapacity(base.relativePrefix.count + path.utf8.count + 64)
             out.append(contentsOf: base.relativePrefix)
-            let relative = path.utf8.drop { $0 == UInt8(ascii: "/") }
-            PercentEncoding.appendPath(Substring(relative), into: &out)
+            pathCopy.withUTF8 { bytes in
+                var start = 0  // the path is relative to the base's: its leading "/"s go
+                while start < bytes.count, bytes[start] == UInt8(ascii: "/") { start += 1 }
+                PercentEncoding.appendPath(UnsafeBufferPointer(rebasing: bytes[start...]), into: &out)
+            }
             existingQuery = base.query
         }
         if let existingQuery {
@@ -48,28 +51,37 @@ package enum URLBuilder {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func checkRelative(_ path: String) throws(NetworkError) {
-        // Bytes, not Characters: every byte tested here is ASCII, and this runs per request.
-        var copy = path
-        let problem = copy.withUTF8 { bytes -> String? in
-            if bytes.count >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "/") {
-                return "starts with '//', which would change the host of baseURL"
+    private static func checkRelative(_ path: inout String) throws(NetworkError) {
+        // Bytes, not Characters, in one pass: every byte tested here is ASCII, and this
+        // runs per request.
+        let (problem, mayClimb) = path.withUTF8 { bytes -> (String?, Bool) in
+            let n = bytes.count
+            if n >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "/") {
+                return ("starts with '//', which would change the host of baseURL", false)
             }
-            if bytes.contains(UInt8(ascii: "\\")) { return "contains a backslash, which URL parsers disagree on" }
             // "http:..." or "mailto:..." would be read as a new URL by a resolver: a
             // scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
-            guard let first = bytes.first, isASCIILetter(first) else { return nil }
-            for b in bytes.dropFirst() {
-                if b == UInt8(ascii: ":") { return "" }
-                guard isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
-                        || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") else { return nil }
+            var inScheme = n > 0 && isASCIILetter(bytes[0])
+            var hasScheme = false
+            // A ".." segment needs two dots side by side or a percent-encoded one.
+            var mayClimb = false
+            for i in 0..<n {
+                let b = bytes[i]
+                if b == UInt8(ascii: "\\") { return ("contains a backslash, which URL parsers disagree on", false) }
+                if b == UInt8(ascii: "%") || (b == UInt8(ascii: ".") && i + 1 < n && bytes[i + 1] == UInt8(ascii: ".")) {
+                    mayClimb = true
+                }
+                if inScheme, i > 0 {
+                    if b == UInt8(ascii: ":") {
+                        hasScheme = true
+                        inScheme = false
+                    } else if !(isASCIILetter(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+                                || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")) {
+                        inScheme = false
+                    }
+                }
             }
-            return nil
-        }
-        // A ".." segment needs two dots side by side or a percent-encoded one.
-        let mayClimb = copy.withUTF8 { bytes in
-            bytes.indices.contains { bytes[$0] == UInt8(ascii: "%")
-                || (bytes[$0] == UInt8(ascii: ".") && $0 + 1 < bytes.count && bytes[$0 + 1] == UInt8(ascii: ".")) }
+            return (hasScheme ? "" : nil, mayClimb)
         }
         if problem == nil, mayClimb, climbsOut(path) {
             throw .urlGeneration("path '\(path.escapedForMessage)' climbs out of the base URL's path with '..' segments")
