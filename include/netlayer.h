@@ -239,6 +239,27 @@ NL_EXTERN uint64_t nl_call_async(nl_client *client, const char *name, const char
  */
 NL_EXTERN int nl_cancel(nl_client *client, uint64_t id);
 
+/**
+ * Stops (`paused` non-zero) or resumes (0) reading the response of an
+ * asynchronous request from its connection, so that a consumer that cannot keep
+ * up with a stream makes the server wait instead of filling memory.
+ *
+ * A pause made inside the request's own on_stream or on_progress callback (or
+ * its STREAM or PROGRESS hook) takes effect before the next read: what follows
+ * is at most the other events of the bytes already read (one read of at most
+ * 16 KiB, and what it decompresses to). From another thread it takes effect
+ * when the event loop next runs. A request paused before it starts, or between
+ * its redirects and retries, starts paused. While paused, a stream's `timeout`
+ * (which bounds the server's silences) does not count; `deadline` does, and so
+ * does the `timeout` of a request that is not a stream. A connection paused for long may
+ * be closed by the server; that ends the request as any broken connection does.
+ *
+ * @return 1 if the request was still in flight, 0 if it had already completed,
+ *         is unknown, or `client` is NULL.
+ * Threads: any thread, including from inside a callback.
+ */
+NL_EXTERN int nl_pause(nl_client *client, uint64_t id, int paused);
+
 /*
  * Completion queues
  * -----------------

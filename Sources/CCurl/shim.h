@@ -202,6 +202,7 @@ static const int nl_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int nl_seekfunc_cantseek = CURL_SEEKFUNC_CANTSEEK;
 static const size_t nl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
 static const int nl_pause_cont = CURLPAUSE_CONT;
+static const int nl_pause_recv = CURLPAUSE_RECV;
 /* Runs the one transfer of `easy` on the private multi handle `m` until it ends
  * (0, with libcurl's result in *result) or until
  * `interrupt_fd` (when >= 0) becomes readable (1; the transfer is abandoned). -1 when

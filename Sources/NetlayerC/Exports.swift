@@ -207,6 +207,12 @@ public func nl_cancel(_ client: OpaquePointer?, _ id: UInt64) -> Int32 {
     return handle.client.cancel(id: id) ? 1 : 0
 }
 
+@_cdecl("nl_pause")
+public func nl_pause(_ client: OpaquePointer?, _ id: UInt64, _ paused: Int32) -> Int32 {
+    guard let handle = handle(client) else { return 0 }
+    return handle.client.pause(id: id, paused != 0) ? 1 : 0
+}
+
 // MARK: - Hooks
 
 @_cdecl("nl_client_set_hook")

@@ -2,18 +2,18 @@ import Glibc
 import Synchronization
 
 /// A cancellable whose underlying operation is attached after it was handed out:
-/// a cancel that arrives first is remembered and applied on `attach`.
+/// a cancel or a pause that arrives first is remembered and applied on `attach`.
 public final class DeferredCancellable: NetworkCancellable {
-    private let state = Locked<(cancellable: (any NetworkCancellable)?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(cancellable: (any NetworkCancellable)?, cancelled: Bool, paused: Bool)>((nil, false, false))
 
     public init() {}
 
     public func attach(_ cancellable: (any NetworkCancellable)?) {
-        let cancelNow = state.withLock { state -> Bool in
+        let (cancelNow, pauseNow) = state.withLock { state -> (Bool, Bool) in
             state.cancellable = cancellable
-            return state.cancelled
+            return (state.cancelled, state.paused)
         }
-        if cancelNow { cancellable?.cancel() }
+        if cancelNow { cancellable?.cancel() } else if pauseNow { cancellable?.pauseReading(true) }
     }
 
     /// Alias kept for the async bridge.
@@ -27,5 +27,16 @@ public final class DeferredCancellable: NetworkCancellable {
         }
         if let cancellable { return cancellable.cancel() }
         return !wasCancelled
+    }
+
+    /// Forwarded under the lock, so that pauses and resumes from different threads
+    /// reach the operation in the order they were made here.
+    @discardableResult
+    public func pauseReading(_ paused: Bool) -> Bool {
+        state.withLock { state -> Bool in
+            state.paused = paused
+            if let cancellable = state.cancellable { return cancellable.pauseReading(paused) }
+            return !state.cancelled
+        }
     }
 }

@@ -252,6 +252,14 @@ public final class NetlayerClient: @unchecked Sendable {
         return token.cancel()
     }
 
+    /// Stops (`paused` true) or resumes reading the response of a request started with
+    /// `start`, so that a consumer that cannot keep up makes the server wait (see
+    /// `NetworkCancellable.pauseReading`); whether it was still in flight.
+    public func pause(id: UInt64, _ paused: Bool) -> Bool {
+        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        return token.pauseReading(paused)
+    }
+
     /// Sends `request` and waits for it: a start and a wait, the calling thread running
     /// the transport's work meanwhile when nothing else is in flight (no hop to another
     /// thread and back). While callbacks that must run on the transport's thread are

@@ -26,6 +26,8 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
     private var current: any NetworkCancellable = NothingToCancel()
     private var cancelled = false
     private var finished = false
+    /// The caller paused reading (`pauseReading`): each hop's transfer starts paused.
+    private var readingPaused = false
     /// Between attempts, waiting out a back-off: a cancel then ends the request at once.
     private var backingOff = false
     /// Set once a streamed attempt has handed an event to the caller: events cannot be
@@ -182,6 +184,7 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         // would tie it and this object to each other for good.
         if !finished { current = transfer }
         let cancelNow = cancelled
+        if readingPaused, !cancelNow { transfer.pauseReading(true) }  // under the lock, as in pauseReading
         pthread_mutex_unlock(&mutex)
         if cancelNow { transfer.cancel() }
     }
@@ -251,6 +254,18 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
             // transport thread, never inside the caller's cancel.
             environment.sessionManager.schedule(after: 0) { [self] in finish(.failure(.cancelled)) }
         }
+        return wasLive
+    }
+
+    @discardableResult
+    package func pauseReading(_ paused: Bool) -> Bool {
+        // Forwarded under the lock: pauses and resumes from different threads reach the
+        // transfer in the order they were made here (the transfer only queues them).
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let wasLive = !finished && !cancelled
+        readingPaused = paused
+        if wasLive { current.pauseReading(paused) }
         return wasLive
     }
 

@@ -119,12 +119,13 @@ extension CurlEventLoop {
     /// `timeout`, or looks again when it next could be.
     private func checkSilence(of transfer: CurlTransfer) {
         guard running.contains(transfer), let silence = transfer.silence else { return }
-        if let error = silence.failure(at: Self.now()) {
+        let now = Self.now()
+        if let error = silence.failure(at: now) {
             running.remove(transfer)
             finish(transfer)
             transfer.deliver(.failure(error))
         } else {
-            addTimer(at: silence.expiresAt) { [self] in checkSilence(of: transfer) }
+            addTimer(at: silence.nextCheck(after: now)) { [self] in checkSilence(of: transfer) }
         }
     }
 

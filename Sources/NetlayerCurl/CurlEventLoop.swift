@@ -147,6 +147,12 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         threadRunning.load(ordering: .acquiring) && pthread_equal(pthread_self(), thread) != 0
     }
 
+    /// Whether the caller drives the multi handle now: the loop's thread, or the
+    /// blocking caller that drives it.
+    var isDriverThread: Bool {
+        isCurrentThread || callerDriver.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
     // MARK: Any thread
 
     func lock() { gate.lock() }

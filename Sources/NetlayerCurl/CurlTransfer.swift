@@ -41,12 +41,17 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var partSources: [UploadSource] = []
     /// Whether the loop's `PausedTransfers` may hold this transfer (loop thread only).
     var isPausedOnLoop = false
+    /// The consumer's latest `pauseReading` wish, applied by the driver.
+    private let readingPauseWish = Atomic<Bool>(false)
+    var readingPauseWanted: Bool { readingPauseWish.load(ordering: .acquiring) }
+    /// Whether reading is paused for the consumer (driver thread only).
+    var readingPaused = false
     var mime: OpaquePointer?
     var lastProgress: (at: UInt64, upload: Int64, download: Int64) = (0, -1, -1)
     var cancelledByHandler = false
     var uploadFailure: NetworkError?
     /// For a streamed request with a timeout: how long it has been silent.
-    private(set) var silence: SilenceWatch?
+    var silence: SilenceWatch?
     /// A stream that stayed silent past its timeout (its progress callback noticed).
     private var silenceFailure: NetworkError?
     /// When the transfer's timeout (a stream's deadline) ends, in monotonic
@@ -89,6 +94,21 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     package func cancel() -> Bool {
         guard leavePending(for: .cancelRequested) else { return false }
         loop?.enqueueCancel(self)
+        return true
+    }
+
+    /// Stops or resumes reading the response (any thread). A pause made on the driver's
+    /// thread (a stream handler's) takes effect before libcurl reads again; otherwise
+    /// the driver applies the latest wish when it next runs its queued work.
+    @discardableResult
+    package func pauseReading(_ paused: Bool) -> Bool {
+        guard state.load(ordering: .acquiring) == State.pending.rawValue, let loop else { return false }
+        readingPauseWish.store(paused, ordering: .releasing)
+        if paused, loop.isDriverThread {
+            applyReadingPause()
+        } else {
+            loop.execute { [self] in applyReadingPause() }
+        }
         return true
     }
 
@@ -379,6 +399,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         // A cancel stops the body at once, not after libcurl's current read.
         guard let sink, let easy, !isCancelRequested else { return 0 }
+        // Paused before libcurl began receiving (its pause is reset when a transfer
+        // begins): libcurl keeps these bytes and hands them over again on resume.
+        if readingPaused { return nl_writefunc_pause }
         silence?.heard(at: MonotonicClock.now())
         if let endsAt {
             unclockedBytes &+= bytes.count

@@ -69,7 +69,8 @@ package final class PausedTransfers {
 
     private func resume(_ transfer: CurlTransfer) {
         guard let easy = transfer.easy else { return }
-        // Both directions: one that is still not ready pauses again in its callback.
-        curl_easy_pause(easy, nl_pause_cont)
+        // Both directions (reading only if its consumer has not paused it): one that is
+        // still not ready pauses again in its callback.
+        curl_easy_pause(easy, transfer.resumeAction)
     }
 }

@@ -19,15 +19,29 @@ package struct SilenceWatch {
         lastHeard = now
     }
 
+    /// The consumer paused reading: meanwhile the silence is not the server's.
+    private var paused = false
+
     /// Bytes (of the headers or the body) arrived at `now`.
     mutating func heard(at now: UInt64) { lastHeard = now }
+
+    /// Reading was paused or resumed at `now`: the silence counts from a resume.
+    mutating func setPaused(_ paused: Bool, at now: UInt64) {
+        self.paused = paused
+        lastHeard = now
+    }
 
     /// When the silence will have lasted too long, unless bytes arrive first.
     var expiresAt: UInt64 { lastHeard &+ limit }
 
-    /// The error that ends the transfer when the silence has lasted too long at `now`.
+    /// When to look again after a look at `now` found no failure: while paused, a
+    /// whole `limit` later.
+    func nextCheck(after now: UInt64) -> UInt64 { paused ? now &+ limit : expiresAt }
+
+    /// The error that ends the transfer when the silence has lasted too long at `now`
+    /// (never while paused).
     func failure(at now: UInt64) -> NetworkError? {
-        guard now >= expiresAt else { return nil }
+        guard !paused, now >= expiresAt else { return nil }
         let shown = Double(Int((seconds * 1000).rounded())) / 1000  // a timeout clipped to a deadline has many digits
         return .timedOut("no bytes of the streamed response arrived for \(shown) s "
                          + "(timeout bounds the silence between the bytes of a stream)")

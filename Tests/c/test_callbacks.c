@@ -1,7 +1,7 @@
 /*
  * test_callbacks.c — per-request callbacks (nl_request_start, nl_call_start) and
  * hooks that fail their request (nl_reply_fail), through the public header.
- * Endpoints: /sse, /lines, /bytes/<n>, /json, /status/<code>, /flaky/<key>.
+ * Endpoints: /sse, /lines, /bytes/<n>, /stream-bytes/<n>, /json, /status/<code>, /flaky/<key>.
  */
 #include "harness.h"
 
@@ -718,6 +718,151 @@ static void test_a_log_hook_leaves_a_blocking_request_on_the_callers_thread(void
     CHECK_INT_EQ(__atomic_load_n(&p.on_caller, __ATOMIC_SEQ_CST), 0);
 }
 
+/* ---- nl_pause ------------------------------------------------------------------------- */
+
+/* A chunks stream whose reader pauses it: counts events and body bytes. */
+typedef struct {
+    nl_client *client;
+    atomic_int events, completions, pause_at;  /* pause_at: nl_pause from the callback on this event */
+    atomic_long bytes;
+    char *result;
+} pause_watch;
+
+static long base64_length(const char *text)
+{
+    size_t n = strlen(text);
+    long padding = (n > 0 && text[n - 1] == '=') + (n > 1 && text[n - 2] == '=');
+    return (long)(n / 4 * 3) - padding;
+}
+
+static void pause_watch_stream(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
+{
+    pause_watch *w = user_data;
+    json_t *ev = json_loads(event_json, 0, NULL);
+    int n = atomic_fetch_add(&w->events, 1) + 1;
+    (void)reply;
+    if (ev && json_is_string(json_object_get(ev, "chunk")))
+        atomic_fetch_add(&w->bytes, base64_length(json_string_value(json_object_get(ev, "chunk"))));
+    json_decref(ev);
+    if (n == atomic_load(&w->pause_at))
+        CHECK_INT_EQ(nl_pause(w->client, id, 1), 1);
+}
+
+static void pause_watch_complete(uint64_t id, const char *result_json, void *user_data)
+{
+    pause_watch *w = user_data;
+    (void)id;
+    w->result = strdup(result_json);
+    atomic_fetch_add(&w->completions, 1);
+}
+
+static uint64_t start_pause_watch(pause_watch *w, nl_client *c, const char *endpoint_json, int pause_at)
+{
+    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+    memset(w, 0, sizeof *w);
+    w->client = c;
+    atomic_store(&w->pause_at, pause_at);
+    cb.on_complete = pause_watch_complete;
+    cb.on_stream = pause_watch_stream;
+    cb.user_data = w;
+    return nl_request_start(c, endpoint_json, &cb);
+}
+
+static void finish_pause_watch(pause_watch *w, const char *what, long expected_bytes)
+{
+    int waited;
+    json_t *r;
+    for (waited = 0; atomic_load(&w->completions) == 0 && waited < 30000; waited += 5) sleep_ms(5);
+    REQUIRE(w->result != NULL);
+    r = nlt_parse(w->result, what);
+    CHECK_MSG(json_is_true(json_object_get(r, "ok")), "%s: %.300s", what, w->result);
+    CHECK_MSG(atomic_load(&w->bytes) == expected_bytes, "%s: %ld bytes of %ld", what,
+              atomic_load(&w->bytes), expected_bytes);
+    json_decref(r);
+    free(w->result);
+}
+
+static void test_a_stream_paused_from_its_callback_reads_nothing_until_resumed(void)
+{
+    nl_client *c = client_for(NULL);
+    pause_watch w;
+    int at_pause, waited;
+    /* 8 MB that the server writes as fast as the client reads. */
+    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/8000000\", \"stream\": \"chunks\"}", 1);
+    REQUIRE(id != 0);
+    for (waited = 0; atomic_load(&w.events) == 0 && waited < 10000; waited += 5) sleep_ms(5);
+    sleep_ms(100);
+    at_pause = atomic_load(&w.events);
+    sleep_ms(400);
+    /* Paused inside the first event: at most the other events of that read follow. */
+    CHECK_MSG(at_pause <= 2, "%d events arrived after a pause made in the first", at_pause - 1);
+    CHECK_INT_EQ(atomic_load(&w.events), at_pause);
+    CHECK_INT_EQ(atomic_load(&w.completions), 0);
+    CHECK_INT_EQ(nl_pause(c, id, 0), 1);
+    finish_pause_watch(&w, "resumed stream", 8000000);
+    CHECK_INT_EQ(nl_pause(c, id, 1), 0);  /* completed */
+    CHECK_INT_EQ(nl_pause(c, 999999, 1), 0);
+    CHECK_INT_EQ(nl_pause(NULL, id, 1), 0);
+    nl_client_free(c);
+}
+
+static void test_a_stream_paused_from_another_thread_and_before_it_starts(void)
+{
+    nl_client *c = client_for(NULL);
+    pause_watch w;
+    int held, waited;
+    /* Paused at once, from this thread: before the transfer runs, or just after. */
+    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"stream\": \"chunks\"}", 0);
+    REQUIRE(id != 0);
+    CHECK_INT_EQ(nl_pause(c, id, 1), 1);
+    sleep_ms(150);
+    held = atomic_load(&w.events);
+    sleep_ms(350);
+    CHECK_INT_EQ(atomic_load(&w.events), held);
+    CHECK_MSG(atomic_load(&w.bytes) < 4000000, "%ld bytes read while paused", atomic_load(&w.bytes));
+    CHECK_INT_EQ(nl_pause(c, id, 0), 1);
+    finish_pause_watch(&w, "stream paused before it ran", 4000000);
+
+    /* Pause and resume many times from this thread while it runs: every byte, in the end. */
+    id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"query\": {\"chunk\": 4096}, \"stream\": \"chunks\"}", 0);
+    REQUIRE(id != 0);
+    for (waited = 0; waited < 200 && atomic_load(&w.completions) == 0; waited++) {
+        nl_pause(c, id, waited % 2 == 0);
+        sleep_ms(1);
+    }
+    nl_pause(c, id, 0);
+    finish_pause_watch(&w, "stream paused and resumed 200 times", 4000000);
+    nl_client_free(c);
+}
+
+static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
+{
+    nl_client *c = client_for(NULL);
+    pause_watch w;
+    /* timeout bounds the server's silences; a pause of 0.8 s is the reader's. */
+    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 0.3}", 1);
+    int waited;
+    REQUIRE(id != 0);
+    for (waited = 0; atomic_load(&w.events) == 0 && waited < 10000; waited += 5) sleep_ms(5);
+    sleep_ms(800);
+    CHECK_INT_EQ(atomic_load(&w.completions), 0);
+    CHECK_INT_EQ(nl_pause(c, id, 0), 1);
+    finish_pause_watch(&w, "stream paused past its timeout", 2000000);
+
+    /* The deadline still counts. */
+    id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"deadline\": 0.5}", 1);
+    REQUIRE(id != 0);
+    for (waited = 0; atomic_load(&w.completions) == 0 && waited < 10000; waited += 5) sleep_ms(5);
+    REQUIRE(w.result != NULL);
+    {
+        json_t *r = nlt_parse(w.result, "paused past its deadline");
+        CHECK_KIND(r, "timeout");
+        json_decref(r);
+    }
+    free(w.result);
+    nl_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
@@ -736,6 +881,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_library_threads_and_descriptors_start_with_the_first_asynchronous_request),
         NLT_TEST(test_blocking_and_asynchronous_requests_share_one_connection),
         NLT_TEST(test_a_log_hook_leaves_a_blocking_request_on_the_callers_thread),
+        NLT_TEST(test_a_stream_paused_from_its_callback_reads_nothing_until_resumed),
+        NLT_TEST(test_a_stream_paused_from_another_thread_and_before_it_starts),
+        NLT_TEST(test_a_paused_stream_is_not_silent_past_its_timeout),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

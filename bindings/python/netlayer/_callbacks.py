@@ -191,10 +191,10 @@ class Request:
     def __init__(self, owner: object) -> None:
         self.owner = owner  # the client's hook table: what ``inside`` compares with
 
-    def progress(self, event_json: Optional[int], reply: Optional[int]) -> None:
+    def progress(self, request_id: int, event_json: Optional[int], reply: Optional[int]) -> None:
         """One progress event (only when started with ``progress=True``)."""
 
-    def stream(self, event_json: Optional[int], reply: Optional[int]) -> None:
+    def stream(self, request_id: int, event_json: Optional[int], reply: Optional[int]) -> None:
         """One stream event (only when started with ``stream=True``)."""
 
     def complete(self, request_id: int, raw: bytes) -> None:
@@ -222,7 +222,8 @@ def _on_complete(request_id: int, result_json: Optional[int], user_data: Optiona
         pass
 
 
-def _deliver_event(kind: str, event_json: Optional[int], reply: Optional[int], user_data: Optional[int]) -> None:
+def _deliver_event(kind: str, request_id: int, event_json: Optional[int], reply: Optional[int],
+                   user_data: Optional[int]) -> None:
     """Runs on a library thread: hands one event to the ``progress`` or ``stream``
     handler of the request ``user_data`` names."""
     try:
@@ -231,7 +232,7 @@ def _deliver_event(kind: str, event_json: Optional[int], reply: Optional[int], u
             return
         enter(entry.owner)
         try:
-            getattr(entry, kind)(event_json, reply)
+            getattr(entry, kind)(request_id, event_json, reply)
         finally:
             leave()
     except BaseException:  # never let an exception unwind into C
@@ -240,12 +241,12 @@ def _deliver_event(kind: str, event_json: Optional[int], reply: Optional[int], u
 
 def _on_progress(request_id: int, event_json: Optional[int], reply: Optional[int],
                  user_data: Optional[int]) -> None:
-    _deliver_event("progress", event_json, reply, user_data)
+    _deliver_event("progress", request_id, event_json, reply, user_data)
 
 
 def _on_stream(request_id: int, event_json: Optional[int], reply: Optional[int],
                user_data: Optional[int]) -> None:
-    _deliver_event("stream", event_json, reply, user_data)
+    _deliver_event("stream", request_id, event_json, reply, user_data)
 
 
 ON_COMPLETE = NL_CALLBACK(_on_complete)

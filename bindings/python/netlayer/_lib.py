@@ -127,6 +127,9 @@ lib.nl_call_start.restype = ctypes.c_uint64
 # int nl_cancel(nl_client *client, uint64_t id);
 lib.nl_cancel.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
 lib.nl_cancel.restype = ctypes.c_int
+# int nl_pause(nl_client *client, uint64_t id, int paused);
+lib.nl_pause.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
+lib.nl_pause.restype = ctypes.c_int
 
 # nl_queue *nl_queue_new(void);
 lib.nl_queue_new.argtypes = []

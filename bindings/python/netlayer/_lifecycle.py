@@ -25,7 +25,7 @@ import sys
 import threading
 import weakref
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Set, TypeVar, Union
 
 from . import _callbacks, _hooks, _interrupt, _json, _logging
 from ._documents import config as _config
@@ -220,13 +220,22 @@ class ClientBase(Uncopyable):
 
     def _cancel(self, request_id: int) -> bool:
         """nl_cancel; True when the request was still in flight."""
+        return self._on_request(lambda handle: lib.nl_cancel(handle, request_id))
+
+    def _pause(self, request_id: int, paused: bool) -> bool:
+        """nl_pause; True when the request was still in flight."""
+        return self._on_request(lambda handle: lib.nl_pause(handle, request_id, 1 if paused else 0))
+
+    def _on_request(self, call: Callable[[int], int]) -> bool:
+        """``call(handle)`` for a request in flight, unless the client is closing
+        (close() cancels everything itself); True when it returned non-zero."""
         with self._lock:
             if self._handle is None or self._closing:
-                return False  # close() cancels everything itself
+                return False
             self._active += 1
             handle = self._handle
         try:
-            return bool(lib.nl_cancel(handle, request_id))
+            return bool(call(handle))
         finally:
             self._leave()
 

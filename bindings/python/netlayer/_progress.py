@@ -42,7 +42,7 @@ class ProgressRequest(_callbacks.Request):
         self.settle = settle  # receives the result document (on a library thread)
         self.failure: Optional[Tuple[str, BaseException]] = None
 
-    def progress(self, event_json: Optional[int], reply: Optional[int]) -> None:
+    def progress(self, request_id: int, event_json: Optional[int], reply: Optional[int]) -> None:
         if self.failure is not None:
             return  # failed already: the rest of the transfer is being torn down
         event = _callbacks.loads_event(event_json)

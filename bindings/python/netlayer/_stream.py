@@ -9,6 +9,13 @@ whether they arrive before or after the request id is known. The queue is a
 the last event, so the result always comes last. Closing a stream early (``break``,
 ``close()``/``aclose()``, leaving the ``with`` block, garbage collection, or
 cancelling the task awaiting the next event) calls nl_cancel.
+
+The queue is bounded (``_Backlog``): once it holds ``MAX_EVENTS`` events or
+``MAX_BYTES`` bytes of event documents that the reader has not taken, the library
+stops reading the response (nl_pause from inside the event callback, so at most the
+rest of one read follows) and the server waits; reading resumes when the reader has
+taken the queue down to a quarter. A reader that falls behind costs memory of its
+own choosing, never what a fast server sends.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ import asyncio
 import base64
 import queue
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 
 from . import _callbacks, _json
+from ._lib import borrowed_string
 from ._documents import Endpoint, stream_endpoint
 from ._errors import Error, InvalidRequestError
 from ._lifecycle import HOLDING_CODES, ClientBase
@@ -34,27 +43,65 @@ elif TYPE_CHECKING:
 
 __all__ = ["Stream", "AsyncStream", "StreamMixin"]
 
-#: What a stream's queue receives: ("event", dict) per body event, ("result", bytes) last.
+#: What a stream's queue receives: ("event", (dict, size)) per body event, ("result", bytes) last.
 StreamItem = Tuple[str, Any]
 Deliver = Callable[[StreamItem], None]
+
+
+class _Backlog:
+    """What a stream's queue holds that its reader has not taken, and whether reading
+    the response is paused for it. ``added`` runs on a library thread (inside the event
+    callback), ``taken`` on the reader's; nl_pause is called under the lock, so that the
+    library sees pauses and resumes in the order they were decided."""
+
+    #: Pause reading at this many events waiting, or this many bytes of their documents.
+    MAX_EVENTS = 1024
+    MAX_BYTES = 4 << 20
+
+    __slots__ = ("client", "lock", "events", "bytes", "paused")
+
+    def __init__(self, client: ClientBase) -> None:
+        self.client = client
+        self.lock = threading.Lock()
+        self.events = 0
+        self.bytes = 0
+        self.paused = False
+
+    def added(self, request_id: int, size: int) -> None:
+        with self.lock:
+            self.events += 1
+            self.bytes += size
+            if not self.paused and (self.events >= self.MAX_EVENTS or self.bytes >= self.MAX_BYTES):
+                self.paused = self.client._pause(request_id, True)
+
+    def taken(self, request_id: int, size: int) -> None:
+        with self.lock:
+            self.events -= 1
+            self.bytes -= size
+            if self.paused and self.events <= self.MAX_EVENTS // 4 and self.bytes <= self.MAX_BYTES // 4:
+                self.paused = False
+                self.client._pause(request_id, False)
 
 
 class _StreamRequest(_callbacks.Request):
     """The callbacks of one streamed request: everything goes to ``deliver``."""
 
-    __slots__ = ("deliver",)
+    __slots__ = ("deliver", "backlog")
 
-    def __init__(self, owner: object, deliver: Deliver) -> None:
+    def __init__(self, owner: object, deliver: Deliver, backlog: _Backlog) -> None:
         super().__init__(owner)
         self.deliver = deliver
+        self.backlog = backlog
 
-    def stream(self, event_json: Optional[int], reply: Optional[int]) -> None:
-        event = _callbacks.loads_event(event_json)
+    def stream(self, request_id: int, event_json: Optional[int], reply: Optional[int]) -> None:
+        raw = borrowed_string(event_json)  # borrowed: copied now
+        event = _json.loads(raw)
         if isinstance(event, dict):
             chunk = event.get("chunk")
             if isinstance(chunk, str):
                 event["chunk"] = base64.b64decode(chunk)
-            self.deliver(("event", event))
+            self.deliver(("event", (event, len(raw))))
+            self.backlog.added(request_id, len(raw))
 
     def complete(self, request_id: int, raw: bytes) -> None:
         self.deliver(("result", raw))
@@ -70,6 +117,7 @@ class _StreamBase(Uncopyable):
         self._started = False
         self._finished = False
         self._cancelled = False  # we called nl_cancel: the "cancelled" result is ours
+        self._backlog = _Backlog(client)
         #: The Response of a stream that ended normally (``events`` holds the count).
         self.response: Optional[Response] = None
 
@@ -84,10 +132,16 @@ class _StreamBase(Uncopyable):
         try:
             with client._using() as handle:
                 self._id = _callbacks.start(handle, self._payload, None,
-                                            _StreamRequest(client._hooks, deliver), stream=True)
+                                            _StreamRequest(client._hooks, deliver, self._backlog), stream=True)
         except BaseException:
             self._finished = True
             raise
+
+    def _event(self, value: Tuple[Dict[str, Any], int]) -> Dict[str, Any]:
+        """An event the reader takes from the queue: reading may resume."""
+        event, size = value
+        self._backlog.taken(self._id, size)
+        return event
 
     def _finish(self, raw: bytes) -> None:
         """The result arrived: ends the iteration normally or raises the failure."""
@@ -151,8 +205,7 @@ class Stream(_StreamBase):
             self.close()
             raise
         if kind == "event":
-            event: Dict[str, Any] = value
-            return event
+            return self._event(value)
         self._finish(value)
         raise StopIteration
 
@@ -196,8 +249,7 @@ class AsyncStream(_StreamBase):
             self.close()
             raise
         if kind == "event":
-            event: Dict[str, Any] = value
-            return event
+            return self._event(value)
         self._finish(value)
         raise StopAsyncIteration
 

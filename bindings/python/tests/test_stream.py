@@ -182,3 +182,53 @@ def test_a_stream_lives_past_its_timeout_while_it_talks_and_ends_when_silent(bas
         assert 0.9 < time.monotonic() - started < 1.8
         with pytest.raises(netlayer.TimeoutError):
             list(c.stream(talking, deadline=1.5))
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def _check_chunks(chunks: List[bytes], total: int) -> None:
+    """Every byte of /stream-bytes/<total> (byte k is k % 256), in order."""
+    offset = 0
+    for chunk in chunks:
+        assert chunk[:1] == bytes([offset % 256]) and chunk[-1:] == bytes([(offset + len(chunk) - 1) % 256])
+        offset += len(chunk)
+    assert offset == total
+
+
+def test_a_reader_that_falls_behind_pauses_reading_and_loses_nothing(client: netlayer.Client) -> None:
+    """A server that sends 64 MB as fast as it can, to a reader that stops for a second:
+    the stream's queue stops growing at its bound (the library stops reading, the
+    server waits), and once the reader goes on every byte arrives, in order."""
+    total = 64_000_000
+    stream = client.stream(f"stream-bytes/{total}", stream="chunks")
+    chunks = [next(stream)["chunk"]]
+    before = _rss_bytes()
+    time.sleep(1.0)  # unbounded, the queue would hold the whole body by now
+    backlog = stream._backlog
+    assert backlog.paused
+    assert backlog.events <= backlog.MAX_EVENTS + 64 and backlog.bytes <= backlog.MAX_BYTES + (1 << 20)
+    assert _rss_bytes() - before < 32_000_000
+    chunks.extend(event["chunk"] for event in stream)
+    _check_chunks(chunks, total)
+    assert not backlog.paused and backlog.events == 0 and backlog.bytes == 0
+    assert _settled()
+
+
+def test_an_async_reader_that_falls_behind_pauses_reading_too(client: netlayer.Client) -> None:
+    total = 16_000_000
+
+    async def read() -> None:
+        stream = client.astream(f"stream-bytes/{total}", stream="chunks")
+        chunks = [(await stream.__anext__())["chunk"]]
+        await asyncio.sleep(1.0)
+        backlog = stream._backlog
+        assert backlog.paused and backlog.bytes <= backlog.MAX_BYTES + (1 << 20)
+        async for event in stream:
+            chunks.append(event["chunk"])
+        _check_chunks(chunks, total)
+
+    asyncio.run(read())
+    assert _settled()
