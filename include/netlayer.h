@@ -387,12 +387,17 @@ typedef void (*nl_hook_fn)(const char *event_json, nl_reply *reply, void *user_d
 /**
  * Sets, replaces or (with fn == NULL) removes the hook of `kind`. Safe while
  * requests are in flight: each hook call uses the hook set at that moment.
+ * Replacing or removing a hook returns once no call of the hook it replaced
+ * is running on another thread, so the caller may then free its user_data;
+ * from inside a hook call it does not wait (two hooks removing each other
+ * would wait for each other), and that hook's own call is still running.
  *
  * @param user_data  passed to `fn` untouched; the caller keeps it alive while
- *                   the hook is set, and until a call of it that had started
- *                   when it was removed or replaced has returned.
+ *                   the hook is set (and, when it was removed or replaced from
+ *                   inside a hook, until that hook call has returned).
  * @return 0 on success; -1 for a NULL client or an unknown kind.
- * Threads: any thread, including from inside a hook.
+ * Threads: any thread, including from inside a hook. Do not hold a lock that
+ *          the hook takes while removing it from another thread.
  */
 NL_EXTERN int nl_client_set_hook(nl_client *client, int kind, nl_hook_fn fn, void *user_data);
 

@@ -75,11 +75,23 @@ enum HookOutcome {
 }
 
 /// The hooks of one client. They may be set or removed at any time, also while
-/// requests are in flight: each call takes a snapshot under the lock.
+/// requests are in flight: each call takes the hook set at that moment. A removal or
+/// replacement returns once no call of the hook it replaced is running on another
+/// thread, so that the caller may then free what the hook's user data points to.
 final class HookTable: @unchecked Sendable {
     private struct Entry: @unchecked Sendable {
         let function: HookFunction
         let userData: UnsafeMutableRawPointer?
+        /// Which setting of the table this is: a removal waits for calls of this one.
+        let serial: UInt64
+    }
+
+    /// A call of a hook under way: of which setting, on which thread, in which process
+    /// (a child of `fork()` has none of its parent's threads, so their calls never end).
+    private struct RunningCall {
+        let serial: UInt64
+        let thread: pthread_t
+        let process: UInt64
     }
 
     /// The client whose threads hooks run on.
@@ -89,22 +101,36 @@ final class HookTable: @unchecked Sendable {
         self.owner = owner
     }
 
-    private let entries = Locked<[Int32: Entry]>([:])
+    /// Guards `entries`, `running` and `settings`; signalled when a call ends.
+    private let gate = MutexCondition()
+    private var entries: [Int32: Entry] = [:]
+    private var running: [RunningCall] = []
+    private var settings: UInt64 = 0
     /// Bit `kind` set while a hook of that kind is: read without the lock by the
     /// questions every request asks (`isSet`, `needsLoopThread`).
     private let setKinds = Atomic<UInt32>(0)
 
+    /// Sets, replaces or (`function` nil) removes the hook of `kind`; then waits until
+    /// no call of the hook it replaced runs on another thread. From inside a hook call it
+    /// does not wait: two hooks removing each other would wait for each other.
     func set(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
-        entries.withLock { entries in
-            entries[kind.rawValue] = function.map { Entry(function: $0, userData: userData) }
-            let bit = UInt32(1) << UInt32(kind.rawValue)
-            let kinds = setKinds.load(ordering: .relaxed)
-            setKinds.store(function == nil ? kinds & ~bit : kinds | bit, ordering: .releasing)
-        }
+        gate.lock()
+        defer { gate.unlock() }
+        let replaced = entries[kind.rawValue]
+        settings += 1
+        entries[kind.rawValue] = function.map { Entry(function: $0, userData: userData, serial: settings) }
+        let bit = UInt32(1) << UInt32(kind.rawValue)
+        let kinds = setKinds.load(ordering: .relaxed)
+        setKinds.store(function == nil ? kinds & ~bit : kinds | bit, ordering: .releasing)
+        guard let replaced else { return }
+        let me = pthread_self(), process = ProcessFork.generation
+        let live = { (call: RunningCall) in call.process == process }
+        if running.contains(where: { live($0) && pthread_equal($0.thread, me) != 0 }) { return }
+        while running.contains(where: { live($0) && $0.serial == replaced.serial }) { gate.wait() }
     }
 
-    func lockForFork() { entries.lockForFork() }
-    func unlockAfterFork() { entries.unlockAfterFork() }
+    func lockForFork() { gate.lock() }
+    func unlockAfterFork() { gate.unlock() }
 
     func isSet(_ kind: HookKind) -> Bool { setKinds.load(ordering: .acquiring) & (UInt32(1) << UInt32(kind.rawValue)) != 0 }
 
@@ -123,13 +149,37 @@ final class HookTable: @unchecked Sendable {
     /// drives: one that started before a hook was set, or whose failure is resolved
     /// there) the call goes to the event thread and the caller waits for the reply.
     func call(_ kind: HookKind, _ event: JSON) -> HookOutcome {
-        guard isSet(kind), let entry = entries.withLock({ $0[kind.rawValue] }) else { return .notSet }
-        let run = { @Sendable in HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome }
+        guard isSet(kind) else { return .notSet }
+        let run = { @Sendable [self] () -> HookOutcome in
+            guard let entry = begin(kind) else { return .notSet }
+            defer { end(entry) }
+            return HookReply.collect(event, who: kind.name) { entry.function($0, $1, entry.userData) }.outcome
+        }
         guard let client = owner.client, !client.isLoopThread else { return run() }
         let replied = RequestCompletion<HookOutcome>()
         client.callOnEventThread { replied.open(run()) }
         _ = replied.wait()
         return replied.outcome ?? .notSet
+    }
+
+    /// The hook of `kind` now, its call noted as running on this thread.
+    private func begin(_ kind: HookKind) -> Entry? {
+        gate.lock()
+        defer { gate.unlock() }
+        guard let entry = entries[kind.rawValue] else { return nil }
+        running.append(RunningCall(serial: entry.serial, thread: pthread_self(), process: ProcessFork.generation))
+        return entry
+    }
+
+    /// The call of `entry` on this thread ended: a removal waiting for it may return.
+    private func end(_ entry: Entry) {
+        gate.lock()
+        let me = pthread_self()
+        if let index = running.lastIndex(where: { $0.serial == entry.serial && pthread_equal($0.thread, me) != 0 }) {
+            running.remove(at: index)
+        }
+        gate.broadcast()
+        gate.unlock()
     }
 }
 

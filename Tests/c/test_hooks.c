@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -427,6 +428,65 @@ static void test_hooks_set_and_removed_while_requests_in_flight_do_not_crash(voi
     fixed_hook_destroy(&h);
     fixed_hook_destroy(&rh);
     free(prefix);
+}
+
+/* A hook that takes its time and says when it is inside and when it has returned. */
+typedef struct {
+    atomic_int entered, returned;
+    nl_client *client;
+    int remove_kind;  /* from inside: remove the hook of this kind (0: none) */
+} slow_probe;
+
+static void slow_probe_fn(const char *event_json, nl_reply *reply, void *user_data)
+{
+    slow_probe *p = user_data;
+    (void)event_json; (void)reply;
+    atomic_fetch_add(&p->entered, 1);
+    if (p->remove_kind)
+        CHECK_INT_EQ(nl_client_set_hook(p->client, p->remove_kind, NULL, NULL), 0);
+    sleep_ms(300);
+    atomic_fetch_add(&p->returned, 1);
+}
+
+static void test_removing_a_hook_waits_for_its_running_call(void)
+{
+    nl_client *c = client_for(NULL);
+    slow_probe *p = calloc(1, sizeof *p), other;
+    async_wait w;
+    int waited;
+    double t0;
+    memset(&other, 0, sizeof other);
+    async_init(&w, 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, p), 0);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    for (waited = 0; atomic_load(&p->entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
+    REQUIRE(atomic_load(&p->entered) == 1);
+    t0 = now_ms();
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
+    /* Returned only once the call had: what user_data points to may go now. */
+    CHECK_INT_EQ(atomic_load(&p->returned), 1);
+    CHECK_MSG(now_ms() - t0 >= 150, "the removal returned after %.0f ms", now_ms() - t0);
+    free(p);
+    CHECK(async_wait_all(&w, 10.0));
+    CHECK_OK(w.slots[0].result);
+
+    async_destroy(&w);
+
+    /* From inside a hook, removing it (or another) does not wait: its own call is
+     * running on this very thread, and two hooks removing each other would wait for
+     * each other. */
+    memset(&other, 0, sizeof other);
+    other.client = c;
+    other.remove_kind = NL_HOOK_ADAPT;
+    async_init(&w, 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &other), 0);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    CHECK(async_wait_all(&w, 10.0));
+    CHECK_OK(w.slots[0].result);
+    CHECK_INT_EQ(atomic_load(&other.entered), 1);
+    CHECK_INT_EQ(atomic_load(&other.returned), 1);
+    nl_client_free(c);
+    async_destroy(&w);
 }
 
 static void test_set_hook_rejects_bad_arguments(void)
@@ -1594,6 +1654,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_an_attempt_the_adapt_hook_cancels_is_not_counted),
         NLT_TEST(test_adapt_invalid_reply_is_invalid_request_and_next_request_works),
         NLT_TEST(test_hooks_set_and_removed_while_requests_in_flight_do_not_crash),
+        NLT_TEST(test_removing_a_hook_waits_for_its_running_call),
         NLT_TEST(test_set_hook_rejects_bad_arguments),
         NLT_TEST(test_retry_503_twice_then_200_succeeds_on_third_attempt),
         NLT_TEST(test_retry_backoff_is_honoured_between_attempts),
