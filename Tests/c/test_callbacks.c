@@ -839,12 +839,14 @@ static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
 {
     nl_client *c = client_for(NULL);
     pause_watch w;
-    /* timeout bounds the server's silences; a pause of 0.8 s is the reader's. */
-    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 0.3}", 1);
-    int waited;
+    /* timeout bounds the server's silences; a pause of 2.5 times as long is the reader's
+     * (under valgrind a first response can take longer than 0.3 s). */
+    int slow = getenv("NETLAYER_TEST_SLOW") != NULL, waited;
+    uint64_t id = start_pause_watch(&w, c, slow ? "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 3}"
+                                                : "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 0.3}", 1);
     REQUIRE(id != 0);
     for (waited = 0; atomic_load(&w.events) == 0 && waited < 10000; waited += 5) sleep_ms(5);
-    sleep_ms(800);
+    sleep_ms(slow ? 7500 : 800);
     CHECK_INT_EQ(atomic_load(&w.completions), 0);
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
     finish_pause_watch(&w, "stream paused past its timeout", 2000000);
