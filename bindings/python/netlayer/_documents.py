@@ -182,8 +182,13 @@ def _both(a: str, b: str, what: str) -> TypeError:
 
 def _auth(value: Any) -> Any:
     """``auth=(user, password)`` is basic authentication; a dict is the contract's."""
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        return {"basic": {"user": value[0], "password": value[1]}}
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, (str, bytes)) for v in value):
+        # As requests takes them: bytes too, here as the UTF-8 text the document carries.
+        try:
+            user, password = (v.decode("utf-8") if isinstance(v, bytes) else v for v in value)
+        except UnicodeDecodeError:
+            raise ValueError("netlayer: auth= (user, password) given as bytes must be UTF-8") from None
+        return {"basic": {"user": user, "password": password}}
     if value is None or isinstance(value, Mapping):
         return value
     raise TypeError("netlayer: auth= takes (user, password) or an auth document such as "

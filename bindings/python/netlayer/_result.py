@@ -161,7 +161,7 @@ class Response:
             except ValueError:
                 reason = ""
             raise StatusError(f"HTTP {self.status}{reason}", kind="status", status=self.status,
-                              body=self.text, headers=self.headers)
+                              body=self.text, headers=self.headers, attempts=self.attempts, timing=self.timing)
         return self
 
     def header_bytes(self, name: str) -> Optional[bytes]:

@@ -17,8 +17,9 @@ from typing import IO, Any, Callable, Dict, Iterable, Literal, Mapping, Optional
 __all__ = ["ConfigKeys", "EndpointOptions", "MethodKeys", "RequestKeys", "WebSocketKeys", "AuthValue",
            "ProgressFunction"]
 
-#: ``auth=``: ``(user, password)`` for basic, or an auth document ({"bearer": token}, ...)
-AuthValue = Union[Tuple[str, str], Mapping[str, Any], None]
+#: ``auth=``: ``(user, password)`` for basic (str, or bytes of UTF-8 as requests takes
+#: them), or an auth document ({"bearer": token}, ...)
+AuthValue = Union[Tuple[str, str], Tuple[bytes, bytes], Mapping[str, Any], None]
 #: ``acceptableStatus``: codes and [low, high] ranges
 StatusList = Sequence[Union[int, Sequence[int]]]
 #: A per-request progress callback: the event in, a reply ({"cancel": True}) or None out.

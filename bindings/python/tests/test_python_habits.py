@@ -119,6 +119,10 @@ def test_conflicting_or_wrong_keywords_are_clear_errors(client: netlayer.Client,
 
 def test_auth_tuple_bearer_and_cookies(client: netlayer.Client, base_url: str) -> None:
     assert client.get("basic-auth/ann/pw", auth=("ann", "pw")).value == {"user": "ann"}
+    # bytes as requests takes them (UTF-8 here; other bytes are refused, naming auth=)
+    assert client.get("basic-auth/ann/pw", auth=(b"ann", b"pw")).value == {"user": "ann"}
+    with pytest.raises(ValueError, match="auth="):
+        client.get("basic-auth/ann/pw", auth=(b"ann", b"\xff"))
     with netlayer.Client(base_url, auth=("ann", "pw")) as basic:
         assert basic.get("basic-auth/ann/pw").value == {"user": "ann"}
     echo = client.get("echo", auth={"bearer": "t1"}).value
@@ -200,6 +204,8 @@ def test_raise_for_status_with_a_wider_acceptable_status(client: netlayer.Client
         r.raise_for_status()
     assert raised.value.status == 404 and "404 Not Found" in raised.value.message
     assert "status 404" in (raised.value.body or "")
+    # what the response knows of its exchange, as a failure's error carries it
+    assert raised.value.attempts == r.attempts == 1 and raised.value.timing == r.timing
 
 
 def test_error_headers_are_case_insensitive(client: netlayer.Client) -> None:
