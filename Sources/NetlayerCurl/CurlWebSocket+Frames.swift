@@ -24,6 +24,7 @@ extension CurlWebSocket {
                 early = []
                 earlyOffset = 0
             }
+            closeCodes.follow(buffer, count)
             return count
         }
         guard let easy, let context else { return -1 }
@@ -39,6 +40,7 @@ extension CurlWebSocket {
             return -1
         }
         lastHeard = MonotonicClock.now()
+        closeCodes.follow(buffer, count)
         return count
     }
 
@@ -119,7 +121,8 @@ extension CurlWebSocket {
             deliver { $0.message(.binary, bytes) }
         case WSLAY_CONNECTION_CLOSE.rawValue:
             if bytes.count == 1 { break }  // too short: failed by `frameStarted`
-            closeCode = message.status_code == 0 ? 1005 : Int(message.status_code)
+            closeCode = message.status_code == 0 ? 1005
+                : message.status_code == 1000 ? closeCodes.rewrittenCode ?? 1000 : Int(message.status_code)
             closeReason = bytes.count > 2 ? String(decoding: bytes[2...], as: UTF8.self) : ""
         default:
             break  // ping (wslay answers it) and pong
@@ -184,8 +187,8 @@ extension CurlWebSocket {
             case 1009: .tooLarge("the server sent a message of more than maxMessageBytes (\(options.maxMessageBytes)) bytes"
                                  + " (closed with 1009)")
             case 1002: .protocolViolation("the server broke the WebSocket protocol: a masked frame, reserved bits, an"
-                                          + " unknown opcode, a bad control frame or a close code wslay does not know"
-                                          + " (1012 to 1014 among them) (closed with 1002)", curlCode: 0)
+                                          + " unknown opcode, a bad control frame or a close code no registry knows"
+                                          + " (closed with 1002)", curlCode: 0)
             default: .protocolViolation("the server broke the WebSocket protocol (a text message that is not UTF-8, a"
                                         + " message over maxMessageBytes, a masked frame or a bad control frame)",
                                         curlCode: 0)

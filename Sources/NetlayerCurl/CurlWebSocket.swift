@@ -81,6 +81,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     var closeReason = ""
     /// The code of the server's close frame (1005 when it had none), once one came.
     var closeCode: Int?
+    /// Follows the frames read, for the close codes wslay refuses (`CloseCodeWatch`).
+    var closeCodes = CloseCodeWatch()
     /// Why the socket failed under wslay's callbacks.
     var socketFailure: WebSocketFailure?
     /// A close frame was handed to wslay (the user's).

@@ -394,6 +394,32 @@ static void test_server_close_code_and_reason_reported(void)
     nl_client_free(c);
 }
 
+/* 1012 to 1014 (Service Restart, Try Again Later, Bad Gateway), registered after RFC
+ * 6455, are closes like any other: reported as sent, no error. 1015 and 999 are not
+ * codes a server may send. */
+static void test_registered_close_codes_after_rfc_6455_are_reported(void)
+{
+    nl_client *c = echo_client(NULL);
+    static const int codes[] = { 1012, 1013, 1014 };
+    size_t i;
+    for (i = 0; i < NLT_COUNT(codes); i++) {
+        probe p;
+        nl_websocket *ws;
+        char *doc = nlt_format("{\"path\": \"close\", \"query\": {\"code\": %d, \"reason\": \"restart\"}}", codes[i]);
+        probe_init(&p);
+        ws = open_ws(c, doc, &p);
+        REQUIRE(wait_until(&p, 10, is_closed));
+        CHECK_INT_EQ(p.code, codes[i]);
+        CHECK_STR_EQ(p.reason, "restart");
+        CHECK_INT_EQ(p.errors, 0);
+        CHECK_INT_EQ(p.opens, 1);
+        nl_websocket_free(ws);
+        probe_done(&p);
+        free(doc);
+    }
+    nl_client_free(c);
+}
+
 static void test_large_and_fragmented_messages_from_the_server(void)
 {
     nl_client *c = echo_client(NULL);
@@ -1120,6 +1146,31 @@ static void test_close_frame_of_one_byte_fails_with_1002(void)
     expect_failure(c, "{\"path\": \"short-close\", \"query\": {\"tag\": \"wire-short-close\"}}", 1, "protocol",
                    "too short");
     check_close_on_the_wire("wire-short-close", 1002, NULL);
+    nl_client_free(c);
+}
+
+static void test_a_close_code_arriving_a_byte_at_a_time_is_read_as_sent(void)
+{
+    /* The frames before it and the close itself split over reads: 1013 still reported,
+     * the message before it intact; 1015 (never sent on the wire) still fails. */
+    nl_client *c = hostile_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    int i, intact = 1;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"trickle-close\", \"query\": {\"code\": 1013, \"tag\": \"trickle-1013\"}}", &p);
+    REQUIRE(wait_until(&p, 15, is_closed));
+    CHECK_INT_EQ(p.code, 1013);
+    CHECK_STR_EQ(p.reason, "bye");
+    CHECK_INT_EQ(p.errors, 0);
+    REQUIRE(p.count == 1);
+    CHECK_INT_EQ((int)p.messages[0].length, 300);
+    for (i = 0; i < 300 && (size_t)i < p.messages[0].length; i++)
+        intact &= (unsigned char)p.messages[0].data[i] == i % 251;
+    CHECK_MSG(intact, "the message before the close arrived changed");
+    nl_websocket_free(ws);
+    probe_done(&p);
+    expect_failure(c, "{\"path\": \"trickle-close\", \"query\": {\"code\": 1015}}", 1, "protocol", "close code");
     nl_client_free(c);
 }
 
@@ -1860,6 +1911,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_child_of_fork_cannot_send_on_its_parents_connection),
         NLT_TEST(test_subprotocol_offered_and_chosen_one_reported),
         NLT_TEST(test_server_close_code_and_reason_reported),
+        NLT_TEST(test_registered_close_codes_after_rfc_6455_are_reported),
+        NLT_TEST(test_a_close_code_arriving_a_byte_at_a_time_is_read_as_sent),
         NLT_TEST(test_large_and_fragmented_messages_from_the_server),
         NLT_TEST(test_large_message_sent_in_fragments_comes_back_whole),
         NLT_TEST(test_frames_on_the_wire_are_masked_and_fragmented),

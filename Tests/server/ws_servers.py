@@ -28,7 +28,8 @@ KIND is one of:
              handshake), /frames (reports the frames of each message the client sends),
              /fragmented?bytes=N&count=K (one binary message of N bytes in K frames),
              /long-ping (a ping of 126 bytes), /short-close (a close frame whose body
-             is 1 byte);
+             is 1 byte), /trickle-close?code=C (a binary message of 300 bytes, then a
+             close frame with code C and reason "bye", sent a byte at a time);
              with permessage-deflate agreed: /deflate-bomb (20 MiB of zeros in one
              small frame), /deflate-bad-utf8, /deflate-report (says whether each message
              came deflated, and what it says).
@@ -323,6 +324,11 @@ def hostile_connection(conn):
     elif path == "/frames":
         report_frames(conn)
         return
+    elif path == "/trickle-close":  # a message of 300 bytes, then a close with `code`, a byte at a time
+        data = frame(0x2, bytes(i % 251 for i in range(300))) + frame(0x8, struct.pack("!H", int(query.get("code", "1000"))) + b"bye")
+        for byte in data:
+            conn.sendall(bytes([byte]))
+            time.sleep(0.002)
     # Read (and for /no-close-reply, ignore) what the client sends until it hangs up,
     # recording its close frame.
     drain_recording_close(conn, key)
