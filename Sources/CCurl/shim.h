@@ -191,6 +191,12 @@ static inline int nl_fd_ready(int fd, int events) {
     struct pollfd p = { fd, (short)events, 0 };
     return poll(&p, 1, 0) > 0 && (p.revents & (events | POLLHUP | POLLERR));
 }
+/* The file system type (`f_type` of fstatfs) of `fd`'s file; 0 when unknown. */
+#include <sys/vfs.h>
+static inline unsigned long nl_fs_type(int fd) {
+    struct statfs s;
+    return fstatfs(fd, &s) == 0 ? (unsigned long)s.f_type : 0;
+}
 /* What a paused transfer waits for (`NL_WAIT_*` in wait[0], the descriptor in wait[1]). */
 #define NL_WAIT_NONE 0
 #define NL_WAIT_READABLE 1

@@ -44,11 +44,12 @@ package final class UploadSource {
         let type = info.st_mode & S_IFMT
         if problem == 0 {
             switch type {
-            case S_IFREG where info.st_size > 0:
+            case S_IFREG where info.st_size > 0 && !Self.sizeIsMadeUp(fd):
                 size = Int64(info.st_size)
             case S_IFREG:
-                // Empty, or a file whose size reads as 0 although it has content (/proc):
-                // one byte read in place tells which, and whether it can be read at all.
+                // Empty, or a file whose size reads as 0 although it has content (/proc),
+                // or as a page whatever it holds (/sys): one byte read in place tells
+                // whether it can be read at all, and whether a /proc file is empty.
                 var byte: UInt8 = 0
                 let n = pread(fd, &byte, 1, 0)
                 if n < 0 { problem = errno } else if n == 0 { size = 0 }
@@ -67,6 +68,14 @@ package final class UploadSource {
         self.fd = fd
         self.size = size
         isFIFO = type == S_IFIFO
+    }
+
+    /// Whether the file is on a file system whose sizes say nothing of the content:
+    /// sysfs gives every attribute the size of a page (`/sys/.../online` holds "0-1\n"
+    /// in 4096 bytes), procfs 0 or a guess. Such a file is streamed as it reads.
+    private static func sizeIsMadeUp(_ fd: Int32) -> Bool {
+        let type = nl_fs_type(fd)
+        return type == 0x6265_6572 || type == 0x9FA0  // SYSFS_MAGIC, PROC_SUPER_MAGIC
     }
 
     deinit { close() }

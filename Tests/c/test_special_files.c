@@ -443,7 +443,7 @@ static void cancel_after_a_megabyte(const char *event_json, nl_reply *reply, voi
     json_decref(ev);
 }
 
-/* Character devices and /proc files are streamed as they read; an unreadable path is
+/* Character devices, /proc and /sys files are streamed as they read; an unreadable path is
  * kind io with the system's reason; an endless device ends with the timeout or a cancel. */
 static void test_upload_from_devices_and_proc_files(void)
 {
@@ -474,6 +474,22 @@ static void test_upload_from_devices_and_proc_files(void)
     body = jpath_str(a.result, "value.body");
     CHECK_MSG(body && strstr(body, "\nPid:") != NULL, "async: not /proc/self/status: '%.60s'", body ? body : "(null)");
     async_one_end(&a);
+
+    /* a /sys file's size reads as a page (4096), its content is a few bytes */
+    if (access("/sys/devices/system/cpu/online", R_OK) == 0) {
+        char expected[64] = "";
+        FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+        size_t n = f ? fread(expected, 1, sizeof expected - 1, f) : 0;
+        if (f) fclose(f);
+        expected[n] = '\0';
+        r = request_json(c, "{\"path\": \"echo\", \"method\": \"PUT\", \"uploadFrom\": \"/sys/devices/system/cpu/online\"}");
+        CHECK_OK(r);
+        CHECK_STR_EQ(jpath_str(r, "value.body"), expected);
+        CHECK_STR_EQ(jpath_str(r, "value.headers.transfer-encoding"), "chunked");
+        json_decref(r);
+    } else {
+        nlt_note("no /sys/devices/system/cpu/online here: the /sys upload is not tried");
+    }
 
     /* unreadable: the real reason */
     r = request_json(c, "{\"path\": \"echo\", \"method\": \"POST\", \"uploadFrom\": \"/proc/self/mem\"}");
