@@ -10,8 +10,8 @@ the last event, so the result always comes last. Closing a stream early (``break
 ``close()``/``aclose()``, leaving the ``with`` block, garbage collection, or
 cancelling the task awaiting the next event) calls nl_cancel.
 
-The queue is bounded (``_Backlog``): once it holds ``MAX_EVENTS`` events or
-``MAX_BYTES`` bytes of event documents that the reader has not taken, the library
+The queue is bounded (``_Backlog``): once it holds ``max_queue`` events (1024) or
+``max_queue_bytes`` bytes of event documents (4 MiB) that the reader has not taken, the library
 stops reading the response (nl_pause from inside the event callback, so at most the
 rest of one read follows) and the server waits; reading resumes when the reader has
 taken the queue down to a quarter. A reader that falls behind costs memory of its
@@ -54,14 +54,17 @@ class _Backlog:
     callback), ``taken`` on the reader's; nl_pause is called under the lock, so that the
     library sees pauses and resumes in the order they were decided."""
 
-    #: Pause reading at this many events waiting, or this many bytes of their documents.
+    #: Pause reading at this many events waiting, or this many bytes of their documents
+    #: (``max_queue`` and ``max_queue_bytes``, as for WebSockets).
     MAX_EVENTS = 1024
     MAX_BYTES = 4 << 20
 
-    __slots__ = ("client", "lock", "events", "bytes", "paused")
+    __slots__ = ("client", "lock", "events", "bytes", "paused", "max_events", "max_bytes")
 
-    def __init__(self, client: ClientBase) -> None:
+    def __init__(self, client: ClientBase, max_events: int = MAX_EVENTS, max_bytes: int = MAX_BYTES) -> None:
         self.client = client
+        self.max_events = max_events
+        self.max_bytes = max_bytes
         self.lock = threading.Lock()
         self.events = 0
         self.bytes = 0
@@ -71,14 +74,14 @@ class _Backlog:
         with self.lock:
             self.events += 1
             self.bytes += size
-            if not self.paused and (self.events >= self.MAX_EVENTS or self.bytes >= self.MAX_BYTES):
+            if not self.paused and (self.events >= self.max_events or self.bytes >= self.max_bytes):
                 self.paused = self.client._pause(request_id, True)
 
     def taken(self, request_id: int, size: int) -> None:
         with self.lock:
             self.events -= 1
             self.bytes -= size
-            if self.paused and self.events <= self.MAX_EVENTS // 4 and self.bytes <= self.MAX_BYTES // 4:
+            if self.paused and self.events <= self.max_events // 4 and self.bytes <= self.max_bytes // 4:
                 self.paused = False
                 self.client._pause(request_id, False)
 
@@ -111,13 +114,20 @@ class _StreamBase(Uncopyable):
     """What Stream and AsyncStream share: starting, finishing, cancelling."""
 
     def __init__(self, client: ClientBase, endpoint: Dict[str, Any]) -> None:
+        bounds = []
+        for name, default in (("max_queue", _Backlog.MAX_EVENTS), ("max_queue_bytes", _Backlog.MAX_BYTES)):
+            value = endpoint.pop(name, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidRequestError(f"netlayer: stream key {name!r} must be an integer of at least 1, "
+                                          f"not {value!r}", kind="invalid_request")
+            bounds.append(value)
         self._client = client
         self._payload = _json.dumps(endpoint)
         self._id = 0  # the nl_request_start id, once started
         self._started = False
         self._finished = False
         self._cancelled = False  # we called nl_cancel: the "cancelled" result is ours
-        self._backlog = _Backlog(client)
+        self._backlog = _Backlog(client, bounds[0], bounds[1])
         #: The Response of a stream that ended normally (``events`` holds the count).
         self.response: Optional[Response] = None
 

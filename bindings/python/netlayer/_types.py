@@ -107,6 +107,9 @@ class StreamKeys(_EndpointKeys, total=False):
     params: QueryArgument
     path: str
     method: str
+    #: The queue's bounds: past them reading pauses until the reader catches up.
+    max_queue: int
+    max_queue_bytes: int
 
 
 class WebSocketKeys(TypedDict, total=False):

@@ -209,7 +209,7 @@ def test_a_reader_that_falls_behind_pauses_reading_and_loses_nothing(client: net
     time.sleep(1.0)  # unbounded, the queue would hold the whole body by now
     backlog = stream._backlog
     assert backlog.paused
-    assert backlog.events <= backlog.MAX_EVENTS + 64 and backlog.bytes <= backlog.MAX_BYTES + (1 << 20)
+    assert backlog.events <= backlog.max_events + 64 and backlog.bytes <= backlog.max_bytes + (1 << 20)
     assert _rss_bytes() - before < 32_000_000
     chunks.extend(event["chunk"] for event in stream)
     _check_chunks(chunks, total)
@@ -225,10 +225,24 @@ def test_an_async_reader_that_falls_behind_pauses_reading_too(client: netlayer.C
         chunks = [(await stream.__anext__())["chunk"]]
         await asyncio.sleep(1.0)
         backlog = stream._backlog
-        assert backlog.paused and backlog.bytes <= backlog.MAX_BYTES + (1 << 20)
+        assert backlog.paused and backlog.bytes <= backlog.max_bytes + (1 << 20)
         async for event in stream:
             chunks.append(event["chunk"])
         _check_chunks(chunks, total)
 
     asyncio.run(read())
     assert _settled()
+
+
+def test_the_queue_bounds_are_keywords(client: netlayer.Client) -> None:
+    """max_queue and max_queue_bytes, as for WebSockets: a stream of many small SSE
+    events pauses at the event count; every event still arrives."""
+    stream = client.stream({"path": "sse-slow", "query": {"count": 3000, "interval_ms": 0}}, max_queue=16)
+    events = [next(stream)]
+    time.sleep(0.5)
+    assert stream._backlog.paused and stream._backlog.events <= 16 + 64
+    events.extend(stream)
+    assert len(events) == 3000 and stream.response is not None and stream.response.events == 3000
+    for bad in (0, -1, "8", True, 1.5):
+        with pytest.raises(netlayer.InvalidRequestError, match="max_queue"):
+            next(client.stream("sse", max_queue=bad))  # type: ignore[arg-type]
