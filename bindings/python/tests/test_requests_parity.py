@@ -372,3 +372,19 @@ def test_response_headers_are_case_insensitive_for_every_use_as_requests_headers
     merged = copied | {"E-F": "3"}
     assert merged["a-b"] == "1" and merged["c_d"] == "2" and merged["e-f"] == "3"
     assert copied.pop("missing", None) is None
+
+
+# -- a query written in a full URL -----------------------------------------------------
+
+
+def test_a_full_urls_query_is_percent_encoded_as_requests_encodes_it(client: netlayer.Client,
+                                                                      base_url: str) -> None:
+    """Bytes past ASCII and `"`, `<`, `>` in a URL's query are sent percent-encoded
+    (RFC 3986 has no room for them raw; browsers encode them too), escapes already
+    written stay as they are."""
+    url = base_url + 'echo?q=café&x=a<b>&y="z"&keep=a/b?c'
+    theirs = requests.get(url, timeout=10).json()
+    ours = client.get(url, is_full_path=True).value
+    assert ours["query"] == theirs["query"] == "q=caf%C3%A9&x=a%3Cb%3E&y=%22z%22&keep=a/b?c"
+    # An escape stays as written (requests decodes %41 to A; browsers keep it, as here).
+    assert client.get(base_url + "echo?done=%41", is_full_path=True).value["query"] == "done=%41"
