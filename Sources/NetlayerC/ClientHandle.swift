@@ -9,7 +9,7 @@ final class ClientHandle: Sendable {
     /// The config's own secret query names, kept out of the error messages this layer
     /// writes itself (a WebSocket's); the client redacts those of requests.
     let redactedQuery: Set<String>
-    /// The hook table's lock in the fork registry (see `ForkLocks`).
+    /// The hook table's locks in the fork registry (see `ForkLocks`).
     private let forkLocks: ForkLocks
 
     /// The hooks as the core's interceptor and resolver, installed in the client only
@@ -34,13 +34,18 @@ final class ClientHandle: Sendable {
         resolver = HookErrorResolver(hooks: hooks, rules: parts.errorResolver)
         client = try NetlayerClient(parts)
         owner.client = client
-        forkLocks = ForkLocks(lock: { hooks.lockForFork() }, unlock: { hooks.unlockAfterFork() })
+        // The order `setHook` takes them in.
+        let hookChanges = self.hookChanges
+        forkLocks = ForkLocks(lock: { hookChanges.lockForFork(); hooks.lockForFork() },
+                              unlock: { hooks.unlockAfterFork(); hookChanges.unlockAfterFork() })
     }
 
     /// `nl_client_set_hook`: sets or removes (nil) the hook of `kind`.
+    /// Returns once no call of the hook it replaced runs on another thread; that wait
+    /// holds no lock, so a hook may set hooks meanwhile.
     func setHook(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
-        hookChanges.withLock { _ in
-            hooks.set(kind, function, userData)
+        let replaced = hookChanges.withLock { _ -> UInt64? in
+            let replaced = hooks.replace(kind, function, userData)
             // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way,
             // and hooks run on a library thread: with one of them set, requests start
             // and complete on the client's event loop.
@@ -53,7 +58,9 @@ final class ClientHandle: Sendable {
             case .log, .progress, .stream:
                 break
             }
+            return replaced
         }
+        hooks.waitForCalls(of: replaced)
     }
 
     /// Returns once the LOG hook has had the events logged so far: a blocking call

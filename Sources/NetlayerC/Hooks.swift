@@ -110,10 +110,9 @@ final class HookTable: @unchecked Sendable {
     /// questions every request asks (`isSet`, `needsLoopThread`).
     private let setKinds = Atomic<UInt32>(0)
 
-    /// Sets, replaces or (`function` nil) removes the hook of `kind`; then waits until
-    /// no call of the hook it replaced runs on another thread. From inside a hook call it
-    /// does not wait: two hooks removing each other would wait for each other.
-    func set(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
+    /// Sets, replaces or (`function` nil) removes the hook of `kind`, and returns which
+    /// setting it replaced, for `waitForCalls(of:)`.
+    func replace(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) -> UInt64? {
         gate.lock()
         defer { gate.unlock() }
         let replaced = entries[kind.rawValue]
@@ -122,11 +121,19 @@ final class HookTable: @unchecked Sendable {
         let bit = UInt32(1) << UInt32(kind.rawValue)
         let kinds = setKinds.load(ordering: .relaxed)
         setKinds.store(function == nil ? kinds & ~bit : kinds | bit, ordering: .releasing)
-        guard let replaced else { return }
+        return replaced?.serial
+    }
+
+    /// Waits until no call of the setting `serial` runs on another thread. From inside a
+    /// hook call it does not wait: two hooks removing each other would wait for each
+    /// other. The caller holds no lock a hook call may need.
+    func waitForCalls(of serial: UInt64?) {
+        guard let serial else { return }
+        gate.lock()
+        defer { gate.unlock() }
         let me = pthread_self(), process = ProcessFork.generation
-        let live = { (call: RunningCall) in call.process == process }
-        if running.contains(where: { live($0) && pthread_equal($0.thread, me) != 0 }) { return }
-        while running.contains(where: { live($0) && $0.serial == replaced.serial }) { gate.wait() }
+        if running.contains(where: { $0.process == process && pthread_equal($0.thread, me) != 0 }) { return }
+        while running.contains(where: { $0.process == process && $0.serial == serial }) { gate.wait() }
     }
 
     func lockForFork() { gate.lock() }

@@ -220,9 +220,16 @@ public final class NetlayerClient: @unchecked Sendable {
     /// while `startsOnLoopThread` they ran before it already, in order.
     package func awaitEvents() {
         let engine = self.engine
-        if engine.startsOnLoopThread, engine.transport.isLibraryThread { return }
+        // Read once: a hook set meanwhile may change where events go, and the signal
+        // must not be queued to the loop while the loop itself is the one waiting.
+        let onLoop = engine.startsOnLoopThread
+        if onLoop, engine.transport.isLibraryThread { return }
         let delivered = CompletionSignal()
-        deliverEvent { delivered.signal() }
+        if onLoop {
+            engine.transport.execute { delivered.signal() }
+        } else {
+            engine.transport.deliverEvent { delivered.signal() }
+        }
         _ = delivered.wait()
     }
 

@@ -180,6 +180,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         if request.transfer.stream != nil { sink?.cancelSource = self }
         let now = MonotonicClock.now()
         silence = SilenceWatch(for: request, now: now)
+        if readingPaused { silence?.setPaused(true, at: now) }  // paused before it started
         // A stream's timeout bounds its silences (`silence`); only what is left of the
         // deadline bounds the whole of it. What the transfer waited for a slot is gone.
         var timeout = request.options.timeout, deadline = request.options.deadline

@@ -68,6 +68,7 @@ package final class PausedTransfers {
     }
 
     private func resume(_ transfer: CurlTransfer) {
+        transfer.isPausedOnLoop = false  // held here no more: a consumer's resume reaches libcurl again
         guard let easy = transfer.easy else { return }
         // Both directions (reading only if its consumer has not paused it): one that is
         // still not ready pauses again in its callback.

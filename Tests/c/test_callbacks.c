@@ -851,6 +851,16 @@ static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
     finish_pause_watch(&w, "stream paused past its timeout", 2000000);
 
+    /* Paused before it starts: its silence is the reader's from the first byte on. */
+    id = start_pause_watch(&w, c, slow ? "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 3}"
+                                       : "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 0.3}", 0);
+    REQUIRE(id != 0);
+    CHECK_INT_EQ(nl_pause(c, id, 1), 1);
+    sleep_ms(slow ? 7500 : 800);
+    CHECK_INT_EQ(atomic_load(&w.completions), 0);
+    CHECK_INT_EQ(nl_pause(c, id, 0), 1);
+    finish_pause_watch(&w, "stream paused before it started, past its timeout", 2000000);
+
     /* The deadline still counts. */
     id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"deadline\": 0.5}", 1);
     REQUIRE(id != 0);

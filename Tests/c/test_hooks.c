@@ -442,9 +442,10 @@ static void slow_probe_fn(const char *event_json, nl_reply *reply, void *user_da
     slow_probe *p = user_data;
     (void)event_json; (void)reply;
     atomic_fetch_add(&p->entered, 1);
-    if (p->remove_kind)
+    sleep_ms(150);
+    if (p->remove_kind)  /* meanwhile another thread may be removing it too */
         CHECK_INT_EQ(nl_client_set_hook(p->client, p->remove_kind, NULL, NULL), 0);
-    sleep_ms(300);
+    sleep_ms(150);
     atomic_fetch_add(&p->returned, 1);
 }
 
@@ -485,6 +486,135 @@ static void test_removing_a_hook_waits_for_its_running_call(void)
     CHECK_OK(w.slots[0].result);
     CHECK_INT_EQ(atomic_load(&other.entered), 1);
     CHECK_INT_EQ(atomic_load(&other.returned), 1);
+    nl_client_free(c);
+    async_destroy(&w);
+}
+
+/* A hook that does nothing (its calls are what the tests below exercise). */
+static void quiet_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json; (void)reply; (void)user_data;
+}
+
+typedef struct {
+    nl_client *client;
+    slow_probe *probe;
+    atomic_int removed;
+} remover;
+
+static void *remove_adapt_hook(void *arg)
+{
+    remover *r = arg;
+    CHECK_INT_EQ(nl_client_set_hook(r->client, NL_HOOK_ADAPT, NULL, NULL), 0);
+    atomic_store(&r->removed, 1);
+    return NULL;
+}
+
+static void test_a_hook_removing_itself_while_another_thread_removes_it(void)
+{
+    /* The removal on this thread waits for the call; the call, removing its own hook
+     * from inside, must not wait for the lock that removal holds. */
+    nl_client *c = client_for(NULL);
+    slow_probe p;
+    async_wait w;
+    int waited;
+    memset(&p, 0, sizeof p);
+    p.client = c;
+    p.remove_kind = NL_HOOK_ADAPT;
+    async_init(&w, 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &p), 0);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    for (waited = 0; atomic_load(&p.entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
+    REQUIRE(atomic_load(&p.entered) == 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
+    CHECK_INT_EQ(atomic_load(&p.returned), 1);
+    CHECK(async_wait_all(&w, 10.0));
+    CHECK_OK(w.slots[0].result);
+    nl_client_free(c);
+    async_destroy(&w);
+}
+
+static void test_a_fork_while_a_removal_waits_leaves_the_child_able_to_set_hooks(void)
+{
+    nl_client *c = client_for(NULL);
+    slow_probe p;
+    async_wait w;
+    remover r;
+    pthread_t thread;
+    pid_t child;
+    int status = 0, waited;
+    memset(&p, 0, sizeof p);
+    memset(&r, 0, sizeof r);
+    r.client = c;
+    async_init(&w, 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &p), 0);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    for (waited = 0; atomic_load(&p.entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
+    REQUIRE(atomic_load(&p.entered) == 1);
+    REQUIRE(pthread_create(&thread, NULL, remove_adapt_hook, &r) == 0);
+    sleep_ms(50);  /* the removal now waits for the running call */
+    child = fork();
+    if (child == 0) {
+        /* The parent's waiting thread does not exist here: setting hooks must not wait
+         * for it, nor for the call it waited for. */
+        alarm(10);
+        nl_client_set_hook(c, NL_HOOK_LOG, quiet_hook, NULL);
+        nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL);
+        nl_client_set_hook(c, NL_HOOK_LOG, NULL, NULL);
+        _exit(0);
+    }
+    REQUIRE(child > 0);
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with status 0x%x (a hang ends it by SIGALRM)", status);
+    pthread_join(thread, NULL);
+    CHECK_INT_EQ(atomic_load(&r.removed), 1);
+    CHECK(async_wait_all(&w, 10.0));
+    nl_client_free(c);
+    async_destroy(&w);
+}
+
+typedef struct {
+    nl_client *client;
+    atomic_int stop, toggles;
+} hook_toggler;
+
+static void *toggle_stream_hook(void *arg)
+{
+    hook_toggler *t = arg;
+    while (!atomic_load(&t->stop)) {
+        nl_client_set_hook(t->client, NL_HOOK_STREAM, quiet_hook, NULL);
+        nl_client_set_hook(t->client, NL_HOOK_STREAM, NULL, NULL);
+        atomic_fetch_add(&t->toggles, 1);
+    }
+    return NULL;
+}
+
+static void test_hooks_toggled_beside_a_log_hook_while_requests_complete(void)
+{
+    /* Setting a hook moves requests onto the event loop: a completion that waits for
+     * its LOG events must not queue that wait to the loop it runs on. */
+    int n = slow_mode() ? 100 : 2000;
+    nl_client *c = client_for("\"log\": {\"level\": \"info\"}");
+    hook_toggler t;
+    pthread_t thread;
+    async_wait w;
+    int i, ok = 0;
+    memset(&t, 0, sizeof t);
+    t.client = c;
+    async_init(&w, n);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_LOG, quiet_hook, NULL), 0);
+    REQUIRE(pthread_create(&thread, NULL, toggle_stream_hook, &t) == 0);
+    for (i = 0; i < n; i++) {
+        CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[i]) != 0);
+        if (i % 20 == 19) sleep_ms(5);
+    }
+    CHECK_MSG(async_wait_all(&w, 30.0), "requests stopped completing while hooks were toggled");
+    atomic_store(&t.stop, 1);
+    pthread_join(thread, NULL);
+    for (i = 0; i < n; i++) ok += result_ok(w.slots[i].result);
+    CHECK_INT_EQ(ok, n);
+    CHECK(atomic_load(&t.toggles) > 0);
+    nl_client_set_hook(c, NL_HOOK_LOG, NULL, NULL);
     nl_client_free(c);
     async_destroy(&w);
 }
@@ -1655,6 +1785,9 @@ int main(int argc, char **argv)
         NLT_TEST(test_adapt_invalid_reply_is_invalid_request_and_next_request_works),
         NLT_TEST(test_hooks_set_and_removed_while_requests_in_flight_do_not_crash),
         NLT_TEST(test_removing_a_hook_waits_for_its_running_call),
+        NLT_TEST(test_a_hook_removing_itself_while_another_thread_removes_it),
+        NLT_TEST(test_a_fork_while_a_removal_waits_leaves_the_child_able_to_set_hooks),
+        NLT_TEST(test_hooks_toggled_beside_a_log_hook_while_requests_complete),
         NLT_TEST(test_set_hook_rejects_bad_arguments),
         NLT_TEST(test_retry_503_twice_then_200_succeeds_on_third_attempt),
         NLT_TEST(test_retry_backoff_is_honoured_between_attempts),

@@ -600,6 +600,25 @@ static void test_download_to_a_fifo_writes_through_it(void)
     async_one_end(&a);
     free(doc);
 
+    /* paused and resumed by its caller (nl_pause) after the FIFO was once full and went
+     * on: every byte, in order */
+    {
+        uint64_t id;
+        fifo_reader_start(&reader, fifo, 500, 0);
+        id = start_async(c, &a, "{\"path\": \"stream-bytes/3000000\", \"query\": {\"chunk\": 16384, \"delay_ms\": 5},"
+                                " \"downloadTo\": \"%s\", \"timeout\": 15}", fifo);
+        sleep_ms(800);
+        CHECK_INT_EQ(nl_pause(c, id, 1), 1);
+        sleep_ms(300);
+        CHECK_INT_EQ(nl_pause(c, id, 0), 1);
+        CHECK(async_one_wait(&a, 30.0));
+        CHECK_OK(a.result);
+        fifo_reader_join(&reader);
+        CHECK_INT_EQ(reader.bytes, 3000000);
+        CHECK_INT_EQ(reader.mismatch_at, -1);
+        async_one_end(&a);
+    }
+
     /* no reader yet: the download waits for one (and the client stays responsive) */
     start_async(c, &a, "{\"path\": \"bytes/100000\", \"downloadTo\": \"%s\", \"timeout\": 30}", fifo);
     sleep_ms(300);
