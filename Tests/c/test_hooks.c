@@ -543,6 +543,7 @@ static void test_a_fork_while_a_removal_waits_leaves_the_child_able_to_set_hooks
     pthread_t thread;
     pid_t child;
     int status = 0, waited;
+    SKIP_UNDER_TSAN();
     memset(&p, 0, sizeof p);
     memset(&r, 0, sizeof r);
     r.client = c;
@@ -561,6 +562,9 @@ static void test_a_fork_while_a_removal_waits_leaves_the_child_able_to_set_hooks
         nl_client_set_hook(c, NL_HOOK_LOG, quiet_hook, NULL);
         nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL);
         nl_client_set_hook(c, NL_HOOK_LOG, NULL, NULL);
+        /* Gone without an exit of its own: what the parent's threads held in flight is
+         * unreachable here, and valgrind would count it as lost at the child's exit. */
+        execl("/bin/true", "true", (char *)NULL);
         _exit(0);
     }
     REQUIRE(child > 0);
@@ -585,6 +589,8 @@ static void *toggle_stream_hook(void *arg)
         nl_client_set_hook(t->client, NL_HOOK_STREAM, quiet_hook, NULL);
         nl_client_set_hook(t->client, NL_HOOK_STREAM, NULL, NULL);
         atomic_fetch_add(&t->toggles, 1);
+        if (slow_mode())  /* valgrind runs one thread at a time: leave the others room */
+            sleep_ms(1);
     }
     return NULL;
 }
