@@ -16,8 +16,10 @@ final class ClientHandle: Sendable {
     /// while a hook of theirs is set: a client without hooks runs none of them.
     private let interceptor: HookInterceptor
     private let resolver: HookErrorResolver
-    /// Serialises `setHook`, which installs or removes the adapters above.
-    private let hookChanges = Locked(())
+    /// Serialises `setHook`, which installs or removes the adapters above. A bare
+    /// pthread mutex: it guards no Swift value, and a `Locked(())` first taken from a
+    /// hook's thread is an exclusivity access ThreadSanitizer reports.
+    private let hookChanges = MutexCondition()
 
     init(config: ConfigDocument) throws(NetworkError) {
         let owner = ClientReference()
@@ -36,30 +38,29 @@ final class ClientHandle: Sendable {
         owner.client = client
         // The order `setHook` takes them in.
         let hookChanges = self.hookChanges
-        forkLocks = ForkLocks(lock: { hookChanges.lockForFork(); hooks.lockForFork() },
-                              unlock: { hooks.unlockAfterFork(); hookChanges.unlockAfterFork() })
+        forkLocks = ForkLocks(lock: { hookChanges.lock(); hooks.lockForFork() },
+                              unlock: { hooks.unlockAfterFork(); hookChanges.unlock() })
     }
 
     /// `nl_client_set_hook`: sets or removes (nil) the hook of `kind`.
     /// Returns once no call of the hook it replaced runs on another thread; that wait
     /// holds no lock, so a hook may set hooks meanwhile.
     func setHook(_ kind: HookKind, _ function: HookFunction?, _ userData: UnsafeMutableRawPointer?) {
-        let replaced = hookChanges.withLock { _ -> UInt64? in
-            let replaced = hooks.replace(kind, function, userData)
-            // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way,
-            // and hooks run on a library thread: with one of them set, requests start
-            // and complete on the client's event loop.
-            client.setStartsOnLoopThread(hooks.needsLoopThread)
-            switch kind {
-            case .adapt, .retry:
-                client.setInterceptor(hooks.isSet(.adapt) || hooks.isSet(.retry) ? interceptor : nil)
-            case .resolveError:
-                client.setErrorResolver(hooks.isSet(.resolveError) ? resolver : nil)
-            case .log, .progress, .stream:
-                break
-            }
-            return replaced
+        hookChanges.lock()
+        let replaced = hooks.replace(kind, function, userData)
+        // ADAPT, RETRY, PROGRESS and STREAM hooks run while a request is on its way,
+        // and hooks run on a library thread: with one of them set, requests start
+        // and complete on the client's event loop.
+        client.setStartsOnLoopThread(hooks.needsLoopThread)
+        switch kind {
+        case .adapt, .retry:
+            client.setInterceptor(hooks.isSet(.adapt) || hooks.isSet(.retry) ? interceptor : nil)
+        case .resolveError:
+            client.setErrorResolver(hooks.isSet(.resolveError) ? resolver : nil)
+        case .log, .progress, .stream:
+            break
         }
+        hookChanges.unlock()
         hooks.waitForCalls(of: replaced)
     }
 
