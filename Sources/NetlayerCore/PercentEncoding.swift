@@ -1,9 +1,22 @@
 import NetlayerJSON
 
-/// RFC 3986 percent-encoding for the two places URLs are assembled: path
-/// segments and `application/x-www-form-urlencoded`-style key/value pairs.
+/// RFC 3986 percent-encoding, one table and one loop for each kind of text a URL or
+/// a cookie is assembled from: paths, query and form components, a query written in a
+/// URL, cookie values.
 package enum PercentEncoding {
-    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+    /// Which bytes one kind of URL text escapes as `%XX`.
+    package enum Escaped: UInt8 {
+        /// Everything but unreserved characters: the strict form for query and form
+        /// components (a space is "%20", never "+").
+        case component = 1
+        /// Everything but RFC 3986 `pchar` and "/"; "%XX" escapes already written stay.
+        case path = 2
+        /// A query written in a URL, as browsers (the WHATWG URL standard's query set)
+        /// and requests encode it: bytes past ASCII, space, `"`, `<` and `>`.
+        case writtenQuery = 4
+        /// Everything outside RFC 6265's cookie-octet, and `%`, which starts an escape.
+        case cookieValue = 8
+    }
 
     static func isUnreserved(_ b: UInt8) -> Bool {
         switch b {
@@ -29,39 +42,29 @@ package enum PercentEncoding {
         }
     }
 
+    private static func isCookieOctet(_ b: UInt8) -> Bool {
+        b == 0x21 || (0x23...0x2B).contains(b) || (0x2D...0x3A).contains(b) || (0x3C...0x5B).contains(b)
+            || (0x5D...0x7E).contains(b)
+    }
+
     private static func isHexDigit(_ b: UInt8) -> Bool {
         (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b)
     }
 
-    /// Encodes everything but unreserved characters: the strict form for query
-    /// and form components (a space is "%20", never "+").
-    static func encodeComponent(_ s: String, into out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { encodeComponent($0, into: &out) }
-    }
-
-    /// `encodeComponent` of UTF-8 bytes: one table load per byte.
-    static func encodeComponent(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        let classes = byteClass
-        var plain = 0  // bytes from here on need no escape so far
-        for i in 0..<bytes.count where classes[Int(bytes[i])] != 0 {
-            if i > plain { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain..<i])) }
-            let b = bytes[i]
-            out.append(UInt8(ascii: "%"))
-            out.append(hexDigits[Int(b >> 4)])
-            out.append(hexDigits[Int(b & 0xF)])
-            plain = i + 1
-        }
-        if bytes.count > plain { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain...])) }
-    }
-
-    /// Per byte: 0 unreserved (`isUnreserved`), 1 another `pchar` or "/" (`isPathByte`),
-    /// 2 anything else.
-    nonisolated(unsafe) private static let byteClass: UnsafePointer<UInt8> = {  // read-only once built
+    /// Per byte, the `Escaped` kinds (their bits) that escape it: one table load per
+    /// byte, whichever the kind.
+    nonisolated(unsafe) private static let escapedIn: UnsafePointer<UInt8> = {  // read-only once built
         let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
         for i in 0..<256 {
             let b = UInt8(i)
-            table[i] = isUnreserved(b) ? 0 : isPathByte(b) ? 1 : 2
+            var kinds: UInt8 = 0
+            if !isUnreserved(b) { kinds |= Escaped.component.rawValue }
+            if !isPathByte(b) { kinds |= Escaped.path.rawValue }
+            if b >= 0x80 || b == 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "<") || b == UInt8(ascii: ">") {
+                kinds |= Escaped.writtenQuery.rawValue
+            }
+            if !isCookieOctet(b) || b == UInt8(ascii: "%") { kinds |= Escaped.cookieValue.rawValue }
+            table[i] = kinds
         }
         return UnsafePointer(table)
     }()
@@ -72,42 +75,45 @@ package enum PercentEncoding {
         return UnsafePointer(table)
     }()
 
-    static func encodeComponent(_ s: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        encodeComponent(s, into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Appends the encoded path to `out`, keeping "/" and other `pchar`s, and keeping
-    /// "%XX" escapes the caller already wrote; "?" and "#" are encoded so a path cannot
-    /// smuggle a query.
-    static func appendPath(_ s: Substring, into out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { appendPath($0, into: &out) }
-    }
-
-    /// `appendPath` of bytes in place. Runs of bytes kept as they are go in with one
-    /// append each (most paths are one run): this runs for every request.
-    static func appendPath(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        let classes = byteClass
+    /// Appends `bytes` to `out` with the bytes `kind` escapes as `%XX`. Runs of bytes
+    /// kept as they are go in with one append each (most texts are one run): this runs
+    /// for every request.
+    package static func append(_ bytes: UnsafeBufferPointer<UInt8>, escaping kind: Escaped, into out: inout [UInt8]) {
+        let table = escapedIn
+        let mask = kind.rawValue
+        let keepsEscapes = kind == .path
         var run = 0  // where the bytes not appended yet start
         var i = 0
         while i < bytes.count {
             let b = bytes[i]
-            if classes[Int(b)] < 2
-                || (b == UInt8(ascii: "%") && i + 2 < bytes.count && isHexDigit(bytes[i + 1]) && isHexDigit(bytes[i + 2])) {
+            if table[Int(b)] & mask == 0
+                || (keepsEscapes && b == UInt8(ascii: "%") && i + 2 < bytes.count
+                    && isHexDigit(bytes[i + 1]) && isHexDigit(bytes[i + 2])) {
                 i += 1
                 continue
             }
             if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
             out.append(UInt8(ascii: "%"))
-            out.append(hex[Int(b >> 4)])
-            out.append(hex[Int(b & 0xF)])
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 0xF)])
             i += 1
             run = i
         }
         if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...])) }
+    }
+
+    /// `append(_:escaping:into:)` of a string's UTF-8.
+    package static func append(_ text: String, escaping kind: Escaped, into out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { append($0, escaping: kind, into: &out) }
+    }
+
+    /// `text` with the bytes `kind` escapes as `%XX`.
+    package static func escaped(_ text: String, _ kind: Escaped) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        append(text, escaping: kind, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `bytes` with `%XX` escapes decoded (a malformed escape kept as written), and

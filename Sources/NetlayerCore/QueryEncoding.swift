@@ -32,12 +32,12 @@ package enum QueryEncoding {
         func append(_ key: String, _ value: JSON) throws(NetworkError) {
             if !first { out.append(UInt8(ascii: "&")) }
             first = false
-            PercentEncoding.encodeComponent(key, into: &out)
+            PercentEncoding.append(key, escaping: .component, into: &out)
             out.append(UInt8(ascii: "="))
             switch value {
-            case .string(let text): PercentEncoding.encodeComponent(text, into: &out)
+            case .string(let text): PercentEncoding.append(text, escaping: .component, into: &out)
             case .int(let number): JSONWriter.appendDecimal(number, to: &out)  // digits and "-": nothing to encode
-            default: PercentEncoding.encodeComponent(try scalarText(value, context: context, key: key), into: &out)
+            default: PercentEncoding.append(try scalarText(value, context: context, key: key), escaping: .component, into: &out)
             }
         }
         for member in object {
@@ -63,9 +63,9 @@ package enum QueryEncoding {
     static func encode(_ pairs: [(String, String)], into out: inout [UInt8]) {
         for (i, (key, value)) in pairs.enumerated() {
             if i > 0 { out.append(UInt8(ascii: "&")) }
-            PercentEncoding.encodeComponent(key, into: &out)
+            PercentEncoding.append(key, escaping: .component, into: &out)
             out.append(UInt8(ascii: "="))
-            PercentEncoding.encodeComponent(value, into: &out)
+            PercentEncoding.append(value, escaping: .component, into: &out)
         }
     }
 

@@ -22,7 +22,7 @@ package enum URLBuilder {
             let full = try BaseURL(path, role: "path (isFullPath)", parser: parser)
             out.reserveCapacity(full.origin.utf8.count + full.path.utf8.count + 32)
             append(full.origin, to: &out)
-            PercentEncoding.appendPath(full.path.isEmpty ? "/" : Substring(full.path), into: &out)
+            PercentEncoding.append(full.path.isEmpty ? "/" : full.path, escaping: .path, into: &out)
             existingQuery = full.query
         } else {
             guard let base else {
@@ -34,13 +34,16 @@ package enum URLBuilder {
             pathCopy.withUTF8 { bytes in
                 var start = 0  // the path is relative to the base's: its leading "/"s go
                 while start < bytes.count, bytes[start] == UInt8(ascii: "/") { start += 1 }
-                PercentEncoding.appendPath(UnsafeBufferPointer(rebasing: bytes[start...]), into: &out)
+                PercentEncoding.append(UnsafeBufferPointer(rebasing: bytes[start...]), escaping: .path, into: &out)
             }
             existingQuery = base.query
         }
         if let existingQuery {
             out.append(UInt8(ascii: "?"))
-            appendQuery(existingQuery, to: &out)
+            // As written, but with the bytes that may not stand in a URL (RFC 3986)
+            // escaped as browsers and requests escape them; `%XX` escapes stay, and
+            // the query's own syntax is the server's.
+            PercentEncoding.append(existingQuery, escaping: .writtenQuery, into: &out)
         }
         if !query.isEmpty {
             let mark = out.count
@@ -140,30 +143,6 @@ package enum URLBuilder {
         var string = string
         string.withUTF8 { out.append(contentsOf: $0) }
     }
-
-    /// A query written in a URL, with the bytes that may not stand in one (RFC 3986)
-    /// percent-encoded as browsers (the WHATWG URL standard's query set) and requests
-    /// encode them: bytes past ASCII, space, `"`, `<` and `>`. The rest, `%XX` escapes
-    /// included, stays as written: the query's own syntax is the server's.
-    private static func appendQuery(_ string: String, to out: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { bytes in
-            var run = 0
-            for i in 0..<bytes.count {
-                let b = bytes[i]
-                guard b >= 0x80 || b == 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "<") || b == UInt8(ascii: ">")
-                else { continue }
-                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(b >> 4)])
-                out.append(hexDigits[Int(b & 0xF)])
-                run = i + 1
-            }
-            if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...])) }
-        }
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     private static func isASCIILetter(_ b: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b | 0x20)

@@ -15,7 +15,7 @@ package enum ParameterSerializer {
     /// (`;`, `=`, `.`, `,`) literal. Styles: simple (the default), label, matrix.
     package static func pathText(name: String, value: JSON, style: ParameterStyle, explode: Bool) throws(NetworkError) -> String {
         let shape = try Shape(name: name, value: value)
-        let e = percentEncoded
+        let e = { (text: String) in PercentEncoding.escaped(text, .component) }
         switch style {
         case .simple:
             return joined(shape.encoded(e), explode: explode, itemSeparator: ",")
@@ -99,20 +99,8 @@ package enum ParameterSerializer {
     /// `text` with every byte outside RFC 6265's cookie-octet (`%` too, which starts
     /// an escape) as %XX: controls, space, `"`, `,`, `;`, `\` and non-ASCII bytes.
     private static func cookieText(_ text: String) -> String {
-        var out: [UInt8] = []
-        for b in text.utf8 {
-            let octet = b == 0x21 || (0x23...0x2B).contains(b) || (0x2D...0x3A).contains(b)
-                || (0x3C...0x5B).contains(b) || (0x5D...0x7E).contains(b)
-            if octet && b != UInt8(ascii: "%") {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.escaped(text, .cookieValue)
     }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// The default `explode` for a style: true only for form.
     package static func defaultExplode(for style: ParameterStyle) -> Bool {
@@ -157,24 +145,6 @@ package enum ParameterSerializer {
         if text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
             throw .invalidRequest("parameter '\(name.escapedForMessage)': \(what) cannot contain CR, LF or NUL")
         }
-    }
-
-    /// RFC 3986 percent-encoding keeping only the unreserved characters.
-    static func percentEncoded(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
