@@ -4,6 +4,7 @@
  * Endpoints: /sse, /lines, /bytes/<n>, /stream-bytes/<n>, /json, /status/<code>, /flaky/<key>.
  */
 #include "harness.h"
+#include "pause_watch.h"
 
 #include <dirent.h>
 #include <stdatomic.h>
@@ -748,68 +749,6 @@ static void test_a_log_hook_leaves_a_blocking_request_on_the_callers_thread(void
 
 /* ---- nl_pause ------------------------------------------------------------------------- */
 
-/* A chunks stream whose reader pauses it: counts events and body bytes. */
-typedef struct {
-    nl_client *client;
-    atomic_int events, completions, pause_at;  /* pause_at: nl_pause from the callback on this event */
-    atomic_long bytes;
-    char *result;
-} pause_watch;
-
-static long base64_length(const char *text)
-{
-    size_t n = strlen(text);
-    long padding = (n > 0 && text[n - 1] == '=') + (n > 1 && text[n - 2] == '=');
-    return (long)(n / 4 * 3) - padding;
-}
-
-static void pause_watch_stream(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
-{
-    pause_watch *w = user_data;
-    json_t *ev = json_loads(event_json, 0, NULL);
-    int n = atomic_fetch_add(&w->events, 1) + 1;
-    (void)reply;
-    if (ev && json_is_string(json_object_get(ev, "chunk")))
-        atomic_fetch_add(&w->bytes, base64_length(json_string_value(json_object_get(ev, "chunk"))));
-    json_decref(ev);
-    if (n == atomic_load(&w->pause_at))
-        CHECK_INT_EQ(nl_pause(w->client, id, 1), 1);
-}
-
-static void pause_watch_complete(uint64_t id, const char *result_json, void *user_data)
-{
-    pause_watch *w = user_data;
-    (void)id;
-    w->result = strdup(result_json);
-    atomic_fetch_add(&w->completions, 1);
-}
-
-static uint64_t start_pause_watch(pause_watch *w, nl_client *c, const char *endpoint_json, int pause_at)
-{
-    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
-    memset(w, 0, sizeof *w);
-    w->client = c;
-    atomic_store(&w->pause_at, pause_at);
-    cb.on_complete = pause_watch_complete;
-    cb.on_stream = pause_watch_stream;
-    cb.user_data = w;
-    return nl_request_start(c, endpoint_json, &cb);
-}
-
-static void finish_pause_watch(pause_watch *w, const char *what, long expected_bytes)
-{
-    int waited;
-    json_t *r;
-    for (waited = 0; atomic_load(&w->completions) == 0 && waited < 30000; waited += 5) sleep_ms(5);
-    REQUIRE(w->result != NULL);
-    r = nlt_parse(w->result, what);
-    CHECK_MSG(json_is_true(json_object_get(r, "ok")), "%s: %.300s", what, w->result);
-    CHECK_MSG(atomic_load(&w->bytes) == expected_bytes, "%s: %ld bytes of %ld", what,
-              atomic_load(&w->bytes), expected_bytes);
-    json_decref(r);
-    free(w->result);
-}
-
 static void test_a_stream_paused_from_its_callback_reads_nothing_until_resumed(void)
 {
     nl_client *c = client_for(NULL);
@@ -827,7 +766,7 @@ static void test_a_stream_paused_from_its_callback_reads_nothing_until_resumed(v
     CHECK_INT_EQ(atomic_load(&w.events), at_pause);
     CHECK_INT_EQ(atomic_load(&w.completions), 0);
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
-    finish_pause_watch(&w, "resumed stream", 8000000);
+    json_decref(finish_pause_watch(&w, "resumed stream", 8000000));
     CHECK_INT_EQ(nl_pause(c, id, 1), 0);  /* completed */
     CHECK_INT_EQ(nl_pause(c, 999999, 1), 0);
     CHECK_INT_EQ(nl_pause(NULL, id, 1), 0);
@@ -849,7 +788,7 @@ static void test_a_stream_paused_from_another_thread_and_before_it_starts(void)
     CHECK_INT_EQ(atomic_load(&w.events), held);
     CHECK_MSG(atomic_load(&w.bytes) < 4000000, "%ld bytes read while paused", atomic_load(&w.bytes));
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
-    finish_pause_watch(&w, "stream paused before it ran", 4000000);
+    json_decref(finish_pause_watch(&w, "stream paused before it ran", 4000000));
 
     /* Pause and resume many times from this thread while it runs: every byte, in the end. */
     id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"query\": {\"chunk\": 4096}, \"stream\": \"chunks\"}", 0);
@@ -859,7 +798,7 @@ static void test_a_stream_paused_from_another_thread_and_before_it_starts(void)
         sleep_ms(1);
     }
     nl_pause(c, id, 0);
-    finish_pause_watch(&w, "stream paused and resumed 200 times", 4000000);
+    json_decref(finish_pause_watch(&w, "stream paused and resumed 200 times", 4000000));
     nl_client_free(c);
 }
 
@@ -877,7 +816,7 @@ static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
     sleep_ms(slow ? 7500 : 800);
     CHECK_INT_EQ(atomic_load(&w.completions), 0);
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
-    finish_pause_watch(&w, "stream paused past its timeout", 2000000);
+    json_decref(finish_pause_watch(&w, "stream paused past its timeout", 2000000));
 
     /* Paused before it starts: its silence is the reader's from the first byte on. */
     id = start_pause_watch(&w, c, slow ? "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 3}"
@@ -887,19 +826,17 @@ static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
     sleep_ms(slow ? 7500 : 800);
     CHECK_INT_EQ(atomic_load(&w.completions), 0);
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
-    finish_pause_watch(&w, "stream paused before it started, past its timeout", 2000000);
+    json_decref(finish_pause_watch(&w, "stream paused before it started, past its timeout", 2000000));
 
     /* The deadline still counts. */
     id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"deadline\": 0.5}", 1);
     REQUIRE(id != 0);
-    for (waited = 0; atomic_load(&w.completions) == 0 && waited < 10000; waited += 5) sleep_ms(5);
-    REQUIRE(w.result != NULL);
     {
-        json_t *r = nlt_parse(w.result, "paused past its deadline");
+        json_t *r = pause_watch_result(&w, "paused past its deadline");
+        REQUIRE(r != NULL);
         CHECK_KIND(r, "timeout");
         json_decref(r);
     }
-    free(w.result);
     nl_client_free(c);
 }
 

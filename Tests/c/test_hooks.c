@@ -449,19 +449,31 @@ static void slow_probe_fn(const char *event_json, nl_reply *reply, void *user_da
     atomic_fetch_add(&p->returned, 1);
 }
 
+/* Sets `p` (zeroed, removing `remove_kind` from inside when not 0) as c's ADAPT hook
+ * and starts one request into `w`; with `until_entered`, returns once the hook's call
+ * is running. */
+static void start_request_in_slow_probe(nl_client *c, slow_probe *p, int remove_kind, async_wait *w,
+                                        int until_entered)
+{
+    int waited;
+    memset(p, 0, sizeof *p);
+    p->client = c;
+    p->remove_kind = remove_kind;
+    async_init(w, 1);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, p), 0);
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w->slots[0]) != 0);
+    if (!until_entered) return;
+    for (waited = 0; atomic_load(&p->entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
+    REQUIRE(atomic_load(&p->entered) == 1);
+}
+
 static void test_removing_a_hook_waits_for_its_running_call(void)
 {
     nl_client *c = client_for(NULL);
-    slow_probe *p = calloc(1, sizeof *p), other;
+    slow_probe *p = malloc(sizeof *p), other;
     async_wait w;
-    int waited;
     double t0;
-    memset(&other, 0, sizeof other);
-    async_init(&w, 1);
-    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, p), 0);
-    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
-    for (waited = 0; atomic_load(&p->entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
-    REQUIRE(atomic_load(&p->entered) == 1);
+    start_request_in_slow_probe(c, p, 0, &w, 1);
     t0 = now_ms();
     CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
     /* Returned only once the call had: what user_data points to may go now. */
@@ -476,12 +488,7 @@ static void test_removing_a_hook_waits_for_its_running_call(void)
     /* From inside a hook, removing it (or another) does not wait: its own call is
      * running on this very thread, and two hooks removing each other would wait for
      * each other. */
-    memset(&other, 0, sizeof other);
-    other.client = c;
-    other.remove_kind = NL_HOOK_ADAPT;
-    async_init(&w, 1);
-    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &other), 0);
-    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
+    start_request_in_slow_probe(c, &other, NL_HOOK_ADAPT, &w, 0);
     CHECK(async_wait_all(&w, 10.0));
     CHECK_OK(w.slots[0].result);
     CHECK_INT_EQ(atomic_load(&other.entered), 1);
@@ -517,15 +524,7 @@ static void test_a_hook_removing_itself_while_another_thread_removes_it(void)
     nl_client *c = client_for(NULL);
     slow_probe p;
     async_wait w;
-    int waited;
-    memset(&p, 0, sizeof p);
-    p.client = c;
-    p.remove_kind = NL_HOOK_ADAPT;
-    async_init(&w, 1);
-    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &p), 0);
-    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
-    for (waited = 0; atomic_load(&p.entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
-    REQUIRE(atomic_load(&p.entered) == 1);
+    start_request_in_slow_probe(c, &p, NL_HOOK_ADAPT, &w, 1);
     CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, NULL, NULL), 0);
     CHECK_INT_EQ(atomic_load(&p.returned), 1);
     CHECK(async_wait_all(&w, 10.0));
@@ -542,16 +541,11 @@ static void test_a_fork_while_a_removal_waits_leaves_the_child_able_to_set_hooks
     remover r;
     pthread_t thread;
     pid_t child;
-    int status = 0, waited;
+    int status = 0;
     SKIP_UNDER_TSAN();
-    memset(&p, 0, sizeof p);
     memset(&r, 0, sizeof r);
     r.client = c;
-    async_init(&w, 1);
-    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, slow_probe_fn, &p), 0);
-    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_cb, &w.slots[0]) != 0);
-    for (waited = 0; atomic_load(&p.entered) == 0 && waited < 10000; waited += 1) sleep_ms(1);
-    REQUIRE(atomic_load(&p.entered) == 1);
+    start_request_in_slow_probe(c, &p, 0, &w, 1);
     REQUIRE(pthread_create(&thread, NULL, remove_adapt_hook, &r) == 0);
     sleep_ms(50);  /* the removal now waits for the running call */
     child = fork();

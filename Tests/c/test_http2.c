@@ -24,6 +24,7 @@
 #define NLT_TEST_TIMEOUT 120
 #include "harness.h"
 #include "fault_helpers.h"
+#include "pause_watch.h"
 
 #include <stdatomic.h>
 #include <sys/prctl.h>
@@ -546,37 +547,6 @@ static void test_cold_batch_is_http2_and_overlaps(void)
               BATCH * DELAY_MS);
 }
 
-/* A stream paused from its callback over HTTP/2: the other streams of the connection go
- * on, the paused one costs no CPU while it waits, and once resumed every byte arrives. */
-typedef struct {
-    nl_client *client;
-    atomic_int events, done;
-    atomic_long bytes;
-    char *result;
-} h2_pause_watch;
-
-static void h2_pause_event(uint64_t id, const char *event_json, nl_reply *reply, void *user_data)
-{
-    h2_pause_watch *w = user_data;
-    const char *chunk = strstr(event_json, "\"chunk\":\"");
-    (void)reply;
-    if (chunk) {
-        const char *end = strchr(chunk + 9, '"');
-        long n = end ? (long)(end - (chunk + 9)) : 0;
-        atomic_fetch_add(&w->bytes, n / 4 * 3 - (n > 0 && end[-1] == '=') - (n > 1 && end[-2] == '='));
-    }
-    if (atomic_fetch_add(&w->events, 1) == 0)
-        CHECK_INT_EQ(nl_pause(w->client, id, 1), 1);
-}
-
-static void h2_pause_done(uint64_t id, const char *result_json, void *user_data)
-{
-    h2_pause_watch *w = user_data;
-    (void)id;
-    w->result = strdup(result_json);
-    atomic_store(&w->done, 1);
-}
-
 static double cpu_ms(void)
 {
     struct rusage u;
@@ -584,23 +554,19 @@ static double cpu_ms(void)
     return u.ru_utime.tv_sec * 1e3 + u.ru_utime.tv_usec / 1e3 + u.ru_stime.tv_sec * 1e3 + u.ru_stime.tv_usec / 1e3;
 }
 
+/* A stream paused from its callback over HTTP/2: the other streams of the connection go
+ * on, the paused one costs no CPU while it waits, and once resumed every byte arrives. */
 static void test_a_paused_stream_leaves_the_connections_other_streams_going(void)
 {
     nl_client *c;
-    h2_pause_watch w;
-    nl_request_callbacks cb = NL_REQUEST_CALLBACKS_INIT;
+    pause_watch w;
     json_t *r;
     uint64_t id;
     int waited, held;
     double cpu0;
     setup();
     c = h2_client();
-    memset(&w, 0, sizeof w);
-    w.client = c;
-    cb.on_complete = h2_pause_done;
-    cb.on_stream = h2_pause_event;
-    cb.user_data = &w;
-    id = nl_request_start(c, "{\"path\": \"stream-bytes/4000000\", \"stream\": \"chunks\"}", &cb);
+    id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"stream\": \"chunks\"}", 1);
     REQUIRE(id != 0);
     for (waited = 0; atomic_load(&w.events) == 0 && waited < 10000; waited += 5) sleep_ms(5);
     REQUIRE(atomic_load(&w.events) > 0);
@@ -617,14 +583,9 @@ static void test_a_paused_stream_leaves_the_connections_other_streams_going(void
     if (!fh_slow_mode())  /* under valgrind the request beside it takes that much */
         CHECK_MSG(cpu_ms() - cpu0 < 200, "%.0f ms of CPU while a stream was paused for 400 ms", cpu_ms() - cpu0);
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
-    for (waited = 0; !atomic_load(&w.done) && waited < 30000; waited += 5) sleep_ms(5);
-    REQUIRE(w.result != NULL);
-    r = nlt_parse(w.result, "paused h2 stream");
-    CHECK_OK(r);
+    r = finish_pause_watch(&w, "paused h2 stream", 4000000);
     check_http_version(r, "2");
-    CHECK_MSG(atomic_load(&w.bytes) == 4000000, "%ld of 4000000 bytes", atomic_load(&w.bytes));
     json_decref(r);
-    free(w.result);
     nl_client_free(c);
 }
 

@@ -377,20 +377,29 @@ static void test_subprotocol_offered_and_chosen_one_reported(void)
     nl_client_free(c);
 }
 
-static void test_server_close_code_and_reason_reported(void)
+/* Opens `path` with the server's close code and reason in its query, and checks that
+ * the close is reported as the server sent it, after one open and without an error. */
+static void check_server_close(nl_client *c, const char *path, int code, const char *reason)
 {
-    nl_client *c = echo_client(NULL);
     probe p;
     nl_websocket *ws;
+    char *doc = nlt_format("{\"path\": \"%s\", \"query\": {\"code\": %d, \"reason\": \"%s\"}}", path, code, reason);
     probe_init(&p);
-    ws = open_ws(c, "{\"path\": \"close\", \"query\": {\"code\": 4001, \"reason\": \"see you\"}}", &p);
+    ws = open_ws(c, doc, &p);
     REQUIRE(wait_until(&p, 10, is_closed));
-    CHECK_INT_EQ(p.code, 4001);
-    CHECK_STR_EQ(p.reason, "see you");
+    CHECK_INT_EQ(p.code, code);
+    CHECK_STR_EQ(p.reason, reason);
     CHECK_INT_EQ(p.errors, 0);
     CHECK_INT_EQ(p.opens, 1);
     nl_websocket_free(ws);
     probe_done(&p);
+    free(doc);
+}
+
+static void test_server_close_code_and_reason_reported(void)
+{
+    nl_client *c = echo_client(NULL);
+    check_server_close(c, "close", 4001, "see you");
     nl_client_free(c);
 }
 
@@ -402,21 +411,8 @@ static void test_registered_close_codes_after_rfc_6455_are_reported(void)
     nl_client *c = echo_client(NULL);
     static const int codes[] = { 1012, 1013, 1014 };
     size_t i;
-    for (i = 0; i < NLT_COUNT(codes); i++) {
-        probe p;
-        nl_websocket *ws;
-        char *doc = nlt_format("{\"path\": \"close\", \"query\": {\"code\": %d, \"reason\": \"restart\"}}", codes[i]);
-        probe_init(&p);
-        ws = open_ws(c, doc, &p);
-        REQUIRE(wait_until(&p, 10, is_closed));
-        CHECK_INT_EQ(p.code, codes[i]);
-        CHECK_STR_EQ(p.reason, "restart");
-        CHECK_INT_EQ(p.errors, 0);
-        CHECK_INT_EQ(p.opens, 1);
-        nl_websocket_free(ws);
-        probe_done(&p);
-        free(doc);
-    }
+    for (i = 0; i < NLT_COUNT(codes); i++)
+        check_server_close(c, "close", codes[i], "restart");
     nl_client_free(c);
 }
 
