@@ -216,6 +216,26 @@ def _():
         assert code == 2 and "-H" in err and not out, (bad, code, out, err)
 
 
+@test("--header=, --body= and flags together (-vi, -iv) read as their spelt-out forms; other letters are unknown")
+def _():
+    doc = echo("get", BASE + "echo", "--header=X-Trace:   2", "--header=X-Empty;")
+    assert doc["headers"]["x-trace"] == "2" and doc["headers"]["x-empty"] == "", doc["headers"]
+    code, out, err = run("get", BASE + "echo", "--header=nocolon")
+    assert code == 2 and "-H" in err and not out, (code, out, err)
+    cfg = write("body-eq-config.json", {"baseURL": BASE, "endpoints": {"send": {"path": "echo", "method": "POST"}}})
+    code, out, err = run("call", "send", "--config", cfg, '--body={"a": [1, 2.50]}')
+    assert code == 0 and json.loads(json.loads(out)["body"]) == {"a": [1, 2.5]}, (code, out, err)
+    for flags in ("-vi", "-iv"):
+        code, out, err = run("get", BASE + "json", flags)
+        assert code == 0 and out.startswith("HTTP/") and json.loads(out.split("\n\n", 1)[1])["title"] == "Dune", out
+        assert "> GET " + BASE + "json" in err and "< HTTP 200" in err, err
+    code, out, err = run("post", BASE + "echo", "-vf", "a=1")
+    assert code == 0 and json.loads(out)["body"] == "a=1" and "> POST " in err, (code, out, err)
+    for bad in ("-vx", "-vH", "-va"):
+        code, out, err = run("get", BASE + "echo", bad)
+        assert code == 2 and "unknown option " + bad in err and not out, (bad, code, out, err)
+
+
 @test("-H takes its value as curl does: '@file', '=1' and escapes are text, never a file or a body field")
 def _():
     secret = write("h-secret.txt", "s3cr3t-token")

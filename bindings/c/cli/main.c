@@ -63,6 +63,7 @@ static const char general_help[] =
     "  --protocol NAME   ws: offer the subprotocol NAME (repeat for more, in order of preference)\n"
     "  --ping-interval SECONDS  ws: ping after that much silence from the server; no answer after as\n"
     "                    long again ends the connection (status 28)\n"
+    "  An option's value may follow an = (--timeout=5, --header='X-A: 1'); flags may go together (-vi).\n"
     "\n"
     "Exit status:\n"
     "  0 success      1 other failure      2 usage or invalid input     3 malformed URL\n"
@@ -204,6 +205,12 @@ static int header_option(const char *text) {
                                          "!#$%&'*+-.^_`|~") < name_length)
         return usage_error("-H '%s': the header name must be a token (RFC 9110) before the colon", text);
     return 0;
+}
+
+/* Whether `arg` is two or more one-letter flags together ("-vi"), each of `flags`. */
+static int is_flag_cluster(const char *arg, const char *flags) {
+    return arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && arg[2] != '\0'
+        && strspn(arg + 1, flags) == strlen(arg + 1);
 }
 
 /* The config file's text, or NULL without one; exits 2 when it cannot be read. */
@@ -442,11 +449,29 @@ static int run_command(int argc, char **argv) {
                 items[count++] = argv[i];
             }
         }
+        else if (strncmp(a, "--header=", 9) == 0) {
+            if ((status = header_option(a + 9)) == 0) {
+                literal[count] = 1;
+                items[count++] = argv[i] + 9;
+            }
+        }
+        else if (is_flag_cluster(a, "vifh")) {
+            /* -vi: flags that take no value, together, as getopt (curl) and argparse
+             * (httpie) read them. */
+            const char *flag;
+            for (flag = a + 1; *flag; flag++) {
+                if (*flag == 'v') run.verbose = 1;
+                else if (*flag == 'i') run.include_head = 1;
+                else if (*flag == 'f') spec.form = 1;
+                else help = 1;
+            }
+        }
         else if (strcmp(a, "-a") == 0 || strcmp(a, "--auth") == 0) status = option_value(argc, argv, &i, &credentials);
         else if (strncmp(a, "--auth=", 7) == 0) credentials = a + 7;
         else if (strcmp(a, "-A") == 0 || strcmp(a, "--auth-type") == 0) status = option_value(argc, argv, &i, &auth_type);
         else if (strncmp(a, "--auth-type=", 12) == 0) auth_type = a + 12;
         else if (strcmp(a, "--body") == 0 && mode == MODE_CALL) status = option_value(argc, argv, &i, &body);
+        else if (strncmp(a, "--body=", 7) == 0 && mode == MODE_CALL) body = a + 7;
         else if (strcmp(a, "--download") == 0 || strcmp(a, "-o") == 0) {
             /* `-o -` is curl's standard output: the body goes there without the option. */
             if ((status = option_value(argc, argv, &i, &run.download)) == 0 && strcmp(run.download, "-") == 0)
@@ -465,7 +490,8 @@ static int run_command(int argc, char **argv) {
         if (mode == MODE_WS && !request_only && a[0] == '-' && strcmp(a, "-") != 0 && !only_items
             && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
             && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
-            && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0
+            && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0 && strncmp(a, "--header=", 9) != 0
+            && !is_flag_cluster(a, "vh")
             && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
             && strncmp(a, "--timeout", 9) != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
             && strncmp(a, "--ping-interval", 15) != 0
