@@ -120,6 +120,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         self.maxConcurrent = max(1, maxConcurrent)
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, self.maxConcurrent))
         _ = nl_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        super.init()
         // libcurl calls these only from inside curl_multi_* calls, made by the driver,
         // so an unretained pointer is enough: the loop outlives its multi handle.
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -284,7 +285,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
 
     /// The loop's thread: takes the multi handle when no one drives it and there is
     /// work, drives until nothing is left, then gives it up.
-    package func run() {
+    override package func run() {
         while true {
             lock()
             while !(inbox.owner == .none && (inbox.stopping || inbox.workLeft || !inbox.isEmpty)) {

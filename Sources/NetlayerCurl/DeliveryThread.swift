@@ -82,7 +82,7 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
     /// reached would be lost.
     private var running: [@Sendable () -> Void] = []
 
-    package func run() {
+    override package func run() {
         while true {
             gate.lock()
             while queue.tasks.isEmpty && !queue.stopping {
