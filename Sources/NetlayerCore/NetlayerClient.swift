@@ -117,6 +117,11 @@ public final class NetlayerClient: @unchecked Sendable {
             if current.generation == ProcessFork.generation { return current }
             if let fresh = try? Engine(parts, inheriting: current) {
                 ProcessFork.abandon(current)
+                // The parent's requests, never to complete here (`inFlightHere`).
+                inFlight.withLock { tokens in
+                    for token in tokens.values { ProcessFork.abandon(token) }
+                    tokens = [:]
+                }
                 current = fresh
                 tracked = fresh
             }
@@ -237,9 +242,11 @@ public final class NetlayerClient: @unchecked Sendable {
     /// library thread (the delivery thread; the transport's while `startsOnLoopThread`).
     /// Until then `cancel(id)` cancels it.
     public func start(_ request: HTTPRequest, id: UInt64, completion: @escaping @Sendable (NetworkOutcome) -> Void) {
+        // The engine first: in a child of fork() its first request starts a new one,
+        // which drops the parent's entries from the table (`engine`), not this one.
+        let engine = self.engine
         let token = DeferredCancellable()
         inFlight.withLock { $0[id] = token }
-        let engine = self.engine
         // The table, not the client, is captured: a weak reference to the client would
         // give it a side table, after which every retain of it takes the slow path.
         let inFlight = self.inFlight
@@ -255,7 +262,7 @@ public final class NetlayerClient: @unchecked Sendable {
 
     /// Cancels a request started with `start`; whether it was still in flight.
     public func cancel(id: UInt64) -> Bool {
-        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        guard let token = inFlightHere(id) else { return false }
         return token.cancel()
     }
 
@@ -263,8 +270,17 @@ public final class NetlayerClient: @unchecked Sendable {
     /// `start`, so that a consumer that cannot keep up makes the server wait (see
     /// `NetworkCancellable.pauseReading`); whether it was still in flight.
     public func pause(id: UInt64, _ paused: Bool) -> Bool {
-        guard let token = inFlight.withLock({ $0[id] }) else { return false }
+        guard let token = inFlightHere(id) else { return false }
         return token.pauseReading(paused)
+    }
+
+    /// The request `id` if this process started it and it is in flight. In a child of
+    /// `fork()`, the parent's requests are not: their thread does not exist here, no
+    /// completion of theirs comes, and their state is never touched. Until the child
+    /// starts its own engine every entry is the parent's; starting it drops them.
+    private func inFlightHere(_ id: UInt64) -> DeferredCancellable? {
+        guard engineLock.withLock({ _ in current.generation == ProcessFork.generation }) else { return nil }
+        return inFlight.withLock { $0[id] }
     }
 
     /// Sends `request` and waits for it: a start and a wait, the calling thread running

@@ -453,6 +453,64 @@ static void test_a_child_that_only_frees_the_client_returns(void)
     CHECK_INT_EQ(a.ok, 5);
 }
 
+/* In the child: the parent's requests are not in flight (no callback of theirs comes
+   here), before and after the child's own first request; the child's own are. Exit
+   code 0, or the failed step. */
+static int child_cancels(nl_client *c, const uint64_t *parent_ids)
+{
+    async_count mine = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    uint64_t id;
+    int i;
+    if (nl_cancel(c, parent_ids[0]) != 0 || nl_pause(c, parent_ids[1], 1) != 0)
+        return 1;
+    if ((id = nl_request_async(c, "{\"path\": \"delay/2000\"}", count_result, &mine)) == 0)
+        return 2;
+    if (nl_pause(c, id, 1) != 1 || nl_pause(c, id, 0) != 1)
+        return 3;
+    if (nl_cancel(c, parent_ids[2]) != 0 || nl_pause(c, parent_ids[3], 1) != 0)
+        return 4;
+    if (nl_cancel(c, id) != 1)
+        return 5;
+    for (i = 0; i < 500 && !mine.done; i++)
+        sleep_ms(10);
+    if (mine.done != 1 || mine.ok != 0)
+        return 6;
+    nl_client_free(c);
+    return 0;
+}
+
+static void test_a_child_does_not_cancel_or_pause_the_parents_requests(void)
+{
+    nl_client *c;
+    async_count a = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    uint64_t ids[4];
+    pid_t pid;
+    int code, i;
+    SKIP_UNDER_TSAN();
+    c = client_for(NULL);
+    for (i = 0; i < 4; i++)
+        CHECK((ids[i] = nl_request_async(c, "{\"path\": \"delay/300\"}", count_result, &a)) != 0);
+    fflush(stdout);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(child_cancels(c, ids));
+    code = wait_child(pid);
+    CHECK_MSG(code == 0, "the child failed at step %d (-1: hung, >100: killed by signal)", code);
+    for (i = 0; i < 500; i++) {  /* the parent's four complete in the parent, not cancelled */
+        int done;
+        pthread_mutex_lock(&a.m);
+        done = a.done;
+        pthread_mutex_unlock(&a.m);
+        if (done >= 4)
+            break;
+        sleep_ms(10);
+    }
+    nl_client_free(c);
+    CHECK_INT_EQ(a.done, 4);
+    CHECK_INT_EQ(a.ok, 4);
+}
+
 /* Whether the request's Cookie header holds the pair `pair` ("name=value"). */
 static int sends_cookie(nl_client *c, const char *pair)
 {
@@ -556,6 +614,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_stale_descriptor_neither_interrupts_nor_spins),
         NLT_TEST(test_a_child_of_fork_gets_its_own_loop_and_connections),
         NLT_TEST(test_a_child_that_only_frees_the_client_returns),
+    NLT_TEST(test_a_child_does_not_cancel_or_pause_the_parents_requests),
         NLT_TEST(test_a_child_of_fork_starts_with_the_parents_cookies_and_leaves_their_file_alone),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
