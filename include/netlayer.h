@@ -707,8 +707,8 @@ NL_EXTERN void nl_websocket_free(nl_websocket *ws);
  * starts a new event loop and new connections of its own (nothing the
  * parent's sockets carry is touched), keeps its config and hooks, and the
  * parent's client keeps working. Requests in flight at the fork belong to the
- * parent; their callbacks never run in the child. Nothing needs to be called
- * around fork().
+ * parent; their callbacks never run in the child, and nl_cancel or nl_pause
+ * of their ids there returns 0. Nothing needs to be called around fork().
  */
 
 /**
