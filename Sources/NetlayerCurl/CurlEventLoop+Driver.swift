@@ -103,7 +103,7 @@ extension CurlEventLoop {
         var deadline = timerDeadline ?? .max
         if let first = timers.first?.deadline, first < deadline { deadline = first }
         if let next = paused.nextDeadline, next < deadline { deadline = next }
-        if let next = waitingDeadline, next < deadline { deadline = next }
+        if let next = waitingDeadlines.next, next < deadline { deadline = next }
         guard deadline != .max else { return 1000 }
         let now = Self.now()
         if deadline <= now { return 0 }
@@ -150,7 +150,7 @@ extension CurlEventLoop {
             transfer.deliverCancelled()
         } else {
             waiting.append(transfer)
-            if let deadline = transfer.deadlineAt, deadline < waitingDeadline ?? .max { waitingDeadline = deadline }
+            if let deadline = transfer.deadlineAt { waitingDeadlines.add(transfer, deadline: deadline) }
         }
     }
 
@@ -161,34 +161,34 @@ extension CurlEventLoop {
             if transfer.isDelivered { continue }  // cancelled while it waited
             begin(transfer)
         }
-        if let deadline = waitingDeadline, waitingHead < waiting.count, deadline <= Self.now() {
+        if let deadline = waitingDeadlines.next, deadline <= Self.now() {
             endWaitingPastTheirDeadline()
         }
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
             waitingHead = 0
-            waitingDeadline = nil
-        } else if waitingHead > 1024 {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
+            if !waitingDeadlines.isEmpty { waitingDeadlines.removeAll() }
+        } else {
+            if waitingHead > 1024 {
+                waiting.removeFirst(waitingHead)
+                waitingHead = 0
+            }
+            // Entries of transfers that started or ended stay until their deadline;
+            // once they outnumber the queue, only the queue's are kept.
+            if waitingDeadlines.count > 2 * (waiting.count - waitingHead) + 64 {
+                waitingDeadlines.rebuild(from: waiting[waitingHead...])
+            }
         }
     }
 
     /// Ends the waiting transfers whose deadline has passed (kind `timeout`): slots may
-    /// not come free before it for long (streams hold them). Each such look costs a pass
-    /// over the queue, and ends at least one transfer; the next is noted for the next.
+    /// not come free before it for long (streams hold them). A transfer that started
+    /// or ended meanwhile is passed over.
     private func endWaitingPastTheirDeadline() {
-        let now = Self.now()
-        var next: UInt64?
-        for transfer in waiting[waitingHead...] where !transfer.isDelivered {
-            guard let deadline = transfer.deadlineAt else { continue }
-            if deadline <= now {
-                transfer.deliver(.failure(CurlTransfer.deadlinePassedWhileWaiting))
-            } else if deadline < next ?? .max {
-                next = deadline
-            }
+        waitingDeadlines.takeDue(now: Self.now()) { transfer in
+            guard !transfer.isDelivered, !running.contains(transfer) else { return }
+            transfer.deliver(.failure(CurlTransfer.deadlinePassedWhileWaiting))
         }
-        waitingDeadline = next
     }
 
     private func begin(_ transfer: CurlTransfer) {
@@ -287,7 +287,7 @@ extension CurlEventLoop {
         for transfer in waiting[waitingHead...] { transfer.deliverCancelled() }
         waiting.removeAll()
         waitingHead = 0
-        waitingDeadline = nil
+        waitingDeadlines.removeAll()
         // Work queued while we were draining (from inside completions).
         let late = withLock { inbox -> Inbox in
             defer {

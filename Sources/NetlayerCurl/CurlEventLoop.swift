@@ -77,9 +77,9 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     var active = 0
     var waiting: [CurlTransfer] = []
     var waitingHead = 0
-    /// The earliest deadline among the waiting transfers (`CurlTransfer.deadlineAt`), if
-    /// any has one: the driver wakes for it.
-    var waitingDeadline: UInt64?
+    /// The deadlines of the waiting transfers that have one (`CurlTransfer.deadlineAt`):
+    /// the driver wakes for the earliest.
+    var waitingDeadlines = WaitingDeadlines()
     var idleHandles: [EasyHandle] = []
     /// Keeps each running transfer alive while libcurl holds its pointer.
     var running = RunningTransfers()
