@@ -338,6 +338,19 @@ static void count_result(uint64_t id, const char *result_json, void *user_data)
     json_decref(r);
 }
 
+/* Waits until `n` results arrived, looking every 10 ms at most `tries` times. */
+static void wait_for_count(async_count *a, int n, int tries)
+{
+    int i, done = 0;
+    for (i = 0; i < tries && done < n; i++) {
+        pthread_mutex_lock(&a->m);
+        done = a->done;
+        pthread_mutex_unlock(&a->m);
+        if (done < n)
+            sleep_ms(10);
+    }
+}
+
 static void add_header_hook(const char *event_json, nl_reply *reply, void *user_data)
 {
     (void)event_json; (void)user_data;
@@ -359,15 +372,7 @@ static int child_uses_client(nl_client *c, long long parent_connection)
     for (i = 0; i < 4; i++)
         if (nl_request_async(c, "{\"path\": \"delay/20\"}", count_result, &a) == 0)
             return 3;
-    for (i = 0; i < 400; i++) {
-        int done;
-        pthread_mutex_lock(&a.m);
-        done = a.done;
-        pthread_mutex_unlock(&a.m);
-        if (done == 4)
-            break;
-        sleep_ms(10);
-    }
+    wait_for_count(&a, 4, 400);
     if (a.done != 4 || a.ok != 4)
         return 4;
     if (nl_client_set_hook(c, NL_HOOK_ADAPT, add_header_hook, NULL) != 0)
@@ -439,15 +444,7 @@ static void test_a_child_that_only_frees_the_client_returns(void)
     }
     code = wait_child(pid);
     CHECK_MSG(code == 0, "child exit %d (-1: hung)", code);
-    for (i = 0; i < 500; i++) {  /* the parent's five complete in the parent */
-        int done;
-        pthread_mutex_lock(&a.m);
-        done = a.done;
-        pthread_mutex_unlock(&a.m);
-        if (done >= 5)
-            break;
-        sleep_ms(10);
-    }
+    wait_for_count(&a, 5, 500);  /* the parent's five complete in the parent */
     nl_client_free(c);
     CHECK_INT_EQ(a.done, 5);
     CHECK_INT_EQ(a.ok, 5);
@@ -460,7 +457,6 @@ static int child_cancels(nl_client *c, const uint64_t *parent_ids)
 {
     async_count mine = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
     uint64_t id;
-    int i;
     if (nl_cancel(c, parent_ids[0]) != 0 || nl_pause(c, parent_ids[1], 1) != 0)
         return 1;
     if ((id = nl_request_async(c, "{\"path\": \"delay/2000\"}", count_result, &mine)) == 0)
@@ -471,8 +467,7 @@ static int child_cancels(nl_client *c, const uint64_t *parent_ids)
         return 4;
     if (nl_cancel(c, id) != 1)
         return 5;
-    for (i = 0; i < 500 && !mine.done; i++)
-        sleep_ms(10);
+    wait_for_count(&mine, 1, 500);
     if (mine.done != 1 || mine.ok != 0)
         return 6;
     nl_client_free(c);
@@ -497,15 +492,7 @@ static void test_a_child_does_not_cancel_or_pause_the_parents_requests(void)
         _exit(child_cancels(c, ids));
     code = wait_child(pid);
     CHECK_MSG(code == 0, "the child failed at step %d (-1: hung, >100: killed by signal)", code);
-    for (i = 0; i < 500; i++) {  /* the parent's four complete in the parent, not cancelled */
-        int done;
-        pthread_mutex_lock(&a.m);
-        done = a.done;
-        pthread_mutex_unlock(&a.m);
-        if (done >= 4)
-            break;
-        sleep_ms(10);
-    }
+    wait_for_count(&a, 4, 500);  /* the parent's four complete in the parent, not cancelled */
     nl_client_free(c);
     CHECK_INT_EQ(a.done, 4);
     CHECK_INT_EQ(a.ok, 4);
