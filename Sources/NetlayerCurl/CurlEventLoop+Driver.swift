@@ -185,8 +185,8 @@ extension CurlEventLoop {
     /// not come free before it for long (streams hold them). A transfer that started
     /// or ended meanwhile is passed over.
     private func endWaitingPastTheirDeadline() {
-        waitingDeadlines.takeDue(now: Self.now()) { transfer in
-            guard !transfer.isDelivered, !running.contains(transfer) else { return }
+        for transfer in waitingDeadlines.takeDue(now: Self.now())
+        where !transfer.isDelivered && !running.contains(transfer) {
             transfer.deliver(.failure(CurlTransfer.deadlinePassedWhileWaiting))
         }
     }

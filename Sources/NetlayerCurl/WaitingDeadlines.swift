@@ -27,15 +27,18 @@ struct WaitingDeadlines {
         }
     }
 
-    /// Takes out the entries whose deadline is at or before `now` and hands their
-    /// transfers to `body`, earliest first.
-    mutating func takeDue(now: UInt64, _ body: (CurlTransfer) -> Void) {
+    /// Takes out the entries whose deadline is at or before `now`; their transfers,
+    /// earliest first. Returned, not handed to a closure: ending a transfer runs its
+    /// completion, which may queue another transfer here.
+    mutating func takeDue(now: UInt64) -> [CurlTransfer] {
+        var due: [CurlTransfer] = []
         while let first = heap.first, first.deadline <= now {
             heap.swapAt(0, heap.count - 1)
             heap.removeLast()
             siftDown(from: 0)
-            body(first.transfer)
+            due.append(first.transfer)
         }
+        return due
     }
 
     mutating func removeAll() {
