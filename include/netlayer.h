@@ -709,6 +709,10 @@ NL_EXTERN void nl_websocket_free(nl_websocket *ws);
  * parent's client keeps working. Requests in flight at the fork belong to the
  * parent; their callbacks never run in the child, and nl_cancel or nl_pause
  * of their ids there returns 0. Nothing needs to be called around fork().
+ * Before a fork the library's threads finish what they are running (they wait
+ * while it happens), so that none leaves a lock of its own or of the Swift
+ * runtime held in the child; a thread inside a callback or hook is not waited
+ * for, and a fork waits at most 100 ms for the others.
  */
 
 /**

@@ -46,7 +46,9 @@ final class HookReply {
         document.append(0)
         let replyPointer = OpaquePointer(Unmanaged.passUnretained(reply).toOpaque())
         document.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { function($0.baseAddress, replyPointer) }
+            buffer.withMemoryRebound(to: CChar.self) { text in
+                ForkSafePoint.atRest { function(text.baseAddress, replyPointer) }
+            }
         }
         return reply
     }

@@ -17,7 +17,7 @@ struct AsyncCallback: @unchecked Sendable {
                 UnsafeMutableRawBufferPointer(text).copyMemory(from: bytes)
             }
             text[document.count] = 0
-            function(id, text.baseAddress, userData)
+            ForkSafePoint.atRest { function(id, text.baseAddress, userData) }
         }
     }
 }

@@ -57,18 +57,25 @@ final class WebSocketHandle: @unchecked Sendable {
             for field in opening.response.headers { headers[field.name] = .string(field.value) }
             let document = JSON.object(["protocol": opening.subprotocol.map { .string($0) } ?? .null,
                                         "status": .int(Int64(opening.response.statusCode)), "headers": .object(headers)])
-            CString.withTemporary(JSONWriter.serialize(document)) { function(ws(), $0, callbacks.userData) }
+            CString.withTemporary(JSONWriter.serialize(document)) { text in
+                ForkSafePoint.atRest { function(ws(), text, callbacks.userData) }
+            }
         }, message: { kind, bytes in
-            callbacks.message?(ws(), kind.rawValue, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
-                               callbacks.userData)
+            guard let function = callbacks.message else { return }
+            ForkSafePoint.atRest {
+                function(ws(), kind.rawValue, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
+                         callbacks.userData)
+            }
         }, failed: { error, response in
             guard let function = callbacks.failed else { return }
             let document = ResultDocument.failure(DataTransferError.networkFailure(error).redactingQuery(redactedQuery),
                                                   response: response)
-            CString.withTemporary(document) { function(ws(), $0, callbacks.userData) }
+            CString.withTemporary(document) { text in ForkSafePoint.atRest { function(ws(), text, callbacks.userData) } }
         }, closed: { code, reason in
             guard let function = callbacks.closed else { return }
-            CString.withTemporary(Array(reason.utf8)) { function(ws(), Int32(code), $0, callbacks.userData) }
+            CString.withTemporary(Array(reason.utf8)) { text in
+                ForkSafePoint.atRest { function(ws(), Int32(code), text, callbacks.userData) }
+            }
         })
     }
 }

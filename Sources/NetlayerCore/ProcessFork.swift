@@ -53,6 +53,7 @@ package enum ProcessFork {
         let pointer = UnsafeMutablePointer<Registry>.allocate(capacity: 1)
         pointer.initialize(to: Registry())
         pthread_mutex_init(&pointer.pointee.mutex, nil)
+        ForkSafePoint.setUp()
         pthread_atfork({ ProcessFork.prepare() }, { ProcessFork.resume(child: false) },
                        { ProcessFork.resume(child: true) })
         return pointer
@@ -85,7 +86,14 @@ package enum ProcessFork {
         pthread_mutex_unlock(&registry.pointee.mutex)
     }
 
+    /// Installs the fork handlers, if no participant has yet.
+    package static func installHandlers() { _ = registry }
+
     private static func prepare() {
+        // The threads first: at a safe point a thread holds none of the locks below,
+        // while a thread still at work may need one (libcurl's share locks, taken in
+        // a transfer) to get to its safe point.
+        ForkSafePoint.announceFork()
         let registry = self.registry
         pthread_mutex_lock(&registry.pointee.mutex)
         registry.pointee.locked = registry.pointee.participants.values.compactMap(\.object)
@@ -95,6 +103,7 @@ package enum ProcessFork {
     private static func resume(child: Bool) {
         let registry = self.registry
         if child { counter.add(1, ordering: .releasing) }
+        ForkSafePoint.forkDone(child: child)
         for participant in registry.pointee.locked.reversed() { participant.unlockAfterFork() }
         registry.pointee.locked = []
         pthread_mutex_unlock(&registry.pointee.mutex)

@@ -85,17 +85,21 @@ public class CompletionSignal: @unchecked Sendable {
             }
         }
         let parking = parking()
-        parking.lock()
-        sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        while !opened.load(ordering: .sequentiallyConsistent) {
-            if nanoseconds == nil {
-                parking.wait()
-            } else if !parking.wait(until: &deadline) {
-                break
+        // A library thread waiting here (a completion waiting for its LOG events) is
+        // at a safe point: a fork need not wait for what it waits for.
+        ForkSafePoint.atRest {
+            parking.lock()
+            sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            while !opened.load(ordering: .sequentiallyConsistent) {
+                if nanoseconds == nil {
+                    parking.wait()
+                } else if !parking.wait(until: &deadline) {
+                    break
+                }
             }
+            sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+            parking.unlock()
         }
-        sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-        parking.unlock()
         return isOpen
     }
 }

@@ -66,7 +66,9 @@ extension CurlEventLoop {
                 }
                 unlock()
             }
+            if isThread { safePoint.rest() }
             let count = Int(nl_epoll_wait(epoll, &readyFDs, &readyFlags, Int32(readyFDs.count), timeout))
+            if isThread { safePoint.work() }
             var stillRunning: Int32 = 0
             for i in 0..<max(0, count) {
                 let fd = readyFDs[i]

@@ -287,6 +287,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// work, drives until nothing is left, then gives it up.
     override package func run() {
         while true {
+            safePoint.rest()
             lock()
             while !(inbox.owner == .none && (inbox.stopping || inbox.workLeft || !inbox.isEmpty)) {
                 inbox.threadParked = true
@@ -297,6 +298,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             inbox.workLeft = false
             inboxPending.store(true, ordering: .relaxed)  // whatever woke it is in the inbox
             unlock()
+            safePoint.work()
             // Back from driving, the multi handle was given up under the lock.
             if drive(until: { false }, interrupt: nil) == .done { return }  // stopped
         }

@@ -84,6 +84,7 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
 
     override package func run() {
         while true {
+            safePoint.rest()
             gate.lock()
             while queue.tasks.isEmpty && !queue.stopping {
                 queue.sleeping = true
@@ -96,6 +97,7 @@ package final class DeliveryThread: LibraryThread, @unchecked Sendable {
             }
             swap(&running, &queue.tasks)
             gate.unlock()
+            safePoint.work()
             for task in running { task() }
             running.removeAll(keepingCapacity: true)
         }

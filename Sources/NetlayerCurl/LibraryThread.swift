@@ -11,6 +11,10 @@ import NetlayerJSON
 /// parent may hold at a `fork()`. A child's new thread that looked up a conformance
 /// there would wait for that lock for ever.
 package class LibraryThread {
+    /// Where the thread waits when the process forks: a subclass marks its sleeps with
+    /// `rest()` and `work()` around them (`ForkSafePoint`).
+    let safePoint = ForkSafePoint()
+
     /// The thread's work; it returns when the thread stops.
     package func run() {}
 
@@ -21,13 +25,17 @@ package class LibraryThread {
     func startThread(_ what: String) throws(NetworkError) -> pthread_t {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
+        safePoint.register()
         let rc = pthread_create(&thread, nil, { context in
             let owner = Unmanaged<LibraryThread>.fromOpaque(context!).takeRetainedValue()
+            owner.safePoint.enter()
             nl_block_signals()
             owner.run()
+            owner.safePoint.leave()
             return nil
         }, context)
         guard rc == 0 else {
+            safePoint.leave()
             Unmanaged<LibraryThread>.fromOpaque(context).release()
             throw .generic("could not start the \(what) (error \(rc))", curlCode: -1)
         }

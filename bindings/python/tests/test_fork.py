@@ -151,6 +151,64 @@ print(json.dumps({"hung": hung, "last_status": status}))
     assert out == {"hung": 0, "last_status": 0}
 
 
+def test_a_fork_during_a_process_s_first_requests_leaves_the_child_a_working_client(
+        script_result: ScriptResult) -> None:
+    # The fork comes while the loop thread starts the process's first transfers. A
+    # library thread's first use of a lazy static, of generic metadata or of a
+    # conformance holds a lock of the Swift runtime; a child forked then had that lock
+    # held for ever, and its first request never completed (most runs of this script).
+    # The library's threads now reach a safe point before the fork goes ahead.
+    script = PRELUDE + """
+c = netlayer.Client({"baseURL": URL}, timeout=10)
+loop = asyncio.new_event_loop()
+tasks = [loop.create_task(c.arequest(path="delay/200")) for _ in range(4)]
+loop.run_until_complete(asyncio.sleep(0))    # the requests are started: fork at once
+pid = os.fork()
+if pid == 0:
+    async def child():
+        return await asyncio.wait_for(c.arequest(path="json"), 5)
+    try:
+        os._exit(0 if asyncio.run(child()).status == 200 else 3)
+    except BaseException:
+        os._exit(1)
+_, status = os.waitpid(pid, 0)
+parent = [r.status for r in loop.run_until_complete(asyncio.gather(*tasks))]
+print(json.dumps({"child_status": status, "parent": parent}))
+"""
+    results = [script_result(script, timeout=60) for _ in range(6)]
+    assert results == [{"child_status": 0, "parent": [200] * 4}] * 6
+
+
+def test_a_fork_beside_a_log_hook_and_requests_in_flight_is_not_held_up(script_result: ScriptResult) -> None:
+    # Before a fork the library's threads get to a safe point, but a thread inside a
+    # hook (here waiting for the GIL the forking thread holds), or waiting for such a
+    # thread, is at one already: no fork waits the 100 ms a stuck thread would cost.
+    out = script_result(PRELUDE + """
+c = netlayer.Client({"baseURL": URL, "log": {"level": "info"}}, timeout=10)
+logged = []
+c.on_log(lambda event: logged.append(event))
+durations, children, statuses = [], [], []
+
+async def main():
+    for round in range(20):
+        tasks = [asyncio.ensure_future(c.arequest(path="json", query={"r": round, "i": i})) for i in range(32)]
+        await asyncio.sleep(0.002)
+        started = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        durations.append(time.perf_counter() - started)
+        children.append(os.waitpid(pid, 0)[1])
+        statuses.extend(r.status for r in await asyncio.gather(*tasks))
+
+asyncio.run(main())
+print(json.dumps({"slowest": max(durations), "children": children, "statuses": sorted(set(statuses)),
+                  "logged": len(logged) > 0}))
+""", timeout=60)
+    assert out["children"] == [0] * 20 and out["statuses"] == [200] and out["logged"]
+    assert out["slowest"] < 0.08, out["slowest"]
+
+
 def test_multiprocessing_fork_workers_use_the_parents_client(script_result: ScriptResult) -> None:
     out = script_result(PRELUDE + """
 import multiprocessing
