@@ -101,6 +101,12 @@ class Response:
         # repr ends up in logs and tracebacks.
         return f"<Response [{self.status}]>"
 
+    def __hash__(self) -> int:
+        # A frozen dataclass hashes every field, and the headers and a JSON value are
+        # not hashable: requests' Response is, so one may go in a set or a dict key.
+        # Equal responses have equal fields, so equal hashes.
+        return hash((self.status, self.url, self.attempts, self.http_version, self.events))
+
     @property
     def ok(self) -> bool:
         """False for a 4xx or 5xx status, as requests' ``Response.ok``: a status that

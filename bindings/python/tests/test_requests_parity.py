@@ -8,6 +8,7 @@ read as the Encoding Standard reads it, Content-Type as the Fetch standard extra
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -355,6 +356,15 @@ def test_repr_of_a_response_shows_its_status_and_nothing_it_may_hide(client: net
     response = client.get("set-cookie", params={"c": "session=S3CR3T"})
     assert repr(response) == "<Response [200]>" == repr(requests.Response()).replace("None", "200")
     assert "S3CR3T" not in repr(response) and "S3CR3T" not in str(response)
+
+
+def test_a_response_is_hashable_as_requests_response_is(client: netlayer.Client) -> None:
+    first, second = client.get("json"), client.get("status/201")
+    hash(requests.Response())
+    copy = dataclasses.replace(first)
+    assert copy == first and hash(copy) == hash(first)
+    assert len({first, copy, second}) == 2
+    assert {first: "seen"}[copy] == "seen"
 
 
 def test_response_headers_are_case_insensitive_for_every_use_as_requests_headers_are(
