@@ -35,6 +35,14 @@ package struct BatchResults<Element: Sendable>: Sendable {
         latch.countDown()
     }
 
+    /// `outcome`, or for a request cancelled because a signal interrupted the wait,
+    /// the failure a blocking request interrupted that way has (`ThreadInterrupt.error`),
+    /// which says why.
+    func explained(_ outcome: NetworkOutcome) -> NetworkOutcome {
+        guard case .failure(.cancelled) = outcome.result, state.withLock({ $0.interrupted }) else { return outcome }
+        return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: outcome.attempts, id: outcome.id)
+    }
+
     /// - Parameter interrupt: the descriptor whose byte cancels the batch.
     func waitForAll(interruptedBy interrupt: Int32?) -> [Element?] {
         if !latch.waitUnlessInterrupted(by: interrupt) {

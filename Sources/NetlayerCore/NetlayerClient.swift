@@ -328,7 +328,7 @@ public final class NetlayerClient: @unchecked Sendable {
             guard let (request, id, finish) = prepare(index) else { continue }
             results.expectOneMore()
             let attempts = RequestAttempts(environment: engine.environment, request: request, id: id) { outcome in
-                engine.followUp { results.set(index, finish(outcome)) }
+                engine.followUp { results.set(index, finish(results.explained(outcome))) }
             }
             results.track(attempts)
             if onLoop { engine.transport.execute { attempts.start() } } else { attempts.start() }

@@ -195,6 +195,8 @@ static void test_batches_calls_and_hooked_requests_are_interrupted_too(void)
     CHECK(json_array_size(r) == 3);
     CHECK_KIND(json_array_get(r, 0), "cancelled");
     CHECK_KIND(json_array_get(r, 1), "cancelled");
+    CHECK_MSG(nlt_stristr(error_message(json_array_get(r, 1)), "interrupted") != NULL,
+              "batch element: message '%s'", error_message(json_array_get(r, 1)));
     CHECK_OK(json_array_get(r, 2));
     CHECK_MSG(now_ms() - started < 1500, "batch interrupted after %.0f ms", now_ms() - started);
     json_decref(r);
