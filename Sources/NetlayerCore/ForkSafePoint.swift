@@ -12,13 +12,13 @@ import Synchronization
 /// So before a fork the library's threads are brought to a safe point: asleep (on a
 /// condition, in `epoll_wait`), waiting for another thread (`atRest`), or in the
 /// application's code (a C callback or hook, where the thread may wait for Python's
-/// GIL that the forking thread holds). A thread
-/// that is running the library's own code when the fork is announced finishes its turn
-/// and waits at its next safe point until the fork is done. The fork waits for that
-/// at most `longestWait`: a thread held up by something the forking thread holds
-/// cannot get there, and then the fork goes ahead as it would without this. A thread
-/// waits at its safe point at most `longestPark`: were the fork held up by a lock of a
-/// thread that waits for this one, the fork and that thread go on after it.
+/// GIL that the forking thread holds). A thread that is running the library's own code
+/// when the fork is announced finishes its turn and waits at its next safe point until
+/// the fork is done. The fork waits for that at most `longestWait`: a thread held up by
+/// something the forking thread holds cannot get there, and then the fork goes ahead
+/// as it would without this. A thread waits at its safe point at most `longestPark`:
+/// were the fork held up by a lock of a thread that waits for this one, the fork and
+/// that thread go on after it.
 package final class ForkSafePoint: @unchecked Sendable {
     /// Whether the thread runs the library's code now (not at a safe point). True from
     /// before the thread starts, so a fork waits for a new thread's first turn too.
