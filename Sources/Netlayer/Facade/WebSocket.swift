@@ -155,15 +155,37 @@ extension NetlayerClient {
     }
 }
 
-/// How many messages wait for a WebSocket's reader, and whether its connection stopped
+/// How many messages wait for a WebSocket's reader, and whether its connection stops
 /// reading because of them.
+///
+/// The handler's thread decides to pause and the reader's thread to resume, each under
+/// the lock; the connection is told outside it (telling it may run a handler on this
+/// very thread when the loop has stopped), by one thread at a time, until it has the
+/// last decision. Told in the order decided, a pause that reached the connection after
+/// the resume decided later would leave reading paused with nobody left to resume it.
 private final class ReadingFlow: Sendable {
     let limit: Int
     /// Past `limit`, what one read of the socket may still bring (a read of 4 KiB holds
     /// at most 2048 empty frames) and more: only a transport that cannot pause gets there.
     var hardLimit: Int { Self.hardLimit(for: limit) }
-    private let state = Locked<(waiting: Int, paused: Bool)>((0, false))
+    private let state = Locked(State())
     private let connection: Locked<(any WebSocketConnection)?>
+
+    private struct State {
+        var waiting = 0
+        /// What was decided last, and what the connection was told last.
+        var paused = false
+        var told = false
+        /// A thread is telling the connection: the others leave it their decisions.
+        var telling = false
+
+        /// Whether this thread is to tell the connection (then it is the one telling).
+        mutating func takeTelling() -> Bool {
+            guard !telling, told != paused else { return false }
+            telling = true
+            return true
+        }
+    }
 
     static func hardLimit(for limit: Int) -> Int { limit + 4096 }
 
@@ -174,28 +196,39 @@ private final class ReadingFlow: Sendable {
 
     /// A message was queued for the reader (a handler's thread).
     func received() {
-        guard let connection = connection.withLock({ $0 }) else {
-            state.withLock { $0.waiting += 1 }  // not opened yet: the next message pauses
-            return
-        }
-        let pause = state.withLock { state -> Bool in
+        // Not opened yet: the message is counted, and the next one pauses.
+        guard let connection = connection.withLock({ $0 }) else { return state.withLock { $0.waiting += 1 } }
+        let tell = state.withLock { state -> Bool in
             state.waiting += 1
-            guard state.waiting >= limit, !state.paused else { return false }
-            state.paused = true
-            return true
+            if state.waiting >= limit { state.paused = true }
+            return state.takeTelling()
         }
-        if pause { connection.pauseReading(true) }
+        if tell { tellUntilCurrent(connection) }
     }
 
     /// The reader took a message.
     func took() {
-        let resume = state.withLock { state -> Bool in
+        guard let connection = connection.withLock({ $0 }) else { return state.withLock { $0.waiting -= 1 } }
+        let tell = state.withLock { state -> Bool in
             state.waiting -= 1
-            guard state.paused, state.waiting <= limit / 2 else { return false }
-            state.paused = false
-            return true
+            if state.paused, state.waiting <= limit / 2 { state.paused = false }
+            return state.takeTelling()
         }
-        if resume { connection.withLock { $0 }?.pauseReading(false) }
+        if tell { tellUntilCurrent(connection) }
+    }
+
+    /// Tells the connection the last decision, again while another thread changed it.
+    private func tellUntilCurrent(_ connection: any WebSocketConnection) {
+        while let paused = state.withLock({ state -> Bool? in
+            guard state.told != state.paused else {
+                state.telling = false
+                return nil
+            }
+            state.told = state.paused
+            return state.paused
+        }) {
+            connection.pauseReading(paused)
+        }
     }
 }
 
