@@ -24,29 +24,20 @@ package final class ForkSafePoint: @unchecked Sendable {
     /// before the thread starts, so a fork waits for a new thread's first turn too.
     private let working = Atomic<Bool>(true)
 
-    /// Every safe point of a running library thread, a fork's announcement and the
-    /// condition parked threads wait on. Built by the first `register()`, on the
-    /// thread that starts a library thread, so no library thread ever initializes it.
+    /// Every safe point of a running library thread (guarded by `gate`), a fork's
+    /// announcement and the condition parked threads wait on. Built by `setUp()`,
+    /// before any library thread starts, so no library thread ever initializes it.
     private final class Shared: @unchecked Sendable {
         let announced = Atomic<Bool>(false)
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        /// Replaced in a child of `fork()`, where the parent's threads may have left
+        /// it held or waited on.
+        var gate = MutexCondition()
+        /// The gates of the processes this one was forked from.
+        var retiredGates: [MutexCondition] = []
         var points: [ForkSafePoint] = []
         var key = pthread_key_t()
 
-        init() {
-            initializeLocks()
-            pthread_key_create(&key, nil)
-        }
-
-        func initializeLocks() {
-            pthread_mutex_init(mutex, nil)
-            var attributes = pthread_condattr_t()
-            pthread_condattr_init(&attributes)
-            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // MonotonicClock's
-            pthread_cond_init(condition, &attributes)
-            pthread_condattr_destroy(&attributes)
-        }
+        init() { pthread_key_create(&key, nil) }
     }
 
     private static let shared = Shared()
@@ -60,7 +51,7 @@ package final class ForkSafePoint: @unchecked Sendable {
     /// How long a fork waits for the library's threads to reach a safe point. (Computed,
     /// not stored: a stored static is initialized lazily, under a lock, on first use.)
     static var longestWait: UInt64 { 100_000_000 }
-    /// How long a thread waits at its safe point for a fork to be done.
+    /// How long a thread waits at its safe point for a fork to be done (whole seconds).
     static var longestPark: UInt64 { 2_000_000_000 }
 
     package init() {}
@@ -71,9 +62,9 @@ package final class ForkSafePoint: @unchecked Sendable {
         ProcessFork.installHandlers()
         let shared = Self.shared
         working.store(true, ordering: .sequentiallyConsistent)
-        pthread_mutex_lock(shared.mutex)
+        shared.gate.lock()
         shared.points.append(self)
-        pthread_mutex_unlock(shared.mutex)
+        shared.gate.unlock()
     }
 
     /// Marks the calling thread as this point's thread (for `atRest`); the first
@@ -87,9 +78,9 @@ package final class ForkSafePoint: @unchecked Sendable {
         let shared = Self.shared
         working.store(false, ordering: .sequentiallyConsistent)
         pthread_setspecific(shared.key, nil)
-        pthread_mutex_lock(shared.mutex)
+        shared.gate.lock()
         shared.points.removeAll { $0 === self }
-        pthread_mutex_unlock(shared.mutex)
+        shared.gate.unlock()
     }
 
     /// The thread is about to sleep or to run the application's code.
@@ -108,19 +99,21 @@ package final class ForkSafePoint: @unchecked Sendable {
 
     private func waitForFork() {
         let shared = Self.shared
-        let giveUp = MonotonicClock.now() &+ Self.longestPark
-        var deadline = timespec(tv_sec: Int(giveUp / 1_000_000_000), tv_nsec: Int(giveUp % 1_000_000_000))
+        var deadline = timespec()  // MutexCondition waits on CLOCK_REALTIME
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += Int(Self.longestPark / 1_000_000_000)
         repeat {
             working.store(false, ordering: .sequentiallyConsistent)
-            pthread_mutex_lock(shared.mutex)
+            let gate = shared.gate
+            gate.lock()
             while shared.announced.load(ordering: .relaxed) {
-                if pthread_cond_timedwait(shared.condition, shared.mutex, &deadline) == ETIMEDOUT {
-                    pthread_mutex_unlock(shared.mutex)
+                if !gate.wait(until: &deadline) {
+                    gate.unlock()
                     working.store(true, ordering: .sequentiallyConsistent)
                     return
                 }
             }
-            pthread_mutex_unlock(shared.mutex)
+            gate.unlock()
             // A fork announced after the wait ended, before `working` was set again,
             // may have seen this thread at rest: wait for that one too.
             working.store(true, ordering: .sequentiallyConsistent)
@@ -145,15 +138,16 @@ package final class ForkSafePoint: @unchecked Sendable {
         shared.announced.store(true, ordering: .sequentiallyConsistent)
         let own = pthread_getspecific(shared.key)
         let deadline = MonotonicClock.now() &+ longestWait
-        pthread_mutex_lock(shared.mutex)
+        let gate = shared.gate
+        gate.lock()
         for point in shared.points where Unmanaged.passUnretained(point).toOpaque() != own {
             while point.working.load(ordering: .sequentiallyConsistent), MonotonicClock.now() < deadline {
-                pthread_mutex_unlock(shared.mutex)
+                gate.unlock()  // a thread that stops takes it to leave
                 sched_yield()
-                pthread_mutex_lock(shared.mutex)
+                gate.lock()
             }
         }
-        pthread_mutex_unlock(shared.mutex)
+        gate.unlock()
     }
 
     /// The fork is done: in the parent the waiting threads go on; in the child they do
@@ -162,14 +156,18 @@ package final class ForkSafePoint: @unchecked Sendable {
     static func forkDone(child: Bool) {
         let shared = Self.shared
         if child {
-            shared.initializeLocks()
+            // Kept for ever, never destroyed: destroying a condition that the parent's
+            // threads wait on would wait for them.
+            shared.retiredGates.append(shared.gate)
+            shared.gate = MutexCondition()
             shared.points = []
             shared.announced.store(false, ordering: .sequentiallyConsistent)
             return
         }
-        pthread_mutex_lock(shared.mutex)
+        let gate = shared.gate
+        gate.lock()
         shared.announced.store(false, ordering: .sequentiallyConsistent)
-        pthread_cond_broadcast(shared.condition)
-        pthread_mutex_unlock(shared.mutex)
+        gate.broadcast()
+        gate.unlock()
     }
 }
