@@ -9,11 +9,14 @@ public final class DeferredCancellable: NetworkCancellable {
     public init() {}
 
     public func attach(_ cancellable: (any NetworkCancellable)?) {
-        let (cancelNow, pauseNow) = state.withLock { state -> (Bool, Bool) in
+        let cancelNow = state.withLock { state -> Bool in
             state.cancellable = cancellable
-            return (state.cancelled, state.paused)
+            // A remembered pause is applied under the lock, as `pauseReading` forwards:
+            // applied after it, it would undo a resume made meanwhile, for ever.
+            if !state.cancelled, state.paused { cancellable?.pauseReading(true) }
+            return state.cancelled
         }
-        if cancelNow { cancellable?.cancel() } else if pauseNow { cancellable?.pauseReading(true) }
+        if cancelNow { cancellable?.cancel() }
     }
 
     /// Alias kept for the async bridge.

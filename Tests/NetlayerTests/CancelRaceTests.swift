@@ -1,3 +1,4 @@
+import Foundation
 import Netlayer
 import Testing
 
@@ -55,5 +56,33 @@ private final class HeldTransport: NetworkSessionManager, @unchecked Sendable {
         #expect(!request.cancel())
         let result = try #require(outcome.withLock { $0 })
         #expect((try? result.result.get())?.statusCode == 200)
+    }
+}
+
+/// An operation whose pause takes 50 ms to arrive, recording what it was told last.
+private final class SlowToPause: NetworkCancellable {
+    let told = Locked<Bool?>(nil)
+
+    func cancel() -> Bool { true }
+
+    func pauseReading(_ paused: Bool) -> Bool {
+        if paused { usleep(50_000) }
+        told.withLock { $0 = paused }
+        return true
+    }
+}
+
+/// A pause made before the operation is attached (a stream's next attempt) is applied
+/// when it is; a resume made while that happens wins, as it came last.
+@Suite struct DeferredPauseTests {
+    @Test func aResumeDuringAttachWinsOverThePauseBeforeIt() async throws {
+        let token = DeferredCancellable()
+        token.pauseReading(true)
+        let operation = SlowToPause()
+        Thread.detachNewThread { token.attach(operation) }
+        try await Task.sleep(for: .milliseconds(10))
+        token.pauseReading(false)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(operation.told.withLock { $0 } == false)
     }
 }
