@@ -11,6 +11,7 @@ import Testing
 private final class FlowControlledConnection: WebSocketConnection {
     private let paused = Mutex(false)
     let pauses = Atomic(0)
+    var isPaused: Bool { paused.withLock { $0 } }
 
     init(count: Int, handlers: WebSocketHandlers) {
         Thread.detachNewThread { [self] in
@@ -85,8 +86,14 @@ private final class FlowControlledTransport: NetworkSessionManager, WebSocketTra
                 for try await message in socket {
                     guard case .binary(let bytes) = message else { continue }
                     indexes.append(bytes.reduce(0) { $0 << 8 | Int($1) })
-                    // Falls behind now and then, so that reading pauses, then catches up.
-                    if indexes.count % 100 == 0 { try await Task.sleep(for: .milliseconds(3)) }
+                    // Falls behind now and then until reading pauses, then catches up
+                    // while the pause is on its way: the resume is decided after it.
+                    if indexes.count % 100 == 0, indexes.count < count, let connection = transport.opened.withLock({ $0 }) {
+                        let pauses = connection.pauses.load(ordering: .relaxed)
+                        for _ in 0..<2000 where connection.pauses.load(ordering: .relaxed) == pauses && !connection.isPaused {
+                            try await Task.sleep(for: .milliseconds(1))
+                        }
+                    }
                 }
                 return indexes
             }
@@ -100,7 +107,7 @@ private final class FlowControlledTransport: NetworkSessionManager, WebSocketTra
         }
         let received = try #require(indexes, "reading stayed paused: the reader waited for ever")
         #expect(received == Array(0..<count))
-        #expect(transport.opened.withLock { $0 }!.pauses.load(ordering: .relaxed) > 5)
+        #expect(transport.opened.withLock { $0 }!.pauses.load(ordering: .relaxed) > 10)
         _ = client.shutdown()
     }
 }
