@@ -207,7 +207,14 @@ package final class RequestAttempts: CompletionSignal, NetworkCancellable, @unch
         case .failure(let error):
             switch decide(after: error, request: request) {
             case .success(.retry(let delay)):
-                withState { backingOff = true }
+                // A cancel made while the retry was decided found no back-off to end
+                // (`cancel()`): it ends the request now, not when the delay has passed.
+                if withState({ () -> Bool in
+                    backingOff = !cancelled
+                    return cancelled
+                }) {
+                    return finish(.failure(.cancelled))
+                }
                 environment.sessionManager.schedule(after: delay) { [self] in attemptNext(lastError: error) }
             case .success:
                 finish(validated)

@@ -102,6 +102,32 @@ import Testing
         #expect(interceptor.refreshes.withLock { $0 } == 1)
     }
 
+    /// A cancel that comes while a retrier decides to retry later finds no back-off to
+    /// end yet: the request still ends when the decision is made, not after the delay.
+    @Test func aCancelWhileTheRetrierDecidesDoesNotWaitOutTheBackOff() async throws {
+        final class SlowRetrier: RequestInterceptor {
+            let deciding = Mutex(false)
+            func adapt(_ request: HTTPRequest, context: RequestContext) throws(NetworkError) -> HTTPRequest { request }
+            func retry(_ request: HTTPRequest, context: RequestContext, dueTo error: NetworkError) throws(NetworkError) -> RetryDecision {
+                deciding.withLock { $0 = true }
+                usleep(300_000)
+                return .retry(delay: 5)
+            }
+        }
+        var retry = RetryPolicy()
+        retry.maxAttempts = 2
+        let retrier = SlowRetrier()
+        let svc = try service(retry: retry, interceptor: retrier)
+        let task = Task { try await svc.request(with: Endpoint<JSON>(path: "status/503")) }
+        for _ in 0..<500 where !retrier.deciding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        guard case .failure(let error) = result else { Issue.record("a cancelled request succeeded"); return }
+        #expect((error as? DataTransferError)?.kind == .cancelled)
+    }
+
     @Test func resolverRulesNameStatusFailuresWithTheBodysMessage() async throws {
         let resolver = RuleBasedErrorResolver(rules: [
             .init(status: AcceptableStatus([500...599]), code: "server", messageKeyPath: "error.message"),
