@@ -164,10 +164,15 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// (started, or woken from its condition); false once the loop is stopping, or
     /// when its thread cannot start. Inlined: as a plain call it measured a third more
     /// CPU per request with requests in flight (benchmarks/conc_netlayer.c).
+    ///
+    /// `untilStopped`: accepted while the loop stops too, until its last pass
+    /// (`drainAll`), which runs it on the driver's thread: run by the caller, beside
+    /// that pass, it would touch what the pass ends (a WebSocket's frames). A stopping
+    /// loop has its driver already (its thread, or the caller of `shutdown()`).
     @inline(__always)
-    private func queue(_ add: (inout Inbox) -> Void) -> Bool {
+    private func queue(untilStopped: Bool = false, _ add: (inout Inbox) -> Void) -> Bool {
         lock()
-        guard !inbox.stopping else {
+        guard !inbox.stopped, untilStopped || !inbox.stopping else {
             unlock()
             return false
         }
@@ -177,7 +182,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         inbox.asleep = false
         var accepted = true
         if inbox.owner == .none {
-            accepted = summonThread()
+            accepted = inbox.stopping || summonThread()
         } else if inbox.owner == .caller, pthread_equal(pthread_self(), inbox.driver) == 0 {
             inbox.handOver = true
         }
@@ -231,9 +236,10 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         if writeEventFD { wake() }
     }
 
-    /// Runs `task` on the driver's thread; after shutdown, on the caller's thread.
+    /// Runs `task` on the driver's thread; once the loop has stopped (shutdown's last
+    /// pass is over), on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if !queue({ $0.tasks.append(task) }) { task() }
+        if !queue(untilStopped: true, { $0.tasks.append(task) }) { task() }
     }
 
     /// Runs `task` on the driver's thread after `delay` seconds; after shutdown, at once
@@ -242,7 +248,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// not fit the clock's integer.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         let deadline = Self.now() + UInt64(min(max(0, delay), HTTPRequest.maxSeconds) * 1e9)
-        if !queue({ $0.timers.append((deadline, task)) }) { task() }
+        if !queue(untilStopped: true, { $0.timers.append((deadline, task)) }) { task() }
     }
 
     func withLock<T>(_ body: (inout Inbox) -> T) -> T {

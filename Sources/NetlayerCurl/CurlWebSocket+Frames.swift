@@ -355,7 +355,7 @@ extension CurlWebSocket {
             if wslay_event_get_write_enabled(context) != 0 { _ = wslay_event_send(context) }
         }
         phase = .ended
-        if socket >= 0, watchedEvents != 0 { loop?.watched.remove(socket) }
+        if socket >= 0 { loop?.watched.remove(socket) }
         watchedEvents = 0
         if let context { wslay_event_context_free(context) }
         context = nil

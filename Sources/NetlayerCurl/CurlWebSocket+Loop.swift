@@ -48,8 +48,8 @@ extension CurlWebSocket {
                     // may find it now; else the socket is left alone until reading
                     // resumes and finds it.
                     pump()
-                    if phase == .open, socket >= 0 {
-                        loop?.watched.remove(socket)
+                    if phase == .open, socket >= 0, let loop {
+                        _ = loop.watched.watch(socket, events: 0, for: self)  // known still, for the loop's stop
                         watchedEvents = 0
                     }
                     return
@@ -83,9 +83,9 @@ extension CurlWebSocket {
             break
         }
         if events == watchedEvents { return }
-        if events == 0 {
-            loop.watched.remove(socket)
-        } else if !loop.watched.watch(socket, events: events, for: self) {
+        // None (paused, nothing to send) leaves the socket known to the loop, whose
+        // stop ends the connection.
+        if !loop.watched.watch(socket, events: events, for: self) {
             fail(WebSocketFailure(.generic("the event loop cannot watch the WebSocket's socket", curlCode: -1)))
             return
         }

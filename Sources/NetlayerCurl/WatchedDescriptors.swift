@@ -15,7 +15,9 @@ package protocol WatchedDescriptor: AnyObject {
 }
 
 /// The descriptors of one event loop that `WatchedDescriptor`s own, with the events
-/// each wants. Loop thread only.
+/// each wants. A descriptor that wants none for now (a WebSocket whose reading is
+/// paused, with nothing to send) stays known, out of the epoll set: the loop's stop
+/// still ends its owner. Loop thread only.
 package final class WatchedDescriptors {
     private let epoll: Int32
     private var watchers: [Int32: (watcher: any WatchedDescriptor, events: Int32)] = [:]
@@ -26,23 +28,25 @@ package final class WatchedDescriptors {
 
     var isEmpty: Bool { watchers.isEmpty }
 
-    /// Watches `fd` for `events` (`CURL_POLL_IN`, `CURL_POLL_OUT` or both) on behalf of
-    /// `watcher`, or changes the events; false when epoll refuses the descriptor.
+    /// Watches `fd` for `events` (`CURL_POLL_IN`, `CURL_POLL_OUT`, both, or none for
+    /// now) on behalf of `watcher`, or changes the events; false when epoll refuses
+    /// the descriptor.
     func watch(_ fd: Int32, events: Int32, for watcher: any WatchedDescriptor) -> Bool {
-        if let known = watchers[fd] {
-            if known.events == events { return true }
-            guard nl_epoll_set(epoll, fd, events, 1) == 0 else { return false }
+        let known = watchers[fd]?.events ?? 0
+        if watchers[fd] != nil, known == events { return true }
+        if events == 0 {
+            if known != 0 { _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1) }
         } else {
-            guard nl_epoll_set(epoll, fd, events, 0) == 0 else { return false }
+            guard nl_epoll_set(epoll, fd, events, known != 0 ? 1 : 0) == 0 else { return false }
         }
         watchers[fd] = (watcher, events)
         return true
     }
 
-    /// Stops watching `fd`, before its owner closes it.
+    /// Forgets `fd`, before its owner closes it.
     func remove(_ fd: Int32) {
-        guard watchers.removeValue(forKey: fd) != nil else { return }
-        _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1)
+        guard let known = watchers.removeValue(forKey: fd) else { return }
+        if known.events != 0 { _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1) }
     }
 
     /// Hands an event to the watcher of `fd`; false when no watcher owns it.
@@ -55,7 +59,7 @@ package final class WatchedDescriptors {
     /// Ends every watcher (the loop is stopping).
     func stopAll() {
         let all = watchers.values.map(\.watcher)
-        for (fd, _) in watchers { _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1) }
+        for (fd, known) in watchers where known.events != 0 { _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1) }
         watchers.removeAll()
         for watcher in all { watcher.loopStopping() }
     }

@@ -1564,6 +1564,84 @@ static void test_client_free_ends_open_connections_first(void)
     probe_done(&p);
 }
 
+static void test_client_free_ends_a_paused_connection_too(void)
+{
+    /* Paused with nothing to send, the socket is out of the loop's epoll set; the
+     * loop's stop must end the connection all the same, as the header says. */
+    nl_client *c = echo_client(NULL);
+    probe p;
+    nl_websocket *ws;
+    json_t *error;
+    probe_init(&p);
+    ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+    REQUIRE(wait_until(&p, 10, is_open));
+    CHECK_INT_EQ(nl_websocket_pause(ws, 1), 0);
+    /* The echo arrives paused: the socket leaves the epoll set unread. */
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "x", 1, NULL), 0);
+    sleep_ms(200);
+    CHECK_INT_EQ(p.count, 0);
+    nl_client_free(c);
+    CHECK_INT_EQ(p.closes, 1);
+    CHECK_INT_EQ(p.code, 1006);
+    CHECK_STR_EQ(probe_error_kind(&p, &error), "cancelled");
+    json_decref(error);
+    CHECK_INT_EQ(nl_websocket_send(ws, NL_WS_TEXT, "x", 1, NULL), -1);
+    nl_websocket_free(ws);
+    probe_done(&p);
+}
+
+/* Sends, pauses and resumes from another thread until the connection refuses them. */
+typedef struct {
+    nl_websocket *ws;
+    int started;  /* __atomic */
+    int refused;
+} racing_sender;
+
+static void *send_until_refused(void *arg)
+{
+    racing_sender *r = arg;
+    int i;
+    for (i = 0; i < 200000 && !r->refused; i++) {
+        __atomic_store_n(&r->started, 1, __ATOMIC_SEQ_CST);
+        if (nl_websocket_send(r->ws, NL_WS_TEXT, "x", 1, NULL) != 0) r->refused = 1;
+        nl_websocket_pause(r->ws, i % 2 == 0);
+        {   /* each send and resume queues work for the loop: no backlog */
+            struct timespec pause_for = {0, 20000};
+            nanosleep(&pause_for, NULL);
+        }
+    }
+    return NULL;
+}
+
+static void test_client_free_beside_sends_of_another_thread(void)
+{
+    /* The header allows a send on one thread while another frees the client: what
+     * the send queues on the loop while nl_client_free ends the connection must run
+     * on the loop (before the connection's state is freed), never beside it. The
+     * sanitizers' runs see a use after free if it runs beside it. */
+    int round;
+    for (round = 0; round < 10; round++) {
+        nl_client *c = echo_client(NULL);
+        probe p;
+        racing_sender r;
+        pthread_t thread;
+        probe_init(&p);
+        r.ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+        r.started = 0;
+        r.refused = 0;
+        REQUIRE(wait_until(&p, 10, is_open));
+        pthread_create(&thread, NULL, send_until_refused, &r);
+        while (!__atomic_load_n(&r.started, __ATOMIC_SEQ_CST)) sleep_ms(1);
+        sleep_ms(3 * round);
+        nl_client_free(c);
+        pthread_join(thread, NULL);
+        CHECK_INT_EQ(r.refused, 1);
+        CHECK_INT_EQ(p.closes, 1);
+        nl_websocket_free(r.ws);
+        probe_done(&p);
+    }
+}
+
 static void test_free_stops_callbacks_even_from_inside_one(void)
 {
     nl_client *c = echo_client(NULL);
@@ -1942,6 +2020,8 @@ int main(int argc, char **argv)
         NLT_TEST(test_sends_from_many_threads_keep_each_threads_order),
         NLT_TEST(test_bad_documents_and_arguments_name_the_problem),
         NLT_TEST(test_client_free_ends_open_connections_first),
+        NLT_TEST(test_client_free_ends_a_paused_connection_too),
+        NLT_TEST(test_client_free_beside_sends_of_another_thread),
         NLT_TEST(test_free_stops_callbacks_even_from_inside_one),
         NLT_TEST(test_many_idle_connections_share_the_event_loop),
         NLT_TEST(test_pause_stops_reading_and_resume_delivers_the_rest_in_order),
