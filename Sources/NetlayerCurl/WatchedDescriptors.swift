@@ -32,8 +32,9 @@ package final class WatchedDescriptors {
     /// now) on behalf of `watcher`, or changes the events; false when epoll refuses
     /// the descriptor.
     func watch(_ fd: Int32, events: Int32, for watcher: any WatchedDescriptor) -> Bool {
-        let known = watchers[fd]?.events ?? 0
-        if watchers[fd] != nil, known == events { return true }
+        let entry = watchers[fd]
+        if let entry, entry.events == events { return true }
+        let known = entry?.events ?? 0
         if events == 0 {
             if known != 0 { _ = nl_epoll_set(epoll, fd, CURL_POLL_REMOVE, 1) }
         } else {

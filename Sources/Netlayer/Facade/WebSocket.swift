@@ -159,10 +159,10 @@ extension NetlayerClient {
 /// reading because of them.
 ///
 /// The handler's thread decides to pause and the reader's thread to resume, each under
-/// the lock; the connection is told outside it (telling it may run a handler on this
-/// very thread when the loop has stopped), by one thread at a time, until it has the
-/// last decision. Told in the order decided, a pause that reached the connection after
-/// the resume decided later would leave reading paused with nobody left to resume it.
+/// the lock. The connection is told outside it (telling it may run a handler on this
+/// very thread), by one thread at a time, until it has the last decision: told by each
+/// thread as it got there, a pause could reach the connection after the resume decided
+/// later, and leave reading paused with nobody left to resume it.
 private final class ReadingFlow: Sendable {
     let limit: Int
     /// Past `limit`, what one read of the socket may still bring (a read of 4 KiB holds
