@@ -778,8 +778,10 @@ static void test_a_stream_paused_from_another_thread_and_before_it_starts(void)
     nl_client *c = client_for(NULL);
     pause_watch w;
     int held, waited;
-    /* Paused at once, from this thread: before the transfer runs, or just after. */
-    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"stream\": \"chunks\"}", 0);
+    /* Paused at once, from this thread: before the transfer runs, or just after, and
+     * before the server answers (it waits 0.5 s: a thread starved under valgrind must
+     * not find every byte read already). */
+    uint64_t id = start_pause_watch(&w, c, "{\"path\": \"stream-bytes/4000000\", \"query\": {\"wait_ms\": 500}, \"stream\": \"chunks\"}", 0);
     REQUIRE(id != 0);
     CHECK_INT_EQ(nl_pause(c, id, 1), 1);
     sleep_ms(150);
@@ -818,9 +820,12 @@ static void test_a_paused_stream_is_not_silent_past_its_timeout(void)
     CHECK_INT_EQ(nl_pause(c, id, 0), 1);
     json_decref(finish_pause_watch(&w, "stream paused past its timeout", 2000000));
 
-    /* Paused before it starts: its silence is the reader's from the first byte on. */
-    id = start_pause_watch(&w, c, slow ? "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 3}"
-                                       : "{\"path\": \"stream-bytes/2000000\", \"stream\": \"chunks\", \"timeout\": 0.3}", 0);
+    /* Paused before it starts: its silence is the reader's from the first byte on.
+     * The server waits a sixth of the timeout before it answers, so that the pause
+     * surely comes first (under valgrind a starved thread may otherwise call nl_pause
+     * after every byte was read). */
+    id = start_pause_watch(&w, c, slow ? "{\"path\": \"stream-bytes/2000000\", \"query\": {\"wait_ms\": 500}, \"stream\": \"chunks\", \"timeout\": 3}"
+                                       : "{\"path\": \"stream-bytes/2000000\", \"query\": {\"wait_ms\": 50}, \"stream\": \"chunks\", \"timeout\": 0.3}", 0);
     REQUIRE(id != 0);
     CHECK_INT_EQ(nl_pause(c, id, 1), 1);
     sleep_ms(slow ? 7500 : 800);

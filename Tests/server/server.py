@@ -28,6 +28,9 @@ Endpoints (any method unless noted):
                              escape first) beside a UTF-8 one (X-Utf8: café);
                              ?max_age=N adds Cache-Control: max-age=N
        /stats /stats/reset   accepted TCP connections and requests
+       /stream-bytes/<n>?chunk=C&delay_ms=D&wait_ms=W
+                             n bytes in pieces of C (65536), D ms apart; the
+                             headers after W ms (a client can act before them)
        /movies /movies/<id>  small demo API (GET list, GET one, POST create)
        /flaky/<key>?fails=N&status=503&retry_after=X
                              `status` (default 503, with Retry-After: X when
@@ -774,8 +777,10 @@ class Handler(BaseHTTPRequestHandler):
             n = int(size)
             chunk = int((args.get("chunk") or ["65536"])[0])
             delay = float((args.get("delay_ms") or ["0"])[0]) / 1000.0
+            wait = float((args.get("wait_ms") or ["0"])[0]) / 1000.0
         except ValueError:
             return self._send_json(400, {"error": {"message": "bad size"}})
+        time.sleep(min(wait, MAX_DELAY_MS / 1000.0))
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(n))
