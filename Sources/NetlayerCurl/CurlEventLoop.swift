@@ -169,8 +169,12 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// (`drainAll`), which runs it on the driver's thread: run by the caller, beside
     /// that pass, it would touch what the pass ends (a WebSocket's frames). A stopping
     /// loop has its driver already (its thread, or the caller of `shutdown()`).
+    /// `undo` takes back what `add` added when no thread can start: the caller, told
+    /// false, runs or fails the work itself, and a thread started later must not run it
+    /// again (a hooked request's start would send it after it failed).
     @inline(__always)
-    private func queue(untilStopped: Bool = false, _ add: (inout Inbox) -> Void) -> Bool {
+    private func queue(untilStopped: Bool = false, _ add: (inout Inbox) -> Void,
+                       undo: (inout Inbox) -> Void) -> Bool {
         lock()
         guard !inbox.stopped, untilStopped || !inbox.stopping else {
             unlock()
@@ -183,6 +187,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
         var accepted = true
         if inbox.owner == .none {
             accepted = inbox.stopping || summonThread()
+            if !accepted { undo(&inbox) }
         } else if inbox.owner == .caller, pthread_equal(pthread_self(), inbox.driver) == 0 {
             inbox.handOver = true
         }
@@ -212,7 +217,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             enqueue(transfer)  // this thread owns the multi handle now
             return
         }
-        if queue({ $0.starts.append(transfer) }) { return }
+        if queue({ $0.starts.append(transfer) }, undo: { $0.starts.removeLast() }) { return }
         let stopping = withLock { $0.stopping }
         if stopping {
             transfer.deliverCancelled()
@@ -239,7 +244,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// Runs `task` on the driver's thread; once the loop has stopped (shutdown's last
     /// pass is over), on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if !queue(untilStopped: true, { $0.tasks.append(task) }) { task() }
+        if !queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() }) { task() }
     }
 
     /// Runs `task` on the driver's thread after `delay` seconds; after shutdown, at once
@@ -248,7 +253,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// not fit the clock's integer.
     func execute(after delay: Double, _ task: @escaping @Sendable () -> Void) {
         let deadline = Self.now() + UInt64(min(max(0, delay), HTTPRequest.maxSeconds) * 1e9)
-        if !queue(untilStopped: true, { $0.timers.append((deadline, task)) }) { task() }
+        if !queue(untilStopped: true, { $0.timers.append((deadline, task)) }, undo: { $0.timers.removeLast() }) { task() }
     }
 
     func withLock<T>(_ body: (inout Inbox) -> T) -> T {

@@ -603,7 +603,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_a_stale_descriptor_neither_interrupts_nor_spins),
         NLT_TEST(test_a_child_of_fork_gets_its_own_loop_and_connections),
         NLT_TEST(test_a_child_that_only_frees_the_client_returns),
-    NLT_TEST(test_a_child_does_not_cancel_or_pause_the_parents_requests),
+        NLT_TEST(test_a_child_does_not_cancel_or_pause_the_parents_requests),
         NLT_TEST(test_a_child_of_fork_starts_with_the_parents_cookies_and_leaves_their_file_alone),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));

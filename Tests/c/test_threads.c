@@ -1,0 +1,164 @@
+/*
+ * test_threads.c — a client whose library threads cannot start (pthread_create fails,
+ * as it does in a container at its pids limit): a request that needs one fails once,
+ * saying why, and none runs twice once threads start again.
+ * pthread_create is interposed in this file. Under a sanitizer, whose runtime
+ * intercepts pthread_create itself, the tests are skipped.
+ * Endpoints: /json, /echo, /hits/<key>.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "async_one.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NLT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NLT_SANITIZED 1
+#endif
+
+/* Whether pthread_create fails with EAGAIN (atomic), and how many calls it refused. */
+static int refuse_threads;
+static int refused;
+
+#ifndef NLT_SANITIZED
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+    static create_fn real;
+    if (__atomic_load_n(&refuse_threads, __ATOMIC_SEQ_CST)) {
+        __atomic_add_fetch(&refused, 1, __ATOMIC_SEQ_CST);
+        return EAGAIN;
+    }
+    if (real == NULL) {
+        void *found = dlsym(RTLD_NEXT, "pthread_create");
+        memcpy(&real, &found, sizeof real);  /* POSIX: a function's address fits a void * */
+    }
+    return real(thread, attr, start, arg);
+}
+#endif
+
+static void refuse(int on)
+{
+    __atomic_store_n(&refuse_threads, on, __ATOMIC_SEQ_CST);
+}
+
+static int skipped(void)
+{
+#ifdef NLT_SANITIZED
+    nlt_note("skipped: the sanitizer's runtime intercepts pthread_create");
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void counting_hook(const char *event_json, nl_reply *reply, void *user_data)
+{
+    (void)event_json;
+    (void)reply;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The server's count of requests for /flaky/<key> (and /hits/<key> itself not). */
+static long long hits(nl_client *c, const char *key)
+{
+    json_t *r = request_json(c, "{\"path\": \"hits/%s\"}", key);
+    long long n = (long long)jpath_num(r, "value.hits", -1);
+    json_decref(r);
+    return n;
+}
+
+/* An asynchronous request with no thread to run it fails once, naming the thread;
+ * once threads start again the client works, and the failed request is not sent
+ * after all. */
+static void test_an_asynchronous_request_fails_once_when_no_thread_can_start(void)
+{
+    nl_client *c;
+    async_one a;
+    json_t *r;
+    if (skipped()) return;
+    c = client_for(NULL);
+    async_one_init(&a);
+    refuse(1);
+    CHECK(nl_request_async(c, "{\"path\": \"flaky/no-thread\", \"query\": {\"fails\": 0}}", async_one_cb, &a) != 0);
+    refuse(0);
+    REQUIRE(async_one_wait(&a, 10));
+    CHECK_KIND(a.result, "generic");
+    CHECK_MSG(nlt_stristr(error_message(a.result), "could not start") != NULL, "message '%s'", error_message(a.result));
+    CHECK(__atomic_load_n(&refused, __ATOMIC_SEQ_CST) > 0);
+
+    r = request_json(c, "{\"path\": \"json\"}");
+    CHECK_OK(r);
+    json_decref(r);
+    sleep_ms(300);
+    CHECK_INT_EQ(a.calls, 1);
+    CHECK_INT_EQ(hits(c, "no-thread"), 0);
+    nl_client_free(c);
+    CHECK_INT_EQ(a.calls, 1);
+    async_one_destroy(&a);
+}
+
+/* With an ADAPT hook a request starts on the event loop's thread: when that thread
+ * cannot start, the request runs no further than that, and runs once. */
+static void test_a_hooked_request_with_no_thread_runs_once(void)
+{
+    nl_client *c;
+    async_one a, b;
+    int adapted = 0;
+    if (skipped()) return;
+    c = client_for(NULL);
+    CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, counting_hook, &adapted), 0);
+    async_one_init(&a);
+    async_one_init(&b);
+    refuse(1);
+    CHECK(nl_request_async(c, "{\"path\": \"flaky/hooked-no-thread\", \"query\": {\"fails\": 0}}", async_one_cb, &a) != 0);
+    refuse(0);
+    REQUIRE(async_one_wait(&a, 10));
+    CHECK_KIND(a.result, "generic");
+    CHECK_MSG(nlt_stristr(error_message(a.result), "could not start") != NULL, "message '%s'", error_message(a.result));
+
+    /* The next request starts the thread; whatever the first left queued must not run. */
+    CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_one_cb, &b) != 0);
+    REQUIRE(async_one_wait(&b, 10));
+    CHECK_OK(b.result);
+    sleep_ms(300);
+    CHECK_INT_EQ(a.calls, 1);
+    CHECK_INT_EQ(b.calls, 1);
+    CHECK_INT_EQ(hits(c, "hooked-no-thread"), 0);
+    nl_client_free(c);
+    CHECK_INT_EQ(a.calls, 1);
+    async_one_destroy(&a);
+    async_one_destroy(&b);
+}
+
+/* A blocking request needs no thread of the library: it runs on its caller's. */
+static void test_a_blocking_request_needs_no_thread(void)
+{
+    nl_client *c;
+    json_t *r;
+    if (skipped()) return;
+    c = client_for(NULL);
+    refuse(1);
+    r = request_json(c, "{\"path\": \"json\"}");
+    refuse(0);
+    CHECK_OK(r);
+    json_decref(r);
+    nl_client_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const nlt_test tests[] = {
+        NLT_TEST(test_an_asynchronous_request_fails_once_when_no_thread_can_start),
+        NLT_TEST(test_a_hooked_request_with_no_thread_runs_once),
+        NLT_TEST(test_a_blocking_request_needs_no_thread),
+    };
+    return nlt_main(argc, argv, tests, NLT_COUNT(tests));
+}
