@@ -633,8 +633,11 @@ typedef struct nl_websocket_callbacks {
  *                        caller frees it with nl_free().
  * @return a new handle, which the caller frees with nl_websocket_free(); NULL
  *         (and no callback runs) when `client` or the document is NULL or
- *         invalid, or `callbacks` is NULL or of an unknown version.
- * Threads: any thread, including from inside a callback or hook.
+ *         invalid, `callbacks` is NULL or of an unknown version, or the client's
+ *         event loop cannot start its thread (kind generic).
+ * Threads: any thread, including from inside a callback or hook. A callback
+ * may run before this returns (on the event loop's thread); a call it makes
+ * with the handle waits until this has returned.
  */
 NL_EXTERN nl_websocket *nl_websocket_open(nl_client *client, const char *websocket_json,
                                           const nl_websocket_callbacks *callbacks, char **error_json);

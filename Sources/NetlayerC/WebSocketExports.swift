@@ -42,12 +42,15 @@ public func nl_websocket_open(_ client: OpaquePointer?, _ documentJSON: UnsafePo
             throw NetworkError.invalidRequest("websocket document is not valid JSON: \(error)")
         }
         let document = try WebSocketDocument(json)
-        // The handle's address goes to the callbacks, which may run before this returns.
-        let socket = WebSocketHandle(connection: PlaceholderConnection())
+        // The handle's address goes to the callbacks, which may run (on the loop's
+        // thread) before this returns; they wait for the connection (`open`).
+        let socket = WebSocketHandle()
         let pointer = OpaquePointer(Unmanaged.passRetained(socket).toOpaque())
         let handlers = WebSocketHandle.handlers(callbacks, socket: pointer, redactedQuery: handle.redactedQuery)
         do {
-            socket.attach(try handle.client.openWebSocket(document.endpoint, options: document.options, handlers: handlers))
+            try socket.open { () throws(NetworkError) in
+                try handle.client.openWebSocket(document.endpoint, options: document.options, handlers: handlers)
+            }
         } catch {
             Unmanaged<WebSocketHandle>.fromOpaque(UnsafeRawPointer(pointer)).release()
             throw error

@@ -1,16 +1,45 @@
+import Glibc
 import Netlayer
 
 /// The object behind an `nl_websocket *`: one connection and the C callbacks its
 /// events go to.
 final class WebSocketHandle: @unchecked Sendable {
-    /// Set once by `attach`, before the handle is given to the caller.
-    private(set) var connection: any WebSocketConnection
+    /// Guards `attached`. `open` holds it until the connection is attached: a callback
+    /// may run on the loop's thread before `nl_websocket_open` returns (on_open, then
+    /// an `nl_websocket_send` of it), and it waits for the connection instead of
+    /// finding none. Recursive, so that no thread can wait for itself.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        return mutex
+    }()
+    private var attached: (any WebSocketConnection)?
+    private static let notOpen = PlaceholderConnection()
 
-    init(connection: any WebSocketConnection) {
-        self.connection = connection
+    init() {}
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
-    func attach(_ connection: any WebSocketConnection) { self.connection = connection }
+    /// Attaches what `open` returns, holding the lock while it runs.
+    func open(_ open: () throws(NetworkError) -> any WebSocketConnection) throws(NetworkError) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        attached = try open()
+    }
+
+    /// The connection, once `open` has attached it.
+    var connection: any WebSocketConnection {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return attached ?? Self.notOpen
+    }
 
     /// The `nl_websocket_callbacks` of one connection, read from C.
     struct Callbacks: @unchecked Sendable {
@@ -80,7 +109,7 @@ final class WebSocketHandle: @unchecked Sendable {
     }
 }
 
-/// What a handle holds until its connection is opened: refuses everything.
+/// What a handle answers with until its connection is attached: refuses everything.
 final class PlaceholderConnection: WebSocketConnection, Sendable {
     func send(_ kind: WebSocketMessageKind, _ bytes: UnsafeRawBufferPointer) throws(NetworkError) {
         throw .notConnected("the WebSocket is not open")

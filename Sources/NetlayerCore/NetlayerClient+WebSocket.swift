@@ -10,8 +10,9 @@ extension NetlayerClient {
     ///
     /// Throws `invalidRequest` for what cannot open a WebSocket (a method other than
     /// GET, a body, a header the handshake writes itself, digest authentication, a
-    /// transport without WebSockets) and for options out of range; later failures
-    /// (an adapter's header the handshake writes) go to `handlers.failed`.
+    /// transport without WebSockets) and for options out of range, and `generic` when
+    /// the transport's thread cannot start; later failures (an adapter's header the
+    /// handshake writes) go to `handlers.failed`. No handler runs before it returns.
     public func openWebSocket(_ endpoint: some Requestable, options: WebSocketOptions,
                               handlers: WebSocketHandlers) throws(NetworkError) -> any WebSocketConnection {
         try options.validate()
@@ -43,7 +44,7 @@ extension NetlayerClient {
             }
             handlers.failed(error, response)
         }, closed: handlers.closed)
-        return transport.openWebSocket(request, options: options, prepare: { request throws(NetworkError) in
+        return try transport.openWebSocket(request, options: options, prepare: { request throws(NetworkError) in
             var request = request
             if let adapter {
                 request = try adapter.adapt(request, context: context)

@@ -8,10 +8,12 @@ public protocol WebSocketTransport: Sendable {
     /// http or https URL, built as every request is) and returns at once; `handlers`
     /// report what happens, on a transport thread, one at a time. `prepare` runs first,
     /// on the transport's own thread (the client's adapter and logger, as for a
-    /// request's attempt); what it throws fails the connection.
+    /// request's attempt); what it throws fails the connection. Throws, and no handler
+    /// runs, when the transport cannot start the connection at all (its thread cannot
+    /// start): a handler must never run before this returns.
     func openWebSocket(_ request: HTTPRequest, options: WebSocketOptions,
                        prepare: @escaping @Sendable (HTTPRequest) throws(NetworkError) -> HTTPRequest,
-                       handlers: WebSocketHandlers) -> any WebSocketConnection
+                       handlers: WebSocketHandlers) throws(NetworkError) -> any WebSocketConnection
 }
 
 /// What a WebSocket is: text (UTF-8) or binary.

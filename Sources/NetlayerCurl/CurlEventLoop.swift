@@ -244,8 +244,17 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// Runs `task` on the driver's thread; once the loop has stopped (shutdown's last
     /// pass is over), on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if !queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() }) { task() }
+        if !submit(task) { task() }
     }
+
+    /// Queues `task` for the driver's thread, as `execute` does; false, `task` not run,
+    /// once the loop has stopped or when no thread can start to run it.
+    func submit(_ task: @escaping @Sendable () -> Void) -> Bool {
+        queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() })
+    }
+
+    /// Whether `shutdown()` has begun.
+    var isStopping: Bool { withLock { $0.stopping } }
 
     /// Runs `task` on the driver's thread after `delay` seconds; after shutdown, at once
     /// on the calling thread.

@@ -8,21 +8,15 @@ extension CurlSessionManager: WebSocketTransport {
     /// loop (`CurlWebSocket`).
     public func openWebSocket(_ request: HTTPRequest, options: WebSocketOptions,
                               prepare: @escaping @Sendable (HTTPRequest) throws(NetworkError) -> HTTPRequest,
-                              handlers: WebSocketHandlers) -> any WebSocketConnection {
-        let loop: CurlEventLoop?
-        var failure: NetworkError?
-        do {
-            loop = try startedLoop()
-        } catch {
-            loop = nil
-            failure = error
-        }
+                              handlers: WebSocketHandlers) throws(NetworkError) -> any WebSocketConnection {
+        let loop = try startedLoop()
         let socket = CurlWebSocket(request: request, options: options, prepare: prepare, handlers: handlers, loop: loop, share: share,
                                    registry: webSockets)
-        if let loop {
-            loop.execute { socket.prepareAndQueue() }
-        } else {
-            socket.connectFailed(failure ?? .cancelledBecause("the client was closed"))
+        // Nothing runs before this returns: what cannot be queued fails here, not
+        // through a handler called inside the caller's open.
+        guard let loop, loop.submit({ socket.prepareAndQueue() }) else {
+            if loop?.isStopping ?? true { throw .cancelledBecause("the client was closed") }
+            throw .generic("could not start the event-loop thread", curlCode: -1)
         }
         return socket
     }

@@ -43,7 +43,10 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var isPausedOnLoop = false
     /// The consumer's latest `pauseReading` wish, applied by the driver.
     private let readingPauseWish = Atomic<Bool>(false)
-    var readingPauseWanted: Bool { readingPauseWish.load(ordering: .acquiring) }
+    var readingPauseWanted: Bool { readingPauseWish.load(ordering: .sequentiallyConsistent) }
+    /// Whether a task that applies the wish is queued on the loop: one at a time, so
+    /// that a thread pausing and resuming in a tight loop queues no backlog.
+    private let readingPauseQueued = Atomic<Bool>(false)
     /// Whether reading is paused for the consumer (driver thread only).
     var readingPaused = false
     var mime: OpaquePointer?
@@ -103,11 +106,16 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     @discardableResult
     package func pauseReading(_ paused: Bool) -> Bool {
         guard state.load(ordering: .acquiring) == State.pending.rawValue, let loop else { return false }
-        readingPauseWish.store(paused, ordering: .releasing)
+        readingPauseWish.store(paused, ordering: .sequentiallyConsistent)
         if paused, loop.isDriverThread {
             applyReadingPause()
-        } else {
-            loop.execute { [self] in applyReadingPause() }
+        } else if !readingPauseQueued.exchange(true, ordering: .sequentiallyConsistent) {
+            // The task takes the flag down before it reads the wish: a wish made after
+            // that queues a task of its own, one made before is the one it reads.
+            loop.execute { [self] in
+                readingPauseQueued.store(false, ordering: .sequentiallyConsistent)
+                applyReadingPause()
+            }
         }
         return true
     }

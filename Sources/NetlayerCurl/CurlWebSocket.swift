@@ -30,6 +30,8 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         /// `pauseReading(true)`: the socket is not read until it is resumed or a close
         /// is requested.
         var readingPaused = false
+        /// A resume's task is queued on the loop (one at a time: it reads the latest wish).
+        var resumeQueued = false
     }
 
     /// The handshake's request, as adapted by `prepare` on the loop's thread.
@@ -203,11 +205,19 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         let resumed = try! withOutbox { box -> Bool in
             guard box.readingPaused != paused else { return false }
             box.readingPaused = paused
-            return !paused && !box.ended && !box.abandoned && box.closeRequest == nil
+            guard !paused, !box.ended, !box.abandoned, box.closeRequest == nil, !box.resumeQueued else { return false }
+            box.resumeQueued = true
+            return true
         }
         // Pausing takes effect at the next read (`readSocket`), also from inside a
-        // handler; resuming must look at the socket again.
-        if resumed { runOnLoop { [self] in readingResumed() } }
+        // handler; resuming must look at the socket again. The task reads the wish
+        // after taking its flag down, so a resume made after that queues another.
+        if resumed {
+            runOnLoop { [self] in
+                try! withOutbox { $0.resumeQueued = false }
+                readingResumed()
+            }
+        }
     }
 
     /// Whether the socket is not to be read now: paused with no close requested, or

@@ -1,7 +1,8 @@
 /*
  * test_threads.c — a client whose library threads cannot start (pthread_create fails,
  * as it does in a container at its pids limit): a request that needs one fails once,
- * saying why, and none runs twice once threads start again.
+ * saying why, and none runs twice once threads start again; a WebSocket is refused
+ * by nl_websocket_open itself.
  * pthread_create is interposed in this file. Under a sanitizer, whose runtime
  * intercepts pthread_create itself, the tests are skipped.
  * Endpoints: /json, /echo, /hits/<key>.
@@ -138,6 +139,57 @@ static void test_a_hooked_request_with_no_thread_runs_once(void)
     async_one_destroy(&b);
 }
 
+static void ws_counting_open(nl_websocket *ws, const char *open_json, void *user_data)
+{
+    (void)ws;
+    (void)open_json;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+static void ws_counting_error(nl_websocket *ws, const char *error_json, void *user_data)
+{
+    (void)ws;
+    (void)error_json;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Frees its handle, as a callback may. */
+static void ws_freeing_close(nl_websocket *ws, int code, const char *reason, void *user_data)
+{
+    (void)code;
+    (void)reason;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+    nl_websocket_free(ws);
+}
+
+/* A WebSocket that no thread can open is refused by nl_websocket_open itself: NULL,
+ * the error in error_json, and no callback, so that none runs (and frees the handle)
+ * inside the call. */
+static void test_a_websocket_no_thread_can_open_is_refused_at_once(void)
+{
+    nl_client *c;
+    nl_websocket *ws;
+    nl_websocket_callbacks cb = NL_WEBSOCKET_CALLBACKS_INIT;
+    char *err = NULL;
+    int calls = 0;
+    if (skipped()) return;
+    c = client_for(NULL);
+    cb.on_open = ws_counting_open;
+    cb.on_error = ws_counting_error;
+    cb.on_close = ws_freeing_close;
+    cb.user_data = &calls;
+    refuse(1);
+    ws = nl_websocket_open(c, "{\"path\": \"ws\"}", &cb, &err);
+    refuse(0);
+    CHECK(ws == NULL);
+    CHECK_MSG(err != NULL && nlt_stristr(err, "could not start the event-loop thread") != NULL, "error %s",
+              err ? err : "(none)");
+    CHECK_INT_EQ(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 0);
+    nl_free(err);
+    nl_client_free(c);
+    CHECK_INT_EQ(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 0);
+}
+
 /* A blocking request needs no thread of the library: it runs on its caller's. */
 static void test_a_blocking_request_needs_no_thread(void)
 {
@@ -159,6 +211,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_an_asynchronous_request_fails_once_when_no_thread_can_start),
         NLT_TEST(test_a_hooked_request_with_no_thread_runs_once),
         NLT_TEST(test_a_blocking_request_needs_no_thread),
+        NLT_TEST(test_a_websocket_no_thread_can_open_is_refused_at_once),
     };
     return nlt_main(argc, argv, tests, NLT_COUNT(tests));
 }

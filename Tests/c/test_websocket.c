@@ -31,6 +31,8 @@ typedef struct probe {
     char reason[256];
     int events_after_close;
     nl_websocket *free_on_message; /* freed from inside on_message when set */
+    int send_on_open;              /* on_open sends "first" when set ... */
+    int sent_on_open;              /* ... and keeps what nl_websocket_send returned (1: not yet) */
 } probe;
 
 static void probe_init(probe *p)
@@ -54,8 +56,11 @@ static void probe_done(probe *p)
 static void on_open(nl_websocket *ws, const char *open_json, void *user_data)
 {
     probe *p = user_data;
-    (void)ws;
+    int sent = 1;
+    if (p->send_on_open)
+        sent = nl_websocket_send(ws, NL_WS_TEXT, "first", 5, NULL);
     pthread_mutex_lock(&p->lock);
+    p->sent_on_open = sent;
     p->opens++;
     p->events_after_close += p->closes;
     free(p->open_json);
@@ -306,6 +311,32 @@ static void close_and_wait(nl_websocket *ws, probe *p)
 }
 
 /* ---- the websockets package's server ------------------------------------------------------- */
+
+/* on_open may run on the loop's thread before nl_websocket_open has returned on this
+ * one; a send it makes then waits for the connection and is queued, never refused as
+ * "not open". 30 connections in turn, so that some open that fast (under valgrind,
+ * whose scheduler runs one thread at a time, often). */
+static void test_a_send_from_on_open_is_queued_however_soon_it_runs(void)
+{
+    nl_client *c = echo_client(NULL);
+    int i;
+    for (i = 0; i < 30; i++) {
+        probe p;
+        nl_websocket *ws;
+        probe_init(&p);
+        p.send_on_open = 1;
+        ws = open_ws(c, "{\"path\": \"echo\"}", &p);
+        REQUIRE(ws != NULL);
+        REQUIRE(wait_until(&p, 10, has_one));
+        CHECK_INT_EQ(p.sent_on_open, 0);
+        REQUIRE_MSG(p.count == 1, "connection %d: error %s", i, p.error_json ? p.error_json : "(none)");
+        CHECK_STR_EQ(p.messages[0].data, "first");
+        close_and_wait(ws, &p);
+        nl_websocket_free(ws);
+        probe_done(&p);
+    }
+    nl_client_free(c);
+}
 
 static void test_echo_text_and_binary(void)
 {
@@ -1982,6 +2013,7 @@ int main(int argc, char **argv)
 {
     static const nlt_test tests[] = {
         NLT_TEST(test_echo_text_and_binary),
+        NLT_TEST(test_a_send_from_on_open_is_queued_however_soon_it_runs),
         NLT_TEST(test_a_child_of_fork_cannot_send_on_its_parents_connection),
         NLT_TEST(test_subprotocol_offered_and_chosen_one_reported),
         NLT_TEST(test_server_close_code_and_reason_reported),
