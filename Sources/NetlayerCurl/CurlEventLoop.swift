@@ -244,7 +244,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// Runs `task` on the driver's thread; once the loop has stopped (shutdown's last
     /// pass is over), on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if !submit(task) { task() }
+        if !queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() }) { task() }
     }
 
     /// Queues `task` for the driver's thread, as `execute` does; false, `task` not run,

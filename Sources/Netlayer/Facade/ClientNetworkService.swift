@@ -23,13 +23,16 @@ struct ClientNetworkService: NetworkService {
         client.perform(request, id: id ?? client.newID())
     }
 
-    /// A request the client started, cancelled by its id.
+    /// A request the client started, cancelled and paused by its id.
     private struct StartedRequest: NetworkCancellable {
         let client: NetlayerClient
         let id: UInt64
 
         @discardableResult
         func cancel() -> Bool { client.cancel(id: id) }
+
+        @discardableResult
+        func pauseReading(_ paused: Bool) -> Bool { client.pause(id: id, paused) }
     }
 }
 

@@ -15,19 +15,25 @@ extension NetlayerClient {
     /// for try await event in client.events(.get("feed"), as: .sse) { print(event) }
     /// ```
     ///
-    /// - Parameter bufferLimit: events held for a reader that has not taken them yet;
-    ///   a reader further behind fails the request with `tooLarge` rather than let a
-    ///   fast server fill memory.
+    /// - Parameter bufferLimit: events held for a reader that has not taken them yet
+    ///   before the transfer stops reading (the server then waits, by TCP flow
+    ///   control); it reads again when half of them were taken. Over a transport that
+    ///   cannot pause (a stub or cassette), a reader more than `bufferLimit` plus 4096
+    ///   events behind fails the request with `tooLarge` rather than let a fast server
+    ///   fill memory.
     public func events<T>(_ endpoint: Endpoint<T>, as mode: StreamMode = .sse,
-                          bufferLimit: Int = 4096) -> AsyncThrowingStream<StreamEvent, any Error> {
+                          bufferLimit: Int = 4096) -> EventStream {
+        let flow = ReadingFlow(limit: max(1, bufferLimit))
         let (events, continuation) = AsyncThrowingStream.makeStream(of: StreamEvent.self, throwing: (any Error).self,
-                                                                    bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
+                                                                    bufferingPolicy: .bufferingOldest(flow.hardLimit))
         var streamed = endpoint.decoding(as: JSON.self, with: JSONResponseDecoder())
         streamed.transfer.stream = mode
         streamed.transfer.onStreamEvent = { event in
             switch continuation.yield(event) {
-            case .enqueued: return .proceed
-            case .dropped: return .fail(.tooLarge("the stream's reader is \(bufferLimit) events behind"))
+            case .enqueued:
+                flow.received()
+                return .proceed
+            case .dropped: return .fail(.tooLarge("the stream's reader is \(flow.hardLimit) events behind"))
             case .terminated: return .cancel
             @unknown default: return .cancel
             }
@@ -38,10 +44,11 @@ extension NetlayerClient {
             case .failure(let error): continuation.finish(throwing: error)
             }
         }
+        if let operation { flow.attach { _ = operation.pauseReading($0) } }
         continuation.onTermination = { termination in
             if case .cancelled = termination { operation?.cancel() }
         }
-        return events
+        return EventStream(events: events, flow: flow)
     }
 
     /// Starts `endpoint` and returns at once: its progress reports as they come, and

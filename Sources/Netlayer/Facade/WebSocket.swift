@@ -116,7 +116,7 @@ extension NetlayerClient {
         let ending = Locked<(code: Int, reason: String)?>(nil)
         let failure = Locked<NetworkError?>(nil)
         let connectionBox = Locked<(any WebSocketConnection)?>(nil)
-        let flow = ReadingFlow(limit: max(1, bufferLimit), connection: connectionBox)
+        let flow = ReadingFlow(limit: max(1, bufferLimit))
         let handlers = WebSocketHandlers(opened: { opened.fulfil(.success($0)) }, message: { kind, bytes in
             let message: WebSocket.Message = kind == .text ? .text(String(decoding: bytes, as: UTF8.self)) : .binary([UInt8](bytes))
             if case .dropped = continuation.yield(message) {
@@ -138,6 +138,7 @@ extension NetlayerClient {
         if Task.isCancelled { throw .cancelled }
         let connection = try openWebSocket(endpoint, options: options, handlers: handlers)
         connectionBox.withLock { $0 = connection }
+        flow.attach { connection.pauseReading($0) }
         // Cancelling the awaiting Task ends the handshake, as it ends a request: the
         // caller has no WebSocket to close until it opens.
         let outcome = await withTaskCancellationHandler {
@@ -151,83 +152,6 @@ extension NetlayerClient {
         case .failure(let error):
             connection.abandon()
             throw error
-        }
-    }
-}
-
-/// How many messages wait for a WebSocket's reader, and whether its connection stops
-/// reading because of them.
-///
-/// The handler's thread decides to pause and the reader's thread to resume, each under
-/// the lock. The connection is told outside it (telling it may run a handler on this
-/// very thread), by one thread at a time, until it has the last decision: told by each
-/// thread as it got there, a pause could reach the connection after the resume decided
-/// later, and leave reading paused with nobody left to resume it.
-private final class ReadingFlow: Sendable {
-    let limit: Int
-    /// Past `limit`, what one read of the socket may still bring (a read of 4 KiB holds
-    /// at most 2048 empty frames) and more: only a transport that cannot pause gets there.
-    var hardLimit: Int { Self.hardLimit(for: limit) }
-    private let state = Locked(State())
-    private let connection: Locked<(any WebSocketConnection)?>
-
-    private struct State {
-        var waiting = 0
-        /// What was decided last, and what the connection was told last.
-        var paused = false
-        var told = false
-        /// A thread is telling the connection: the others leave it their decisions.
-        var telling = false
-
-        /// Whether this thread is to tell the connection (then it is the one telling).
-        mutating func takeTelling() -> Bool {
-            guard !telling, told != paused else { return false }
-            telling = true
-            return true
-        }
-    }
-
-    static func hardLimit(for limit: Int) -> Int { limit + 4096 }
-
-    init(limit: Int, connection: Locked<(any WebSocketConnection)?>) {
-        self.limit = limit
-        self.connection = connection
-    }
-
-    /// A message was queued for the reader (a handler's thread).
-    func received() {
-        // Not opened yet: the message is counted, and the next one pauses.
-        guard let connection = connection.withLock({ $0 }) else { return state.withLock { $0.waiting += 1 } }
-        let tell = state.withLock { state -> Bool in
-            state.waiting += 1
-            if state.waiting >= limit { state.paused = true }
-            return state.takeTelling()
-        }
-        if tell { tellUntilCurrent(connection) }
-    }
-
-    /// The reader took a message.
-    func took() {
-        guard let connection = connection.withLock({ $0 }) else { return state.withLock { $0.waiting -= 1 } }
-        let tell = state.withLock { state -> Bool in
-            state.waiting -= 1
-            if state.paused, state.waiting <= limit / 2 { state.paused = false }
-            return state.takeTelling()
-        }
-        if tell { tellUntilCurrent(connection) }
-    }
-
-    /// Tells the connection the last decision, again while another thread changed it.
-    private func tellUntilCurrent(_ connection: any WebSocketConnection) {
-        while let paused = state.withLock({ state -> Bool? in
-            guard state.told != state.paused else {
-                state.telling = false
-                return nil
-            }
-            state.told = state.paused
-            return state.paused
-        }) {
-            connection.pauseReading(paused)
         }
     }
 }
