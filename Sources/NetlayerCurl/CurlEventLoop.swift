@@ -218,8 +218,7 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
             return
         }
         if queue({ $0.starts.append(transfer) }, undo: { $0.starts.removeLast() }) { return }
-        let stopping = withLock { $0.stopping }
-        if stopping {
+        if isStopping {
             transfer.deliverCancelled()
         } else {
             transfer.deliver(.failure(.generic("could not start the event-loop thread", curlCode: -1)))
@@ -244,11 +243,12 @@ package final class CurlEventLoop: LibraryThread, @unchecked Sendable {
     /// Runs `task` on the driver's thread; once the loop has stopped (shutdown's last
     /// pass is over), on the caller's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        if !queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() }) { task() }
+        if !submit(task) { task() }
     }
 
     /// Queues `task` for the driver's thread, as `execute` does; false, `task` not run,
     /// once the loop has stopped or when no thread can start to run it.
+    @inline(__always)
     func submit(_ task: @escaping @Sendable () -> Void) -> Bool {
         queue(untilStopped: true, { $0.tasks.append(task) }, undo: { $0.tasks.removeLast() })
     }

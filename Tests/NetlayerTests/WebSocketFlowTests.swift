@@ -90,8 +90,10 @@ private final class FlowControlledTransport: NetworkSessionManager, WebSocketTra
                     // while the pause is on its way: the resume is decided after it.
                     if indexes.count % 100 == 0, indexes.count < count, let connection = transport.opened.withLock({ $0 }) {
                         let pauses = connection.pauses.load(ordering: .relaxed)
-                        for _ in 0..<2000 where connection.pauses.load(ordering: .relaxed) == pauses && !connection.isPaused {
+                        var waited = 0
+                        while waited < 2000, connection.pauses.load(ordering: .relaxed) == pauses, !connection.isPaused {
                             try await Task.sleep(for: .milliseconds(1))
+                            waited += 1
                         }
                     }
                 }

@@ -76,6 +76,20 @@ static long long hits(nl_client *c, const char *key)
     return n;
 }
 
+/* Starts an asynchronous request to /flaky/<key> while no thread can start, and
+ * waits for its result: kind generic, saying the thread could not start. */
+static void start_with_no_thread(nl_client *c, const char *key, async_one *a)
+{
+    char *endpoint = nlt_format("{\"path\": \"flaky/%s\", \"query\": {\"fails\": 0}}", key);
+    refuse(1);
+    CHECK(nl_request_async(c, endpoint, async_one_cb, a) != 0);
+    refuse(0);
+    free(endpoint);
+    REQUIRE(async_one_wait(a, 10));
+    CHECK_KIND(a->result, "generic");
+    CHECK_MSG(nlt_stristr(error_message(a->result), "could not start") != NULL, "message '%s'", error_message(a->result));
+}
+
 /* An asynchronous request with no thread to run it fails once, naming the thread;
  * once threads start again the client works, and the failed request is not sent
  * after all. */
@@ -87,12 +101,7 @@ static void test_an_asynchronous_request_fails_once_when_no_thread_can_start(voi
     if (skipped()) return;
     c = client_for(NULL);
     async_one_init(&a);
-    refuse(1);
-    CHECK(nl_request_async(c, "{\"path\": \"flaky/no-thread\", \"query\": {\"fails\": 0}}", async_one_cb, &a) != 0);
-    refuse(0);
-    REQUIRE(async_one_wait(&a, 10));
-    CHECK_KIND(a.result, "generic");
-    CHECK_MSG(nlt_stristr(error_message(a.result), "could not start") != NULL, "message '%s'", error_message(a.result));
+    start_with_no_thread(c, "no-thread", &a);
     CHECK(__atomic_load_n(&refused, __ATOMIC_SEQ_CST) > 0);
 
     r = request_json(c, "{\"path\": \"json\"}");
@@ -118,12 +127,7 @@ static void test_a_hooked_request_with_no_thread_runs_once(void)
     CHECK_INT_EQ(nl_client_set_hook(c, NL_HOOK_ADAPT, counting_hook, &adapted), 0);
     async_one_init(&a);
     async_one_init(&b);
-    refuse(1);
-    CHECK(nl_request_async(c, "{\"path\": \"flaky/hooked-no-thread\", \"query\": {\"fails\": 0}}", async_one_cb, &a) != 0);
-    refuse(0);
-    REQUIRE(async_one_wait(&a, 10));
-    CHECK_KIND(a.result, "generic");
-    CHECK_MSG(nlt_stristr(error_message(a.result), "could not start") != NULL, "message '%s'", error_message(a.result));
+    start_with_no_thread(c, "hooked-no-thread", &a);
 
     /* The next request starts the thread; whatever the first left queued must not run. */
     CHECK(nl_request_async(c, "{\"path\": \"json\"}", async_one_cb, &b) != 0);
