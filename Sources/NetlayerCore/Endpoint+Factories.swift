@@ -52,6 +52,7 @@ extension Endpoint {
                                    transfer: transfer)
         copy.bodyData = bodyData
         copy.xmlRoot = xmlRoot
+        copy.encodedQuery = encodedQuery
         return copy
     }
 }

@@ -17,13 +17,22 @@ public struct Endpoint<R>: ResponseRequestable {
     public var method: HTTPMethod
     public var headerParameters: HTTPHeaders
     public var queryParametersEncodable: (any Encodable & Sendable)? {
-        get { encodables?.query }
-        set { encodables = EncodableParameters.make(query: newValue, body: encodables?.body) }
+        get { rare?.query }
+        set { rare = RareParameters.make(query: newValue, body: rare?.body, encodedQuery: rare?.encodedQuery) }
     }
     public var queryParameters: JSONObject
+    /// A query its writer percent-encoded, without the leading "?", sent as written
+    /// after the base URL's query and before the query parameters: for a syntax
+    /// `queryParameters` cannot write, such as OpenAPI's `color=blue,black,brown`, whose
+    /// commas separate items while a comma inside an item is `%2C`. `%XX` escapes stay;
+    /// bytes that may not stand in a query (a space, `#`, controls) are escaped.
+    public var encodedQuery: String? {
+        get { rare?.encodedQuery }
+        set { rare = RareParameters.make(query: rare?.query, body: rare?.body, encodedQuery: newValue) }
+    }
     public var bodyParametersEncodable: (any Encodable & Sendable)? {
-        get { encodables?.body }
-        set { encodables = EncodableParameters.make(query: encodables?.query, body: newValue) }
+        get { rare?.body }
+        set { rare = RareParameters.make(query: rare?.query, body: newValue, encodedQuery: rare?.encodedQuery) }
     }
     public var bodyParameters: JSON?
     public var bodyEncoding: BodyEncoding
@@ -36,10 +45,11 @@ public struct Endpoint<R>: ResponseRequestable {
     public var acceptableStatus: AcceptableStatus?
     public var configureOptions: (@Sendable (inout RequestOptions) -> Void)?
     public var transfer: TransferOptions
-    /// Both encodable parameters, behind one reference that is nil for almost every
-    /// endpoint: an optional existential is copied and dropped through its type's value
-    /// witnesses even when nil, and endpoints are built and copied for every request.
-    private var encodables: EncodableParameters?
+    /// The parameters almost no endpoint has (both encodables, an encoded query),
+    /// behind one reference that is nil for almost every endpoint: an optional
+    /// existential is copied and dropped through its type's value witnesses even when
+    /// nil, and endpoints are built and copied for every request.
+    private var rare: RareParameters?
 
     public init(path: String,
                 isFullPath: Bool = false,
@@ -59,7 +69,7 @@ public struct Endpoint<R>: ResponseRequestable {
         self.isFullPath = isFullPath
         self.method = method
         self.headerParameters = headerParameters
-        self.encodables = EncodableParameters.make(query: queryParametersEncodable, body: bodyParametersEncodable)
+        self.rare = RareParameters.make(query: queryParametersEncodable, body: bodyParametersEncodable, encodedQuery: nil)
         self.queryParameters = queryParameters
         self.bodyParameters = bodyParameters
         self.bodyEncoding = bodyEncoding
@@ -71,18 +81,22 @@ public struct Endpoint<R>: ResponseRequestable {
     }
 }
 
-/// The encodable parameters of an endpoint that has any (immutable: a change makes a
-/// new one, so endpoints keep value semantics).
-private final class EncodableParameters: Sendable {
+/// The parameters of an endpoint that almost no endpoint has (immutable: a change
+/// makes a new one, so endpoints keep value semantics).
+private final class RareParameters: Sendable {
     let query: (any Encodable & Sendable)?
     let body: (any Encodable & Sendable)?
+    let encodedQuery: String?
 
-    private init(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?) {
+    private init(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?, encodedQuery: String?) {
         self.query = query
         self.body = body
+        self.encodedQuery = encodedQuery
     }
 
-    static func make(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?) -> EncodableParameters? {
-        query == nil && body == nil ? nil : EncodableParameters(query: query, body: body)
+    static func make(query: (any Encodable & Sendable)?, body: (any Encodable & Sendable)?,
+                     encodedQuery: String?) -> RareParameters? {
+        query == nil && body == nil && encodedQuery == nil
+            ? nil : RareParameters(query: query, body: body, encodedQuery: encodedQuery)
     }
 }

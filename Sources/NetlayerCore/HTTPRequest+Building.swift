@@ -22,7 +22,7 @@ extension HTTPRequest {
             for member in endpoint.queryParameters where !member.value.isNull { query[member.key] = member.value }
         }
         let url = try URLBuilder.url(base: defaults.base, path: endpoint.path, isFullPath: endpoint.isFullPath, query: query,
-                                     parser: defaults.parser)
+                                     encodedQuery: endpoint.encodedQuery, parser: defaults.parser)
 
         var headers = defaults.headers.merging(endpoint.headerParameters)
         try headers.validateOnce()  // nothing to do when both sides were checked already

@@ -16,6 +16,10 @@ package enum PercentEncoding {
         case writtenQuery = 4
         /// Everything outside RFC 6265's cookie-octet, and `%`, which starts an escape.
         case cookieValue = 8
+        /// A query its writer encoded (an endpoint's `encodedQuery`): everything but the
+        /// characters RFC 3986 allows in a query (`pchar`, "/" and "?"), so `&`, `=` and
+        /// `,` stay as written; "%XX" escapes already written stay.
+        case encodedQuery = 16
     }
 
     static func isUnreserved(_ b: UInt8) -> Bool {
@@ -64,6 +68,7 @@ package enum PercentEncoding {
                 kinds |= Escaped.writtenQuery.rawValue
             }
             if !isCookieOctet(b) || b == UInt8(ascii: "%") { kinds |= Escaped.cookieValue.rawValue }
+            if !isPathByte(b) && b != UInt8(ascii: "?") { kinds |= Escaped.encodedQuery.rawValue }
             table[i] = kinds
         }
         return UnsafePointer(table)
@@ -81,7 +86,7 @@ package enum PercentEncoding {
     package static func append(_ bytes: UnsafeBufferPointer<UInt8>, escaping kind: Escaped, into out: inout [UInt8]) {
         let table = escapedIn
         let mask = kind.rawValue
-        let keepsEscapes = kind == .path
+        let keepsEscapes = kind == .path || kind == .encodedQuery
         var run = 0  // where the bytes not appended yet start
         var i = 0
         while i < bytes.count {

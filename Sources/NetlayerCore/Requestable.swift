@@ -14,6 +14,9 @@ public protocol Requestable: Sendable {
     var queryParametersEncodable: (any Encodable & Sendable)? { get }
     /// Merged over the config's query; arrays repeat the key.
     var queryParameters: JSONObject { get }
+    /// A query already percent-encoded, sent as written before the query parameters
+    /// (`Endpoint.encodedQuery`).
+    var encodedQuery: String? { get }
     /// Sent as the body, encoded with `bodyEncoding`; wins over `bodyParameters`.
     var bodyParametersEncodable: (any Encodable & Sendable)? { get }
     var bodyParameters: JSON? { get }
@@ -38,6 +41,7 @@ extension Requestable {
     public var transfer: TransferOptions { TransferOptions() }
     public var xmlRoot: String { "request" }
     public var bodyData: Data? { nil }
+    public var encodedQuery: String? { nil }
 }
 
 /// A `Requestable` that knows how to decode its response (the seeds' `ResponseRequestable`).

@@ -3,13 +3,16 @@ import NetlayerJSON
 /// The one place a request URL is assembled from a base URL, an endpoint path and
 /// query parameters.
 package enum URLBuilder {
-    /// The URL for `path`, joined to `base` with exactly one slash, plus the query.
+    /// The URL for `path`, joined to `base` with exactly one slash, plus the query:
+    /// the base URL's (or the full path's) as written, then `encodedQuery` as written,
+    /// then `query`'s pairs, percent-encoded.
     ///
     /// A path can never change the host: a path that starts with "//" or "\", holds
     /// a backslash, or starts with a scheme is `urlGeneration`; with `isFullPath`
     /// the path must itself be an absolute http(s) URL.
     package static func url(base: BaseURL?, path: String, isFullPath: Bool,
-                           query: JSONObject, parser: any URLParsing) throws(NetworkError) -> String {
+                           query: JSONObject, encodedQuery: String? = nil,
+                           parser: any URLParsing) throws(NetworkError) -> String {
         var pathCopy = path
         let hasControl = pathCopy.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
         if hasControl {
@@ -45,9 +48,20 @@ package enum URLBuilder {
             // the query's own syntax is the server's.
             PercentEncoding.append(existingQuery, escaping: .writtenQuery, into: &out)
         }
+        var hasQuery = existingQuery != nil
+        if let encodedQuery, !encodedQuery.isEmpty {
+            if encodedQuery.utf8.first == UInt8(ascii: "?") {
+                throw .invalidRequest("encodedQuery '\(encodedQuery.escapedForMessage)' starts with '?': give the query without it")
+            }
+            out.append(hasQuery ? UInt8(ascii: "&") : UInt8(ascii: "?"))
+            // As its writer encoded it: `&`, `=` and `,` are the writer's syntax; bytes
+            // that may not stand in a query (a space, "#", controls, ...) are escaped.
+            PercentEncoding.append(encodedQuery, escaping: .encodedQuery, into: &out)
+            hasQuery = true
+        }
         if !query.isEmpty {
             let mark = out.count
-            out.append(existingQuery == nil ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+            out.append(hasQuery ? UInt8(ascii: "&") : UInt8(ascii: "?"))
             try QueryEncoding.encode(query, context: "query", into: &out)
             if out.count == mark + 1 { out.removeLast() }  // only nulls: no query
         }

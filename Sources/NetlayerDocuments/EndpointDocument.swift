@@ -31,7 +31,7 @@ public struct EndpointDocument: Sendable {
         static let downloadTo = Keys(rawValue: 1 << 14), xmlRoot = Keys(rawValue: 1 << 15)
         static let progress = Keys(rawValue: 1 << 16), stream = Keys(rawValue: 1 << 17)
         static let useCache = Keys(rawValue: 1 << 18), params = Keys(rawValue: 1 << 19)
-        static let auth = Keys(rawValue: 1 << 20)
+        static let auth = Keys(rawValue: 1 << 20), encodedQuery = Keys(rawValue: 1 << 21)
         static let maxStreamItemBytes = Keys(rawValue: 1 << 24)
         static let maxResponseBytes = Keys(rawValue: 1 << 22), maxDownloadBytes = Keys(rawValue: 1 << 23)
 
@@ -41,7 +41,7 @@ public struct EndpointDocument: Sendable {
         static let names = ["path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "response",
                             "timeout", "acceptableStatus", "retry", "deadline", "multipart", "uploadFrom", "downloadTo",
                             "xmlRoot", "progress", "stream", "useCache", "params", "auth", "maxStreamItemBytes",
-                            "maxResponseBytes", "maxDownloadBytes"]
+                            "maxResponseBytes", "maxDownloadBytes", "encodedQuery"]
 
         init?(name: String) {
             // By length first: comparing two different short strings takes the slow
@@ -90,7 +90,12 @@ public struct EndpointDocument: Sendable {
                 case "downloadTo": .downloadTo
                 default: nil
                 }
-            case 12: name == "bodyEncoding" ? .bodyEncoding : nil
+            case 12:
+                switch name {
+                case "bodyEncoding": .bodyEncoding
+                case "encodedQuery": .encodedQuery
+                default: nil
+                }
             case 16:
                 switch name {
                 case "acceptableStatus": .acceptableStatus
@@ -144,6 +149,7 @@ public struct EndpointDocument: Sendable {
         if keys.contains(.headers), let headers = try doc.requestHeaders("headers") { endpoint.headerParameters = headers }
         // Checked where the request is built, when its query pairs are made (once).
         if keys.contains(.query), let query = try doc.object("query") { endpoint.queryParameters = query }
+        if keys.contains(.encodedQuery), let query = try doc.string("encodedQuery") { endpoint.encodedQuery = query }
         if keys.contains(.body), let body = doc.value("body") { endpoint.bodyParameters = body }
         if keys.contains(.bodyEncoding), let encoding = try doc.string("bodyEncoding") {
             if encoding == "multipart" {

@@ -55,7 +55,7 @@ import Testing
                                                              "session": "s;1"]).value
         #expect(echo["method"] == "GET")
         #expect(echo["path"] == "/echo/v1/items/7")
-        #expect(echo["query"] == "fields=a%2Cb%20c")
+        #expect(echo["query"] == "fields=a,b%20c")  // the comma between items literal (style form, explode false)
         #expect(echo["headers"]?["x-trace"] == "t")
         #expect(echo["headers"]?["x-key"] == "k-1")
         #expect(echo["headers"]?["cookie"] == "session=s%3B1")

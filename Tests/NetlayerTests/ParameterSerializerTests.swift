@@ -2,9 +2,9 @@ import Testing
 @testable import Netlayer
 
 /// Every cell of the OpenAPI "Style Examples" table (3.1.1, which corrects 3.0.3's label
-/// row to RFC 6570), for a parameter named `color`. Query cells are the pairs before the
-/// URL builder percent-encodes them, so the table's `%20`, `%7C` and `%5B`/`%5D` appear
-/// here as space, `|` and brackets.
+/// row to RFC 6570), for a parameter named `color`. Query cells are the query as it is
+/// sent: the pairs as the URL builder percent-encodes them, a form member not exploded
+/// as `joinedFormMember` writes it, with the commas between items literal.
 @Suite struct ParameterSerializerTests {
     static let string: JSON = "blue"
     static let array: JSON = ["blue", "black", "brown"]
@@ -23,16 +23,34 @@ import Testing
     static let queryRows: [(ParameterStyle, Bool, String?, String?, String?, String?)] = [
         (.form, false, "color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
         (.form, true, "color=", "color=blue", "color=blue&color=black&color=brown", "R=100&G=200&B=150"),
-        (.spaceDelimited, false, nil, nil, "color=blue black brown", "color=R 100 G 200 B 150"),
+        (.spaceDelimited, false, nil, nil, "color=blue%20black%20brown", "color=R%20100%20G%20200%20B%20150"),
         (.spaceDelimited, true, nil, nil, nil, nil),
-        (.pipeDelimited, false, nil, nil, "color=blue|black|brown", "color=R|100|G|200|B|150"),
+        (.pipeDelimited, false, nil, nil, "color=blue%7Cblack%7Cbrown", "color=R%7C100%7CG%7C200%7CB%7C150"),
         (.pipeDelimited, true, nil, nil, nil, nil),
         (.deepObject, false, nil, nil, nil, nil),
-        (.deepObject, true, nil, nil, nil, "color[R]=100&color[G]=200&color[B]=150"),
+        (.deepObject, true, nil, nil, nil, "color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150"),
     ]
 
     static func rendered(_ pairs: [(String, String)]) -> String {
         pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    /// The query a parameter sends, as an OpenAPI call writes it.
+    static func sent(name: String, _ value: JSON, _ style: ParameterStyle, explode: Bool) throws -> String {
+        if let member = try ParameterSerializer.joinedFormMember(name: name, value: value, style: style, explode: explode) {
+            return member
+        }
+        return QueryEncoding.encode(try ParameterSerializer.queryPairs(name: name, value: value, style: style, explode: explode))
+    }
+
+    /// A comma inside an item is escaped and one between items is not, so a server that
+    /// splits before it decodes (as RFC 6570 and OpenAPI's generated servers do) gets the
+    /// items back.
+    @Test func aFormArrayNotExplodedKeepsItsSeparatorsLiteralAndEscapesItsItems() throws {
+        #expect(try Self.sent(name: "c d", ["a,b", "x y", "é&="], .form, explode: false) == "c%20d=a%2Cb,x%20y,%C3%A9%26%3D")
+        #expect(try Self.sent(name: "o", ["k,1": "v,2"], .form, explode: false) == "o=k%2C1,v%2C2")
+        #expect(try Self.sent(name: "s", "a,b", .form, explode: false) == "s=a%2Cb")  // a scalar has no items
+        #expect(try Self.sent(name: "e", ["a,b"], .form, explode: true) == "e=a%2Cb")
     }
 
     @Test func pathCellsOfTheStyleExamplesTable() throws {
@@ -54,7 +72,7 @@ import Testing
     @Test func queryCellsOfTheStyleExamplesTable() throws {
         for (style, explode, empty, string, array, object) in Self.queryRows {
             func query(_ value: JSON) throws -> String {
-                Self.rendered(try ParameterSerializer.queryPairs(name: "color", value: value, style: style, explode: explode))
+                try Self.sent(name: "color", value, style, explode: explode)
             }
             let row = "\(style) explode=\(explode)"
             if let empty {

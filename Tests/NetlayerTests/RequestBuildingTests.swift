@@ -19,6 +19,35 @@ import Testing
         #expect(url == "https://api.example.com/v3/search?api_key=override&q=a%20b%26c%2F%C3%A9&ids=1&ids=2&adult=false")
     }
 
+    @Test func anEncodedQueryIsSentAsWrittenBetweenTheBaseURLsQueryAndThePairs() throws {
+        var endpoint = Endpoint<JSON>(path: "search", queryParameters: ["q": "a,b"])
+        endpoint.encodedQuery = "color=blue,black%2Cgrey&x=%zz&y=a b#c\u{1}é?/:@"
+        let base = NetworkConfig(baseURL: "https://h/v1?fixed=1,2", queryParameters: ["k": "1"])
+        #expect(try endpoint.httpRequest(with: base).url
+                == "https://h/v1/search?fixed=1,2&color=blue,black%2Cgrey&x=%25zz&y=a%20b%23c%01%C3%A9?/:@&k=1&q=a%2Cb")
+        // alone, and with the other encodables: the box they share keeps value semantics
+        var only = Endpoint<JSON>(path: "s")
+        only.encodedQuery = "a=1"
+        var copy = only
+        copy.queryParametersEncodable = ["b": 2]
+        copy.encodedQuery = nil
+        let plain = NetworkConfig(baseURL: "http://h/")
+        #expect(try only.httpRequest(with: plain).url == "http://h/s?a=1")
+        #expect(try copy.httpRequest(with: plain).url == "http://h/s?b=2")
+        only.encodedQuery = ""
+        #expect(try only.httpRequest(with: plain).url == "http://h/s")
+        #expect(only.decoding(as: String.self, with: StringResponseDecoder()).encodedQuery == "")
+        // a leading "?" is a mistake the key's name explains
+        only.encodedQuery = "?a=1"
+        do {
+            _ = try only.httpRequest(with: plain)
+            Issue.record("a leading '?' was accepted")
+        } catch {
+            guard case .invalidRequest(let message) = error else { throw error }
+            #expect(message == "encodedQuery '?a=1' starts with '?': give the query without it")
+        }
+    }
+
     @Test func encodableQueryAndBodyAreEncoded() throws {
         struct Query: Encodable, Sendable { let page: Int; let tag: String }
         struct Body: Encodable, Sendable { let title: String }

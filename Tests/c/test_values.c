@@ -2,6 +2,8 @@
  * test_values.c — values arrive as given (contract section 8, "Values arrive as given"):
  *  - a multipart text part is sent whole, NUL included;
  *  - CR, LF and NUL in form and query keys and values are percent-encoded, not refused;
+ *    an `encodedQuery` goes as written (its `&`, `=`, `,` and `%XX`), with CR, LF, NUL,
+ *    space and `#` escaped, and a value that is not a string is refused naming the key;
  *  - an XML body refuses what XML 1.0 cannot carry, naming the key, and keeps a CR;
  *  - multipart names and filenames are RFC 9110 quoted strings ("\\" and "\"");
  *    control characters in them are refused naming `multipart`, and nothing is sent;
@@ -117,6 +119,27 @@ static void test_query_keys_and_values_with_cr_lf_nul_are_percent_encoded(void)
                   "the second value is not a NUL");
     }
     json_decref(r);
+    nl_client_free(c);
+}
+
+static void test_an_encoded_query_goes_as_written_with_what_cannot_stand_in_a_query_escaped(void)
+{
+    nl_client *c = client_for("\"query\": {\"fromConfig\": \"1,2\"}");
+    json_t *r = send_doc(c, json_pack("{s:s, s:s%, s:{s:s}}", "path", "echo", "encodedQuery",
+                                      "color=blue,black%2Cgrey&t=a b#c\r\n\0", (size_t)34, "query", "q", "x,y"));
+    CHECK_OK(r);
+    CHECK_STR_EQ(jpath_str(r, "value.query"), "color=blue,black%2Cgrey&t=a%20b%23c%0D%0A%00&fromConfig=1%2C2&q=x%2Cy");
+    json_decref(r);
+    reset_stats(c);
+    r = request_json(c, "{\"path\": \"echo\", \"encodedQuery\": [\"a=1\"]}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(strstr(error_message(r), "'encodedQuery'") != NULL, "%s", error_message(r));
+    json_decref(r);
+    r = request_json(c, "{\"path\": \"echo\", \"encodedQuery\": \"?a=1\"}");
+    CHECK_KIND(r, "invalid_request");
+    CHECK_MSG(strstr(error_message(r), "encodedQuery") != NULL, "%s", error_message(r));
+    json_decref(r);
+    CHECK_INT_EQ(requests_seen(c), 0);
     nl_client_free(c);
 }
 
@@ -245,6 +268,7 @@ int main(int argc, char **argv)
         NLT_TEST(test_multipart_text_part_is_sent_whole_with_its_nul),
         NLT_TEST(test_form_values_with_cr_lf_nul_are_percent_encoded),
         NLT_TEST(test_query_keys_and_values_with_cr_lf_nul_are_percent_encoded),
+        NLT_TEST(test_an_encoded_query_goes_as_written_with_what_cannot_stand_in_a_query_escaped),
         NLT_TEST(test_xml_refuses_what_xml_cannot_carry_naming_the_key_and_keeps_cr),
         NLT_TEST(test_multipart_names_and_filenames_are_quoted_strings),
         NLT_TEST(test_multipart_control_characters_are_refused_naming_multipart),

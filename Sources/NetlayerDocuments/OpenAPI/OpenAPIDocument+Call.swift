@@ -39,6 +39,7 @@ extension OpenAPIDocument {
         }
 
         var path = operation.path, query: [(String, String)] = [], headers = JSONObject(), cookies: [(String, String)] = []
+        var joinedMembers: [(name: String, text: String)] = []  // written already: see joinedFormMember
         for parameter in operation.parameters {
             let shared = operation.parameters.contains { $0.name == parameter.name && $0.location != parameter.location }
             if shared, params[parameter.name] != nil {
@@ -67,8 +68,13 @@ extension OpenAPIDocument {
                 }
                 path = path.replacing("{\(parameter.name)}", with: text)
             case .query:
-                query += try ParameterSerializer.queryPairs(name: parameter.name, value: sent, style: parameter.parsedStyle,
-                                                            explode: parameter.explode)
+                if let text = try ParameterSerializer.joinedFormMember(name: parameter.name, value: sent, style: parameter.parsedStyle,
+                                                                       explode: parameter.explode) {
+                    joinedMembers.append((parameter.name, text))
+                } else {
+                    query += try ParameterSerializer.queryPairs(name: parameter.name, value: sent, style: parameter.parsedStyle,
+                                                                explode: parameter.explode)
+                }
             case .header:
                 let text = try ParameterSerializer.headerText(name: parameter.name, value: sent, explode: parameter.explode)
                 do {
@@ -100,6 +106,11 @@ extension OpenAPIDocument {
             headers["Cookie"] = .string(cookies.map { "\($0.0)=\($0.1)" }.joined(separator: "; "))
         }
         if !query.isEmpty { document["query"] = .object(Self.queryObject(query)) }
+        // A caller's `query` key replaces a parameter of the same name, as it replaces
+        // those in `query`; a caller's `encodedQuery` replaces these, as keys do.
+        let replaced = call.value("query")?.objectValue
+        let written = joinedMembers.filter { replaced?[$0.name] == nil }.map(\.text)
+        if !written.isEmpty { document["encodedQuery"] = .string(written.joined(separator: "&")) }
         if !headers.isEmpty { document["headers"] = .object(headers) }
         try addBody(call, operation: operation, to: &document)
 

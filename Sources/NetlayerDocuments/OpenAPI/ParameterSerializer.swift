@@ -39,6 +39,20 @@ package enum ParameterSerializer {
         }
     }
 
+    /// The query member of a form parameter not exploded whose value is an array or
+    /// an object, written (`color=blue,black,brown`, `color=R,100,G,200`): name and items
+    /// percent-encoded, the commas between items not, so that a comma inside an item
+    /// (`%2C`) differs from one between items, as the specification's style examples
+    /// and RFC 6570 write it. Nil for every other parameter: its pairs come from
+    /// `queryPairs`, percent-encoded as they are sent.
+    package static func joinedFormMember(name: String, value: JSON, style: ParameterStyle, explode: Bool) throws(NetworkError) -> String? {
+        guard style == .form, !explode else { return nil }
+        let shape = try Shape(name: name, value: value)
+        if case .scalar = shape { return nil }
+        let e = { (text: String) in PercentEncoding.escaped(text, .component) }
+        return e(name) + "=" + joined(shape.encoded(e), explode: false, itemSeparator: ",")
+    }
+
     /// The query pairs, not percent-encoded (the URL builder encodes them): form (the
     /// default), spaceDelimited and pipeDelimited (arrays, and objects not exploded),
     /// deepObject (objects: `("color[R]", "100")`, whatever `explode` says, since the

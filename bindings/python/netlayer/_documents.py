@@ -26,7 +26,6 @@ import os
 import re
 import stat
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
-from urllib.parse import parse_qsl
 
 from ._errors import InvalidRequestError
 
@@ -83,7 +82,7 @@ ENDPOINT = _Object({
     **_plain("path", "isFullPath", "method", "headers", "query", "body", "bodyEncoding", "xmlRoot",
              "uploadFrom", "downloadTo", "progress", "stream", "useCache", "timeout",
              "maxStreamItemBytes", "acceptableStatus", "deadline", "maxResponseBytes",
-             "maxDownloadBytes", "params"),
+             "maxDownloadBytes", "params", "encodedQuery"),
     "auth": _AUTH,
     "multipart": _ListOf(_Object(_plain("name", "text", "file", "base64", "filename", "contentType"))),
     "response": _Object(_plain("decoder", "keyPath")),
@@ -556,9 +555,9 @@ def _path(value: Any) -> str:
 
 
 def _split_path(document: Dict[str, Any]) -> None:
-    """A ``?query`` written in a relative path joins the query (its pairs first, then
-    ``params``'), and a ``#fragment`` is dropped, as requests does with
-    ``get("items?page=2", params=...)``; an absolute URL (``is_full_path``) keeps its own."""
+    """A ``?query`` written in a relative path is sent as written (``encodedQuery``),
+    before ``params``' pairs, and a ``#fragment`` is dropped, as requests does with
+    ``get("items?color=a,b", params=...)``; an absolute URL (``is_full_path``) keeps its own."""
     path = document["path"]
     if not isinstance(path, str) or ("?" not in path and "#" not in path) or document.get("isFullPath"):
         return
@@ -566,16 +565,12 @@ def _split_path(document: Dict[str, Any]) -> None:
     document["path"] = path
     if not sep or not text:
         return
-    query: Dict[str, Any] = {}
-    for name, value in parse_qsl(text, keep_blank_values=True):
-        query[name] = _joined(query.get(name), value)
-    given = document.get("query")
-    if isinstance(given, Mapping):
-        for name, value in given.items():
-            query[name] = _joined(query.get(name), value)
-    elif given is not None:
-        raise TypeError("netlayer: a query in the path joins params=, which must then be a mapping")
-    document["query"] = query
+    given = document.get("encodedQuery")
+    if not given:
+        document["encodedQuery"] = text
+    elif isinstance(given, str):
+        document["encodedQuery"] = text + "&" + given
+    # else the library refuses the key, naming it
 
 
 def overlay(params: Optional[Mapping[str, Any]], keys: Mapping[str, Any]) -> Dict[str, Any]:

@@ -44,6 +44,8 @@ class _EndpointKeys(TypedDict, total=False):
 
     headers: Mapping[str, HeaderValue]
     query: Mapping[str, Any]
+    encodedQuery: str
+    encoded_query: str
     body: Any
     bodyEncoding: BodyEncoding
     body_encoding: BodyEncoding

@@ -187,6 +187,34 @@ paths:
     assert echo["headers"]["authorization"] == "Basic dTpw"
 
 
+def test_form_parameters_not_exploded_send_their_commas_literal(base_url: str) -> None:
+    # As the specification's style examples and RFC 6570 write them: a server that
+    # splits on "," before it decodes gets the items back, "a,b" among them.
+    document = """
+openapi: 3.1.0
+info: {title: t, version: "1"}
+servers: [{url: /echo}]
+paths:
+  /colors:
+    get:
+      operationId: colors
+      parameters:
+        - {name: color, in: query, style: form, explode: false, schema: {type: array, items: {type: string}}}
+        - {name: rgb, in: query, style: form, explode: false, schema: {type: object}}
+        - {name: tag, in: query, schema: {type: array, items: {type: string}}}
+        - {name: page, in: query, schema: {type: integer}}
+"""
+    with netlayer.Client({"baseURL": base_url, "openapi": {"document": document}}) as client:
+        echo = client.call("colors", {"color": ["blue", "a,b", "x y"], "rgb": {"R": 100, "G": 200},
+                                      "tag": ["t,1", "t2"], "page": 2}).value
+        assert echo["query"] == "color=blue,a%2Cb,x%20y&rgb=R,100,G,200&tag=t%2C1&tag=t2&page=2"
+        assert [item.replace("%2C", ",").replace("%20", " ") for item in echo["query"].split("&")[0][6:].split(",")] \
+            == ["blue", "a,b", "x y"]
+        # a caller's query key replaces a parameter of the same name, as it does others
+        echo = client.call("colors", {"color": ["blue"], "page": 2}, query={"color": "red", "page": 3}).value
+        assert echo["args"] == {"color": ["red"], "page": ["3"]}
+
+
 def test_a_large_real_api_description(base_url: str, tmp_path: Path) -> None:
     spec = tmp_path / "openai-openapi.json"
     spec.write_bytes(gzip.decompress((SPECS / "openai-openapi.json.gz").read_bytes()))

@@ -103,6 +103,24 @@ def test_url_and_history_after_redirects_as_requests_has_them(client: netlayer.C
     assert plain.url == base_url + "json?page=2" and plain.history == ()
 
 
+def test_a_query_written_in_the_path_is_sent_as_requests_sends_it(client: netlayer.Client, base_url: str) -> None:
+    # requests keeps a URL's query as written (its commas, its %XX escapes), escapes
+    # only what may not stand in a URL, then appends params; so do we.
+    for path, params in (("echo?color=blue,black%2Cgrey&t=a b", {"page": "1,2"}),
+                         ("echo?x=%zz&e=&sig=a/b:c@d?e", None),
+                         ("echo?caf\u00e9=\u00fc#fragment", {"x": ["1", "2"]})):
+        theirs = requests.get(base_url + path, params=params, timeout=10).json()
+        ours = client.get(path, params=params).value
+        assert ours["query"] == theirs["query"], path
+        assert ours["path"] == theirs["path"] == "/echo"
+    assert client.get("echo?color=blue,black").value["query"] == "color=blue,black"
+    # a written query and encoded_query= both go, the path's first
+    both = client.get("echo?a=1", encoded_query="b=2,3", params={"c": 4}).value["query"]
+    assert both == "a=1&b=2,3&c=4"
+    with pytest.raises(netlayer.InvalidRequestError, match="encodedQuery"):
+        client.get("echo", encoded_query=5)
+
+
 def test_url_and_history_keep_secrets_out_as_logs_do(base_url: str) -> None:
     with netlayer.Client(base_url, timeout=10, log={"redact_query": ["sig_v2"]}) as client:
         r = client.get("redirect-to", params={"url": "/echo?token=t0p&page=1&sig_v2=abc", "status": 301,
