@@ -18,6 +18,7 @@ public struct HTTPResponse: Sendable {
         var fromCache = false
         var httpVersion: String?
         var sentCredentials: [String] = []
+        var sentHeaderLines: [String] = []
         var redirects: [RedirectHop] = []
     }
 
@@ -83,6 +84,17 @@ public struct HTTPResponse: Sendable {
         _read { yield fields.value.sentCredentials }
         _modify { yield &fields.value.sentCredentials }
     }
+    /// The request line and header lines the transport sent for this response, as it
+    /// sent them (HTTP/2 and 3 written as HTTP/1 lines), the ones it added itself
+    /// included (`Host`, `Accept-Encoding`, `Content-Length`, the jar's `Cookie`, a
+    /// digest answer): kept only with `RequestOptions.recordsSentHeaders`, up to
+    /// `HTTPResponse.maxSentHeaderBytes`; credentials as they went, so log them redacted.
+    public var sentHeaderLines: [String] {
+        _read { yield fields.value.sentHeaderLines }
+        _modify { yield &fields.value.sentHeaderLines }
+    }
+    /// The most bytes of sent header lines a response keeps.
+    public static let maxSentHeaderBytes = 64 * 1024
     /// The redirects followed to get here, in order (empty when there were none).
     public var redirects: [RedirectHop] {
         _read { yield fields.value.redirects }

@@ -10,10 +10,14 @@ public protocol NetworkErrorLogger: Sendable {
     /// Whether it logs anything at all: a client asks once, and with false makes no
     /// event for it (the default is true).
     var isEnabled: Bool { get }
+    /// Whether it shows the lines the transport sent (`HTTPResponse.sentHeaderLines`):
+    /// a client asks once, and with true has them kept (the default is false).
+    var wantsSentHeaders: Bool { get }
 }
 
 extension NetworkErrorLogger {
     public var isEnabled: Bool { true }
+    public var wantsSentHeaders: Bool { false }
 }
 
 /// Logs decoding and resolved errors (the seeds' `DataTransferErrorLogger`).

@@ -59,7 +59,8 @@ public final class NetlayerClient: @unchecked Sendable {
             let transport = try parts.makeTransport(parent?.transport)
             do {
                 try transport.check(parts.config.requestOptions)
-                defaults = try RequestDefaults(parts.config, parser: transport.urlParser)  // a bad base URL fails here
+                defaults = try RequestDefaults(parts.config, parser: transport.urlParser,  // a bad base URL fails here
+                                               recordsSentHeaders: parts.logger.isEnabled && parts.logger.wantsSentHeaders)
             } catch {
                 transport.shutdown()
                 throw error

@@ -12,7 +12,10 @@ package final class RequestDefaults: Sendable {
     /// How URLs are read: the transport's parser.
     let parser: any URLParsing
 
-    package init(_ config: any NetworkConfigurable, parser: any URLParsing) throws(NetworkError) {
+    /// - Parameter recordsSentHeaders: sets `RequestOptions.recordsSentHeaders`, for a
+    ///   logger that shows the lines sent.
+    package init(_ config: any NetworkConfigurable, parser: any URLParsing,
+                 recordsSentHeaders: Bool = false) throws(NetworkError) {
         self.parser = parser
         base = config.baseURL.isEmpty ? nil : try BaseURL(config.baseURL, parser: parser)
         var headers = config.headers
@@ -20,7 +23,9 @@ package final class RequestDefaults: Sendable {
         self.headers = headers
         query = config.queryParameters
         _ = try QueryEncoding.pairs(from: query, context: "config query")
-        options = config.requestOptions
+        var options = config.requestOptions
+        if recordsSentHeaders { options.recordsSentHeaders = true }
         try HTTPRequest.validate(options)
+        self.options = options
     }
 }

@@ -72,6 +72,13 @@ public struct RequestOptions: Sendable, Hashable {
         get { boxed.value.auth }
         set { boxed.value.auth = newValue }
     }
+    /// Keep the request and header lines the transport sent, as it sent them
+    /// (`HTTPResponse.sentHeaderLines`), the ones it adds itself included: what a debug
+    /// log shows. A client sets it when its logger asks (`NetworkErrorLogger.wantsSentHeaders`).
+    public var recordsSentHeaders: Bool {
+        get { boxed.value.recordsSentHeaders }
+        set { boxed.value.recordsSentHeaders = newValue }
+    }
 
     /// `netlayer/` and the library's version.
     public static let defaultUserAgent = "netlayer/\(Netlayer.version)"
@@ -108,5 +115,6 @@ public struct RequestOptions: Sendable, Hashable {
         var retry = RetryPolicy()
         var secretHeaders: Set<String> = []
         var auth: Authentication?
+        var recordsSentHeaders = false
     }
 }

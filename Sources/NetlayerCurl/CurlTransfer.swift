@@ -214,8 +214,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
             check(nl_curl_setopt_str(easy, CURLOPT_COOKIE, cookies?.isEmpty == false ? cookies : nil))
             handle.hasCookieOption = cookies?.isEmpty == false
         }
-        if case .digest? = request.options.auth {
-            // libcurl answers the challenge: what it sends is seen here (`sentCredentials`).
+        if watchesSentHeaders {
+            // libcurl answers a digest challenge, and adds lines of its own: what it
+            // sends is seen here (`sentCredentials`, `sentHeaderLines`).
             check(nl_curl_setopt_ptr(easy, CURLOPT_DEBUGDATA, me))
         }
         if reuse {
@@ -256,7 +257,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         }
         Self.applyProxy(easy, options: options, check: check)
         configureCredentials(easy, options: options, check: check)
-        if case .digest? = options.auth {
+        if watchesSentHeaders {
             check(nl_curl_setopt_long(easy, CURLOPT_VERBOSE, 1))
             check(nl_curl_setopt_debug(easy, curlDebug))
         }
@@ -398,6 +399,12 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         response.httpVersion = Self.versionName(version)
         response.bodyBytes = sink.bytes
         response.sentCredentials = sentCredentials
+        if !sentHeaderBytes.isEmpty {
+            response.sentHeaderLines = sentHeaderBytes.split(separator: 0x0A).compactMap { line in
+                let text = String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
+                return text.isEmpty ? nil : text
+            }
+        }
         if request.transfer.stream != nil { response.streamEvents = sink.events }
         return .success(response)
     }
@@ -442,11 +449,26 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     }
 
     /// Values of credential header lines libcurl sent that the request did not hold
-    /// (its answer to a digest challenge); seen only for a request with digest auth.
+    /// (its answer to a digest challenge); seen only while `watchesSentHeaders`.
     private var sentCredentials: [String] = []
+    /// The header blocks libcurl sent, with `RequestOptions.recordsSentHeaders`, up to
+    /// `HTTPResponse.maxSentHeaderBytes`.
+    private var sentHeaderBytes: [UInt8] = []
 
-    /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`).
+    /// Whether libcurl's debug callback shows this transfer what it sends: for a digest
+    /// answer's credentials, and for the lines a debug log shows.
+    private var watchesSentHeaders: Bool {
+        if case .digest? = request.options.auth { return true }
+        return request.options.recordsSentHeaders
+    }
+
+    /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`),
+    /// and keeps the block when asked to.
     fileprivate func noteSent(headerBlock: UnsafeRawBufferPointer) {
+        if request.options.recordsSentHeaders {
+            let room = HTTPResponse.maxSentHeaderBytes - sentHeaderBytes.count
+            if room > 0 { sentHeaderBytes.append(contentsOf: headerBlock.prefix(room)) }
+        }
         for line in headerBlock.split(separator: 0x0A) {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
             let name = String(decoding: line[..<colon], as: UTF8.self)

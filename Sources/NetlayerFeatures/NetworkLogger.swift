@@ -20,6 +20,8 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
 
     /// Whether any event is written: not at level `off`.
     public var isEnabled: Bool { level != .off }
+    /// At `debug`, response and error events show the lines the transport sent.
+    public var wantsSentHeaders: Bool { level >= .debug }
 
     public init(level: LogLevel = .off, redactedHeaders: Set<String> = Redaction.defaultHeaders,
                 redactedQuery: Set<String> = [], sink: (@Sendable (LogEvent) -> Void)? = nil) {
@@ -52,7 +54,10 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["headers"] = .object(Redaction.headers(response.headers, redacting: redactedHeaders, queryNames: redactedQuery))
         fields["elapsedMs"] = .double(response.totalMs)
         fields["bodyBytes"] = .int(Int64(response.body.count))
-        if level >= .debug { fields["body"] = .string(scrubbedBody(response, of: request, context: context)) }
+        if level >= .debug {
+            fields["body"] = .string(scrubbedBody(response, of: request, context: context))
+            if !response.sentHeaderLines.isEmpty { fields["sent"] = sentLines(of: response, request: request, context: context) }
+        }
         emit(.info, "response", fields)
     }
 
@@ -67,6 +72,10 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         fields["status"] = error.response.map { .int(Int64($0.statusCode)) } ?? .null
         if let response = error.response, level >= .debug {
             fields["body"] = .string(scrubbedBody(response, of: request, context: context))
+            // A status error's response was logged with its lines just before.
+            if !Self.isStatusError(error), !response.sentHeaderLines.isEmpty {
+                fields["sent"] = sentLines(of: response, request: request, context: context)
+            }
         }
         emit(.error, "error", fields)
     }
@@ -104,6 +113,31 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
         if let sent = request.body { found += SecretFields.redacting(sent).values }
         found += SecretFields.values(of: request.transfer.multipart)
         return Redaction.scrub(Self.bodyText(body.body), of: RequestCredentials.usable(found))
+    }
+
+    private static func isStatusError(_ failure: NetworkError) -> Bool {
+        if case .error = failure { return true }
+        return false
+    }
+
+    /// The lines the transport sent, redacted as the request's are: the values of
+    /// secret headers (the jar's `Cookie`, a digest answer too), the user-info and secret
+    /// query values of the request line's target, and every secret the request carried
+    /// wherever another line repeats it.
+    private func sentLines(of response: HTTPResponse, request: HTTPRequest, context: RequestContext) -> JSON {
+        let secrets = RequestCredentials.usable(
+            Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery, cookies: context.cookies)
+                + response.sentCredentials)
+        return .array(response.sentHeaderLines.map { line in
+            guard let colon = line.firstIndex(of: ":"), !line[..<colon].contains(" ") else {
+                return .string(Redaction.scrub(Redaction.url(in: line, queryNames: redactedQuery), of: secrets))  // a request line
+            }
+            let name = line[..<colon]
+            if redactedHeaders.contains(name.lowercased()) || RequestCredentials.alwaysSecretHeaders.contains(name.lowercased()) {
+                return .string("\(name): \(Redaction.marker)")
+            }
+            return .string(Redaction.scrub(Redaction.url(in: line, queryNames: redactedQuery), of: secrets))
+        })
     }
 
     private static func bodyText(_ body: [UInt8]) -> String {

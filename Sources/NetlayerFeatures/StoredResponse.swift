@@ -74,6 +74,7 @@ struct StoredResponse {
         if stored.headers["set-cookie"] != nil { stored.headers["set-cookie"] = nil }
         if stored.headers["date"] == nil { stored.headers["date"] = HTTPDate.format(wallNow) }  // RFC 9110 6.6.1
         stored.fromCache = false
+        stored.sentHeaderLines = []  // what one exchange sent: an answer from the cache sends nothing
         let lifetime = Self.freshnessLifetime(stored.headers, control, status: status, now: wallNow)
         guard lifetime > 0 || !Self.validators(of: stored.headers).isEmpty
                 || (control.seconds("stale-while-revalidate") ?? 0) > 0 || (control.seconds("stale-if-error") ?? 0) > 0

@@ -875,6 +875,7 @@ typedef struct leak_log {
     pthread_mutex_t m;
     int events;
     int leaks;
+    int with_sent;  /* events showing the lines libcurl sent, Authorization among them */
     char *basic;
 } leak_log;
 
@@ -884,6 +885,8 @@ static void leak_log_hook(const char *event_json, nl_reply *reply, void *user_da
     (void)reply;
     pthread_mutex_lock(&s->m);
     s->events++;
+    if (strstr(event_json, "\"sent\":[\"") != NULL && strstr(event_json, "\"Authorization: <redacted>\"") != NULL)
+        s->with_sent++;
     if (strstr(event_json, CANARY) != NULL || (s->basic && strstr(event_json, s->basic) != NULL)) {
         if (s->leaks++ < 5)
             nlt_fail(__FILE__, __LINE__, "log event without the secret", "%.1500s", event_json);
@@ -982,10 +985,12 @@ static void test_canary_secret_never_in_log_events_or_error_messages(void)
     pthread_mutex_init(&s.m, NULL);
     s.events = 0;
     s.leaks = 0;
+    s.with_sent = 0;
     s.basic = basic_of_canary();
     n = canary_scenario(base_url(), port_b(), &s, s.basic);
     CHECK(n > 0);
     CHECK_INT_EQ(s.leaks, 0);
+    CHECK_MSG(s.with_sent >= n / 2, "only %d events with the lines sent for %d requests", s.with_sent, n);
     CHECK_MSG(s.events >= 2 * n, "only %d log events for %d requests at level debug", s.events, n);
     nlt_note("%d requests, %d log events, %d leaks", n, s.events, s.leaks);
     free(s.basic);
@@ -1067,7 +1072,7 @@ static void test_auth_helpers_authenticate_and_keep_their_secrets(void)
     static const char *const password = "Pa55-" CANARY;
     static const char *const password_sha256 = "8e77baec58dd3e6044a817bb07c12be19fbf0d131a302ac4f2f59df5ba18be51";
     static const char *const dan_ha1 = "bc978aecdb85d809a3b0a79c887b0260";
-    leak_log log = { PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL };
+    leak_log log = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL };
     char dir[] = "/tmp/netlayer-netrc-XXXXXX";
     char *cfg, *netrc, *doc, *target;  /* client_with_config takes cfg */
     nl_client *c;

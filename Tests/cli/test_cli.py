@@ -228,7 +228,7 @@ def _():
     for flags in ("-vi", "-iv"):
         code, out, err = run("get", BASE + "json", flags)
         assert code == 0 and out.startswith("HTTP/") and json.loads(out.split("\n\n", 1)[1])["title"] == "Dune", out
-        assert "> GET " + BASE + "json" in err and "< HTTP 200" in err, err
+        assert "* GET " + BASE + "json" in err and "> GET /json HTTP/1.1" in err and "< HTTP 200" in err, err
     code, out, err = run("post", BASE + "echo", "-vf", "a=1")
     assert code == 0 and json.loads(out)["body"] == "a=1" and "> POST " in err, (code, out, err)
     for bad in ("-vx", "-vH", "-va"):
@@ -385,15 +385,27 @@ def _():
     assert json.loads(body)["title"] == "Dune"
 
 
-@test("-v prints the request and response lines from the debug log on stderr, secrets redacted")
+@test("-v prints the lines sent (libcurl's own too) and received on stderr, secrets redacted")
 def _():
-    code, out, err = run("get", BASE + "json", "-v", "Authorization:Bearer s3cret", "X-Trace:7")
+    code, out, err = run("get", BASE + "json?token=t0ken", "-v", "Authorization:Bearer s3cret", "X-Trace:7")
     assert code == 0 and json.loads(out)["title"] == "Dune", (code, out)
-    assert "> GET " + BASE + "json" in err and "> X-Trace: 7" in err, err
-    assert "< HTTP 200" in err and "< content-type: application/json" in err, err
-    assert "s3cret" not in err and "<redacted>" in err, err
+    host = BASE.split("/")[2]
+    lines = err.splitlines()
+    assert "* GET " + BASE + "json?token=<redacted>" in lines, err
+    # as curl -v shows them: the request line and every header line that went out
+    sent = [line[2:] for line in lines if line.startswith("> ")]
+    assert sent[0] == "GET /json?token=<redacted> HTTP/1.1", err
+    assert "Host: " + host in sent and "X-Trace: 7" in sent and "Authorization: <redacted>" in sent, err
+    assert any(line.startswith("Accept-Encoding: ") for line in sent), err
+    assert any(line.startswith("User-Agent: netlayer/") for line in sent), err
+    assert lines.index("< HTTP 200") > lines.index(">"), err
+    assert "< content-type: application/json" in err, err
+    assert "s3cret" not in err and "t0ken" not in err, err
     code, out, err = run("call", "movie", "id=1", "--config", CONFIG, "-v")
-    assert code == 0 and "> GET " + BASE + "movies/1" in err, (code, err)
+    assert code == 0 and "* GET " + BASE + "movies/1" in err and "> GET /movies/1 HTTP/1.1" in err, (code, err)
+    # nothing sent (refused): the request as the library built it
+    code, out, err = run("get", "http://127.0.0.1:1/x", "-v", "X-Trace:8")
+    assert code == 7 and "> GET http://127.0.0.1:1/x" in err and "> X-Trace: 8" in err, (code, err)
 
 
 @test("-o - and --download - write the body to standard output, as curl's -o -; --download=FILE saves")

@@ -46,7 +46,7 @@ static const char general_help[] =
     "Options:\n"
     "  --config FILE     a config document (baseURL, headers, auth, endpoints; docs/documents.md)\n"
     "  --result          print the whole result document instead of the body\n"
-    "  -v, --verbose     print the request and response lines on stderr (the library's debug log)\n"
+    "  -v, --verbose     print the lines sent and received on stderr (the library's debug log)\n"
     "  -i, --include     print the status line and headers before the body\n"
     "  --pretty          indent JSON (the default when stdout is a terminal); --no-pretty: compact\n"
     "  --download FILE   save the body to FILE (created 0666 & ~umask), with a progress bar on a terminal;\n"

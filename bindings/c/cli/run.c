@@ -116,6 +116,46 @@ static void put_latin1_header(FILE *out, const jnode *member, int terminal) {
     free(bytes);
 }
 
+/* -v: the request event of the transfer under way, kept until its response or error
+ * says what was sent. Events of one transfer come one after another. */
+static jnode *pending_request;
+
+/* The request as the request event describes it: what the library built. */
+static void put_request_event(const jnode *request, int terminal) {
+    const jnode *h, *m;
+    fputs("> ", stderr);
+    put_string(stderr, json_string(request, "method") ? json_string(request, "method") : "?", terminal);
+    fputc(' ', stderr);
+    put_string(stderr, json_string(request, "url") ? json_string(request, "url") : "?", terminal);
+    fputc('\n', stderr);
+    if ((h = json_get(request, "headers")) != NULL)
+        for (m = h->child; m; m = m->next) put_header(stderr, "> ", m, terminal);
+    if ((m = json_get(request, "bodyBytes")) != NULL && m->type == J_NUMBER && strcmp(m->text, "0") != 0)
+        fprintf(stderr, "> [%s bytes of body]\n", m->text);
+}
+
+/* What was sent, as curl -v shows it: the lines libcurl sent (the event's "sent",
+ * redacted by the library), or the pending request event's when there are none (an
+ * answer from the cache or a stub, a failure before anything was sent). */
+static void put_sent(const jnode *event, int terminal) {
+    const jnode *sent = json_get(event, "sent"), *m;
+    if (sent && sent->type == J_ARRAY && sent->child) {
+        for (m = sent->child; m; m = m->next) {
+            if (m->type != J_STRING) continue;
+            fputs("> ", stderr);
+            put_text(stderr, m->text, m->len, terminal);
+            fputc('\n', stderr);
+        }
+    } else if (pending_request) {
+        put_request_event(pending_request, terminal);
+    } else {
+        return;
+    }
+    fputs(">\n", stderr);
+    json_free(pending_request);
+    pending_request = NULL;
+}
+
 /* -v: the library's debug log events, as curl -v shows a transfer. */
 void print_log_event(const char *event_json, nl_reply *reply, void *user_data) {
     char error[128];
@@ -125,23 +165,23 @@ void print_log_event(const char *event_json, nl_reply *reply, void *user_data) {
     (void)reply; (void)user_data;
     if (!kind) { json_free(event); return; }
     if (strcmp(kind, "request") == 0) {
-        fputs("> ", stderr);
+        fputs("* ", stderr);
         put_string(stderr, json_string(event, "method") ? json_string(event, "method") : "?", terminal);
         fputc(' ', stderr);
         put_string(stderr, json_string(event, "url") ? json_string(event, "url") : "?", terminal);
         fputc('\n', stderr);
-        if ((h = json_get(event, "headers")) != NULL)
-            for (m = h->child; m; m = m->next) put_header(stderr, "> ", m, terminal);
-        if ((m = json_get(event, "bodyBytes")) != NULL && m->type == J_NUMBER && strcmp(m->text, "0") != 0)
-            fprintf(stderr, "> [%s bytes of body]\n", m->text);
-        fputs(">\n", stderr);
+        json_free(pending_request);
+        pending_request = event;  /* shown with the response, or the error */
+        return;
     } else if (strcmp(kind, "response") == 0) {
         jnode *status = json_get(event, "status"), *ms = json_get(event, "elapsedMs");
+        put_sent(event, terminal);
         fprintf(stderr, "< HTTP %s\n", status && status->text ? status->text : "?");
         if ((h = json_get(event, "headers")) != NULL)
             for (m = h->child; m; m = m->next) put_header(stderr, "< ", m, terminal);
         fprintf(stderr, "<\n* %s ms\n", ms && ms->text ? ms->text : "?");
     } else if (strcmp(kind, "error") == 0 || strcmp(kind, "warning") == 0) {
+        if (strcmp(kind, "error") == 0) put_sent(event, terminal);
         fputs("* ", stderr);
         put_string(stderr, json_string(event, "kind") ? json_string(event, "kind") : kind, terminal);
         fputs(": ", stderr);

@@ -105,3 +105,33 @@ def test_secrets_a_server_echoes_in_their_encoded_forms_stay_out_of_logs(base_ur
     for secret in ("SECRET-VALUE-42", "YW5uOnB3LTEyMzQ1Ng==", "pw-123456"):
         assert secret not in text, secret
     assert "SECRET-VALUE-42" not in echoed.url
+
+
+def test_debug_response_events_show_the_lines_libcurl_sent_redacted(base_url: str) -> None:
+    # As curl -v and httpie -v show a request: what went out, libcurl's own lines too.
+    seen: List[Dict[str, Any]] = []
+    host = base_url.split("://", 1)[1].strip("/")
+    with netlayer.Client(base_url, log={"level": "debug", "redact": ["X-Key"]}, timeout=10) as client:
+        client.get("set-cookie", params={"c": "jar=JAR-SECRET-7; Path=/"})
+        client.on_log(seen.append)
+        client.get("echo", params={"token": "TOKEN-SECRET-8", "page": 2}, auth={"bearer": "BEARER-SECRET-9"},
+                   headers={"X-Key": "KEY-SECRET-6", "X-Plain": "p"})
+        client.post("echo", json={"a": 1})
+    responses = [event for event in seen if event["event"] == "response"]
+    get, post = responses[0]["sent"], responses[1]["sent"]
+    assert get[0] == "GET /echo?token=<redacted>&page=2 HTTP/1.1", get
+    assert f"Host: {host}" in get and "X-Plain: p" in get, get
+    for redacted in ("Authorization", "Cookie", "X-Key"):
+        assert f"{redacted}: <redacted>" in get, get
+    assert any(line.startswith("Accept-Encoding: ") for line in get), get
+    assert post[0] == "POST /echo HTTP/1.1" and "Content-Length: 7" in post, post
+    assert "Content-Type: application/json" in post, post
+    text = json.dumps(seen)
+    for secret in ("JAR-SECRET-7", "TOKEN-SECRET-8", "BEARER-SECRET-9", "KEY-SECRET-6"):
+        assert secret not in text, secret
+    # below debug, nothing is kept
+    info: List[Dict[str, Any]] = []
+    with netlayer.Client(base_url, log={"level": "info"}) as client:
+        client.on_log(info.append)
+        client.get("json")
+    assert [event for event in info if "sent" in event] == []
