@@ -620,8 +620,8 @@ typedef struct nl_websocket_callbacks {
  * @param client          the client whose settings and event loop it uses.
  * @param websocket_json  borrowed; copied before the call returns. A websocket
  *                        document: `path` (a `ws://` or `wss://` URL with
- *                        `isFullPath`), `query`, `headers`, `auth`, `timeout`
- *                        (of the handshake), and `protocols`,
+ *                        `isFullPath`), `query`, `encodedQuery`, `headers`, `auth`,
+ *                        `timeout` (of the handshake), and `protocols`,
  *                        `maxMessageBytes`, `maxQueuedBytes`, `idleTimeout`,
  *                        `pingInterval`, `closeTimeout`, `compression`,
  *                        `fragmentBytes` (docs/documents.md).

@@ -3,7 +3,7 @@ import NetlayerFeatures
 import NetlayerJSON
 
 /// A WebSocket document (`nl_websocket_open`): the endpoint keys that describe the
-/// opening request (`path`, `isFullPath`, `query`, `headers`, `auth`, `timeout`),
+/// opening request (`path`, `isFullPath`, `query`, `encodedQuery`, `headers`, `auth`, `timeout`),
 /// read by `EndpointDocument` as for any request, and the WebSocket's own keys.
 /// A `ws://` or `wss://` URL (with `isFullPath`) is opened over `http://` or `https://`.
 public struct WebSocketDocument: Sendable {
@@ -11,7 +11,7 @@ public struct WebSocketDocument: Sendable {
     public var options: WebSocketOptions
 
     /// The endpoint keys a WebSocket's opening request takes.
-    static let endpointKeys: Set<String> = ["path", "isFullPath", "query", "headers", "auth", "timeout"]
+    static let endpointKeys: Set<String> = ["path", "isFullPath", "query", "encodedQuery", "headers", "auth", "timeout"]
     static let ownKeys: Set<String> = ["protocols", "maxMessageBytes", "maxQueuedBytes", "idleTimeout", "closeTimeout",
                                        "compression", "fragmentBytes", "pingInterval"]
 

@@ -111,7 +111,7 @@ CONFIG = _Object({
 
 #: A websocket document (docs/documents.md, "WebSockets"): the opening request's keys
 #: and the connection's own.
-WEBSOCKET = _Object(_plain("path", "isFullPath", "query", "headers", "auth", "timeout", "protocols",
+WEBSOCKET = _Object(_plain("path", "isFullPath", "query", "encodedQuery", "headers", "auth", "timeout", "protocols",
                            "maxMessageBytes", "maxQueuedBytes", "idleTimeout", "closeTimeout", "compression",
                            "fragmentBytes", "pingInterval", "params", "cookies"))
 
@@ -620,4 +620,6 @@ def websocket(document: Union[Mapping[str, Any], str], keys: Mapping[str, Any]) 
         out.update(given)
     if "cookies" in out:
         out["headers"] = _cookie_header(out.get("headers"), out.pop("cookies"))
+    if isinstance(out.get("path"), str):
+        _split_path(out)  # a query written in a relative path goes as written, as for requests
     return out

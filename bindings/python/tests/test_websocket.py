@@ -122,6 +122,10 @@ def test_headers_params_cookies_and_auth_reach_the_handshake(echo: netlayer.Clie
     with echo.websocket("close", params={"code": 4002, "reason": "from params"}) as ws:
         assert list(ws) == []
     assert (ws.close_code, ws.close_reason) == (4002, "from params")
+    # a query written in the path goes as written (not as part of the path), params after it
+    with echo.websocket("close?code=4004&reason=in,path#fragment", params={"x": 1}) as ws:
+        assert list(ws) == []
+    assert (ws.close_code, ws.close_reason) == (4004, "in,path")
 
 
 def test_large_and_fragmented_messages(echo: netlayer.Client) -> None:
