@@ -109,7 +109,9 @@ private final class FlowControlledTransport: NetworkSessionManager, WebSocketTra
         }
         let received = try #require(indexes, "reading stayed paused: the reader waited for ever")
         #expect(received == Array(0..<count))
-        #expect(transport.opened.withLock { $0 }!.pauses.load(ordering: .relaxed) > 10)
+        // Pausing happened: how often depends on the threads' scheduling (a busy machine
+        // saw 7 pauses in the 29 waits).
+        #expect(transport.opened.withLock { $0 }!.pauses.load(ordering: .relaxed) >= 3)
         _ = client.shutdown()
     }
 }
