@@ -458,8 +458,10 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// Whether libcurl's debug callback shows this transfer what it sends: for a digest
     /// answer's credentials, and for the lines a debug log shows.
     private var watchesSentHeaders: Bool {
-        if case .digest? = request.options.auth { return true }
-        return request.options.recordsSentHeaders
+        let options = request.options  // one copy: this runs for every request
+        if options.recordsSentHeaders { return true }
+        if case .digest? = options.auth { return true }
+        return false
     }
 
     /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`),

@@ -135,3 +135,18 @@ def test_debug_response_events_show_the_lines_libcurl_sent_redacted(base_url: st
         client.on_log(info.append)
         client.get("json")
     assert [event for event in info if "sent" in event] == []
+
+
+def test_secrets_in_a_query_sent_as_written_are_redacted_as_any(base_url: str) -> None:
+    # A query written in the path, or given as encoded_query, reaches the URL as written:
+    # logs, the response's url and the lines sent redact its secret names all the same.
+    seen: List[Dict[str, Any]] = []
+    with netlayer.Client(base_url, log={"level": "debug"}, timeout=10) as client:
+        client.on_log(seen.append)
+        r = client.get("echo?api_key=PATH-SECRET-1&x=a,b", encoded_query="token=ENC-SECRET-2")
+    assert r.value["query"] == "api_key=PATH-SECRET-1&x=a,b&token=ENC-SECRET-2"  # as sent
+    assert r.url == base_url + "echo?api_key=<redacted>&x=a,b&token=<redacted>"
+    text = json.dumps(seen)
+    assert "PATH-SECRET-1" not in text and "ENC-SECRET-2" not in text
+    assert any("api_key=<redacted>&x=a,b&token=<redacted>" in line
+               for event in seen for line in event.get("sent", [])), seen
