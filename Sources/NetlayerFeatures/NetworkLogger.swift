@@ -129,12 +129,14 @@ public struct NetworkLogger: NetworkErrorLogger, DataTransferErrorLogger {
             Redaction.secrets(of: request, redacting: redactedHeaders, queryNames: redactedQuery, cookies: context.cookies)
                 + response.sentCredentials)
         return .array(response.sentHeaderLines.map { line in
-            guard let colon = line.firstIndex(of: ":"), !line[..<colon].contains(" ") else {
-                return .string(Redaction.scrub(Redaction.url(in: line, queryNames: redactedQuery), of: secrets))  // a request line
-            }
-            let name = line[..<colon]
-            if redactedHeaders.contains(name.lowercased()) || RequestCredentials.alwaysSecretHeaders.contains(name.lowercased()) {
-                return .string("\(name): \(Redaction.marker)")
+            // A header line whose name is secret shows none of its value; any other
+            // line (a request line too: its name would hold a space) as URLs and
+            // secrets are redacted everywhere.
+            if let colon = line.firstIndex(of: ":"), !line[..<colon].contains(" ") {
+                let name = line[..<colon].lowercased()
+                if redactedHeaders.contains(name) || RequestCredentials.alwaysSecretHeaders.contains(name) {
+                    return .string("\(line[..<colon]): \(Redaction.marker)")
+                }
             }
             return .string(Redaction.scrub(Redaction.url(in: line, queryNames: redactedQuery), of: secrets))
         })
