@@ -2,6 +2,7 @@
 # Builds the libFuzzer target (Swift, -sanitize=fuzzer,address) and runs it.
 #
 #   Tests/fuzz/run.sh [SECONDS]      default 60; prints libFuzzer's summary
+#   Tests/fuzz/run.sh --build-only   builds the target (when a source is newer) and stops
 #
 # The library's Swift sources (every layer's target and NetlayerC) are compiled with the
 # harness as one module (their imports of each other dropped), so the fuzzer reaches
@@ -10,6 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
+build_only=0
+[ "$seconds" = "--build-only" ] && build_only=1
 out="$root/build/fuzz"
 mkdir -p "$out/src" "$out/corpus" "$out/crashes"
 rm -f "$out/src/"*.swift
@@ -37,7 +40,7 @@ if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer 
     [ -x "$clang" ] || clang=clang++
     "$clang" -c -fsanitize=fuzzer-no-link,address -O1 -g -std=c++17 -I "$root/Sources/CRegex/include" \
         "$root/Sources/CRegex/CRegex.cpp" -o "$out/cregex/CRegex.o"
-    swiftc -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
+    swiftc -j"$(nproc)" -sanitize=fuzzer,address -parse-as-library -Onone -g -module-name NetlayerFuzz -package-name Netlayer \
         -I "$root/Sources/CCurl" -Xcc -fmodule-map-file="$root/Sources/CCurl/module.modulemap" \
         -I "$root/Sources/CYAML" -Xcc -fmodule-map-file="$root/Sources/CYAML/module.modulemap" \
         -I "$root/Sources/CWslay" -Xcc -fmodule-map-file="$root/Sources/CWslay/module.modulemap" \
@@ -46,6 +49,7 @@ if [ ! -x "$out/netlayer-fuzz" ] || [ -n "$(find "$root/Sources" "$here" -newer 
         | grep -v "warning:" | grep -E "error|rror:" || true
     [ -x "$out/netlayer-fuzz" ] || { echo "fuzz build failed" >&2; exit 1; }
 fi
+[ "$build_only" -eq 0 ] || exit 0
 echo "== fuzzing for ${seconds}s (corpus: Tests/fuzz/corpus + build/fuzz/corpus)"
 cd "$out/crashes"
 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$out/netlayer-fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
