@@ -8,6 +8,9 @@ import NetlayerJSON
 struct WebSocketHandshake {
     /// The request's bytes, as they go on the wire.
     let requestBytes: [UInt8]
+    /// Its request line and header lines, for the response's `sentHeaderLines` (with
+    /// `RequestOptions.recordsSentHeaders`, up to `HTTPResponse.maxSentHeaderBytes`).
+    let sentLines: [String]
     /// The `Sec-WebSocket-Accept` a server must answer with.
     let expectedAccept: String
     let offered: [String]
@@ -49,6 +52,13 @@ struct WebSocketHandshake {
         }
         if !cookieHeader.isEmpty { lines.append("Cookie: " + cookieHeader.joined(separator: "; ")) }
         requestBytes = Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        var kept = 0
+        sentLines = request.options.recordsSentHeaders
+            ? Array(lines.prefix { line in
+                kept += line.utf8.count + 2
+                return kept <= HTTPResponse.maxSentHeaderBytes
+            })
+            : []
     }
 
     /// base64(SHA-1(key + the RFC's GUID)).
@@ -90,7 +100,8 @@ struct WebSocketHandshake {
                 return .failure(WebSocketFailure(.protocolViolation(violation, curlCode: 0)))
             }
         }
-        let response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: received), effectiveURL: url)
+        var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: received), effectiveURL: url)
+        if !sentLines.isEmpty { response.sentHeaderLines = sentLines }
         func fail(_ why: String) -> Result<Agreed, WebSocketFailure> {
             .failure(WebSocketFailure(.protocolViolation(why, curlCode: 0), response: response))
         }

@@ -1242,7 +1242,7 @@ def _():
     assert s.end()[0] == 0
 
 
-@test("ws: items give the handshake's query and headers, -a its credentials; -v shows it redacted")
+@test("ws: items give the handshake's query and headers, -a its credentials; -v shows the lines sent, redacted")
 def _():
     s = Session(WS + "headers", "X-Trace:t1", "Cookie:c=1", "-H", "X-Curl-Style:  h1", "-a", "ann:s3cret-pw", "-v")
     seen = json.loads(s.line())
@@ -1250,8 +1250,12 @@ def _():
     assert code == 0, (code, out, err)
     assert seen["x-trace"] == "t1" and seen["cookie"] == "c=1" and seen["x-curl-style"] == "h1", seen
     assert seen["authorization"] == "Basic " + base64.b64encode(b"ann:s3cret-pw").decode(), seen
-    assert "> GET http://127.0.0.1:" in err and "> X-Trace: t1" in err, err
-    assert "Authorization: <redacted>" in err and "s3cret" not in err, err
+    # the handshake as it went out, as for any request's -v
+    assert "* GET http://127.0.0.1:" in err and "\n> GET /headers HTTP/1.1\n" in err, err
+    for line in ("> Upgrade: websocket", "> Sec-WebSocket-Version: 13", "> X-Trace: t1", "> X-Curl-Style: h1",
+                 "> Authorization: <redacted>", "> Cookie: <redacted>"):
+        assert "\n" + line + "\n" in err, (line, err)
+    assert "s3cret" not in err and "c=1" not in err, err
     assert "< HTTP 101" in err and "< sec-websocket-accept: " in err, err
     code, out, err = run("ws", WS + "close", "code==4001", "reason==see you")
     assert code == 1 and out == "", (code, out, err)

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, List, Union
+from typing import Any, Dict, Iterator, List, Union
 
 import pytest
 
@@ -126,6 +126,43 @@ def test_headers_params_cookies_and_auth_reach_the_handshake(echo: netlayer.Clie
     with echo.websocket("close?code=4004&reason=in,path#fragment", params={"x": 1}) as ws:
         assert list(ws) == []
     assert (ws.close_code, ws.close_reason) == (4004, "in,path")
+
+
+def test_the_debug_log_shows_the_handshake_lines_sent_redacted(echo_url: str, hostile_url: str) -> None:
+    # What went out, as for a request: the Upgrade request line and every header line the
+    # handshake wrote itself, credentials and cookies redacted; a refused handshake too.
+    import json
+    seen: List[Dict[str, Any]] = []
+    host = echo_url.split("://", 1)[1].strip("/")
+    with netlayer.Client(echo_url, log={"level": "debug", "redact": ["X-Key"]}, timeout=10) as client:
+        client.on_log(seen.append)
+        with client.websocket("headers", params={"token": "TOKEN-SECRET-1", "page": 2}, headers={"X-Key": "KEY-SECRET-2"},
+                              cookies={"session": "COOKIE-SECRET-3"}, auth=("user", "PW-SECRET-4"),
+                              protocols=["chat"]) as ws:
+            assert json.loads(ws.recv(timeout=5))["x-key"] == "KEY-SECRET-2"  # it was sent
+    sent = next(event["sent"] for event in seen if event["event"] == "response")
+    assert sent[0] == "GET /headers?token=<redacted>&page=2 HTTP/1.1", sent
+    for line in (f"Host: {host}", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+                 "Sec-WebSocket-Protocol: chat", "Authorization: <redacted>", "Cookie: <redacted>",
+                 "X-Key: <redacted>"):
+        assert line in sent, (line, sent)
+    assert any(line.startswith("Sec-WebSocket-Key: ") for line in sent), sent
+    text = json.dumps(seen)
+    for secret in ("TOKEN-SECRET-1", "KEY-SECRET-2", "COOKIE-SECRET-3", "PW-SECRET-4", "dXNlcjpQVy1TRUNSRVQtNA=="):
+        assert secret not in text, secret
+    refused: List[Dict[str, Any]] = []
+    with netlayer.Client(hostile_url, log={"level": "debug"}, timeout=10) as client:
+        client.on_log(refused.append)
+        with pytest.raises(netlayer.StatusError):
+            client.websocket("status-403")
+    assert [event["sent"][0] for event in refused if event["event"] == "response"] == ["GET /status-403 HTTP/1.1"]
+    # below debug, nothing is kept
+    info: List[Dict[str, Any]] = []
+    with netlayer.Client(echo_url, log={"level": "info"}, timeout=10) as client:
+        client.on_log(info.append)
+        with client.websocket("headers") as ws:
+            ws.recv(timeout=5)
+    assert [event for event in info if event["event"] == "response" and "sent" in event] == []
 
 
 def test_large_and_fragmented_messages(echo: netlayer.Client) -> None:
