@@ -289,8 +289,14 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         return true
     }
 
-    private func rejected(_ rc: CURLcode) -> NetworkError {
-        .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
+    private func rejected(_ rc: CURLcode) -> NetworkError { Self.rejected(rc, request: request) }
+
+    /// The error for an option libcurl refused while `request` was set up. libcurl
+    /// refuses a URL past its 8 MB input limit as a bad argument: that one is named
+    /// as the head too large to send (`oversizedHead`), as a smaller oversized one is.
+    static func rejected(_ rc: CURLcode, request: HTTPRequest) -> NetworkError {
+        if rc == CURLE_BAD_FUNCTION_ARGUMENT, let oversized = oversizedHead(of: request) { return oversized }
+        return .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
     }
 
     /// How results name libcurl's `CURLINFO_HTTP_VERSION`.

@@ -300,6 +300,9 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         } catch {
             return .failure(WebSocketFailure(error))
         }
+        // The handshake goes out as written, not through libcurl: held to the same
+        // bound as a request's head, which libcurl keeps (its URL parser stops at 8 MB).
+        if let oversized = CurlTransfer.oversizedHead(of: request) { return .failure(WebSocketFailure(oversized)) }
         guard let url = CurlURLParser().parse(request.url), url.scheme == "http" || url.scheme == "https" else {
             return .failure(WebSocketFailure(.urlGeneration("'\(request.url.escapedForMessage)' is not a ws, wss, http or https URL")))
         }
@@ -365,7 +368,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
         // The handshake is HTTP/1.1: TLS must not agree on HTTP/2 (ALPN).
         check(nl_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
         guard rc == CURLE_OK else {
-            return .failure(WebSocketFailure(.invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")))
+            return .failure(WebSocketFailure(CurlTransfer.rejected(rc, request: request)))
         }
         let code = curl_easy_perform(easy)
         if code == CURLE_ABORTED_BY_CALLBACK, nl_state_load(cancelCell) == 2 {
