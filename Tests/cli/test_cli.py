@@ -647,7 +647,7 @@ def _():
     assert code == 47, (code, out, err)  # libcurl's too-many-redirects code, as curl exits
 
 
-@test("a certificate that does not verify exits 60")
+@test("a certificate that does not verify exits 60; -k, --verify and --cert as curl and httpie take them")
 def _():
     if not shutil.which("openssl"):
         raise AssertionError("openssl is needed to make the test certificate")
@@ -655,17 +655,55 @@ def _():
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                     "-nodes", "-keyout", "self.key", "-out", "self.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1"], cwd=certs, check=True, capture_output=True)
-    server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..", "server", "tls_server.py"),
-                               "--cert", os.path.join(certs, "self.pem"), "--key", os.path.join(certs, "self.key"),
-                               "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
+    pem, key = os.path.join(certs, "self.pem"), os.path.join(certs, "self.key")
+
+    def serve(*extra):
+        server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..", "server", "tls_server.py"),
+                                   "--cert", pem, "--key", key, "--exit-on-stdin-eof", *extra],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = server.stdout.readline()
         assert line.startswith("PORT "), line
-        code, _, err = run("get", "https://127.0.0.1:%s/json" % line.split()[1])
+        return server, "https://127.0.0.1:%s/json" % line.split()[1]
+
+    servers = []
+    try:
+        server, url = serve()
+        servers.append(server)
+        code, _, err = run("get", url)
         assert code == 60 and "certificate" in err, (code, err)
+        for options in (["-k"], ["--insecure"], ["--verify=no"], ["--verify", "False"], ["-vk"], ["--verify", pem]):
+            code, out, err = run("get", url, *options)
+            assert code == 0 and json.loads(out)["hello"] == "world", (options, code, out, err)
+        code, _, err = run("get", url, "-vk")
+        assert "* warning: TLS certificate verification is off" in err, err  # -v says so
+        # --verify=yes checks even when the config turned checking off; -k wins over the config too
+        config = write("tls-off.json", {"tls": {"verify": False}})
+        code, _, err = run("get", url, "--config", config, "--verify=yes")
+        assert code == 60, (code, err)
+        config = write("tls-ca.json", {"tls": {"caFile": "/nonexistent.pem"}})
+        code, _, err = run("get", url, "--config", config, "--verify", pem)
+        assert code == 0, (code, err)
+        for options, named in ((["--verify", "/nonexistent.pem"], "caFile"), (["--verify", "/dev/zero"], "caFile"),
+                               (["--verify="], "--verify needs yes, no or the path of a CA bundle"),
+                               (["-k", "--cert", "/nonexistent.pem"], "certFile"),
+                               (["-k", "--cert-key", key], "--cert-key " + key + " needs --cert")):
+            code, _, err = run("get", url, *options)
+            assert code == 2 and named in err, (options, code, err)
+        # ws takes them too (a refused connection, not a usage error)
+        for options in (["-k"], ["--verify=no"], ["--verify", pem, "--cert", pem, "--cert-key", key]):
+            code, _, err = run("ws", "wss://127.0.0.1:1/echo", "--ignore-stdin", *options)
+            assert code == 7, (options, code, err)
+        # a server that asks for a client certificate gets the one --cert gives
+        server, url = serve("--client-ca", pem)
+        servers.append(server)
+        code, out, err = run("get", url, "--verify", pem, "--cert", pem, "--cert-key=" + key)
+        assert code == 0 and json.loads(out)["clientCN"] == "127.0.0.1", (code, out, err)
+        code, _, err = run("get", url, "--verify", pem)
+        assert code != 0, (code, err)
     finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+        for server in servers:
+            server.stdin.close()
+            server.wait(timeout=10)
         shutil.rmtree(certs, ignore_errors=True)
 
 

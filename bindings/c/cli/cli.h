@@ -167,6 +167,9 @@ typedef struct run_options {
     int include_head;        /* -i / HEAD */
     const char *download;    /* --download FILE */
     int head_request;        /* the method is HEAD: a null value is no body, not JSON null */
+    const char *verify;      /* --verify yes|no|CA_FILE, -k (no): the config's tls.verify or tls.caFile */
+    const char *cert;        /* --cert FILE: the config's tls.certFile */
+    const char *cert_key;    /* --cert-key FILE: the config's tls.keyFile */
 } run_options;
 
 /* Sends one request (an endpoint document, or a named endpoint with its overlay)

@@ -58,6 +58,9 @@ static const char general_help[] =
     "                    with --auth-type bearer, -a TOKEN\n"
     "  -A, --auth-type basic|digest|bearer   how -a authenticates (default basic)\n"
     "  --timeout SECONDS bound each attempt (default 30)\n"
+    "  --verify yes|no|CA_FILE  check the server's certificate (yes, the default), not at all (no), or\n"
+    "                    against the CA bundle CA_FILE (PEM); -k, --insecure is --verify=no\n"
+    "  --cert FILE       a client certificate (PEM, which may hold its key); --cert-key FILE: its key\n"
     "  --body JSON       call: the request body (JSON text, or @file.json), checked by an OpenAPI operation\n"
     "  --ignore-stdin    never read standard input as the body (ws: send nothing, listen until closed)\n"
     "  --protocol NAME   ws: offer the subprotocol NAME (repeat for more, in order of preference)\n"
@@ -111,7 +114,8 @@ static const char *command_help(const char *command) {
                "closes (or Ctrl-C). A close code other than 1000, 1001 or 1005 from the server exits 1.\n"
                "Items and options: Header:value and name==value items, -a/--auth, -A/--auth-type, --timeout (the\n"
                "handshake), -v (the handshake's request and response), --config, --protocol NAME,\n"
-               "--ping-interval SECONDS (a ping after that much silence; no answer after as long again: status 28).\n"
+               "--ping-interval SECONDS (a ping after that much silence; no answer after as long again: status 28),\n"
+               "-k/--verify, --cert and --cert-key (wss://).\n"
                "Example:\n"
                "  printf 'hello\\nworld\\n' | netlayer ws ws://127.0.0.1:8081/echo\n";
     if (strcmp(command, "request") == 0)
@@ -230,14 +234,28 @@ static char *read_config(const char *path, size_t *size) {
  * changes in it: log.level debug for -v, userAgent "" for `User-Agent:`, compression
  * false for `Accept-Encoding:`. A config that is not a JSON object goes as it is: the
  * library names what is wrong with it. */
-static char *config_text(char *text, size_t size, int verbose, const request_spec *spec) {
+static char *config_text(char *text, size_t size, const run_options *run, const request_spec *spec) {
     char error[160];
-    jnode *doc;
+    jnode *doc, *tls;
     buf out = { 0 };
-    if (!verbose && !spec->no_user_agent && !spec->no_compression) return text;
+    if (!run->verbose && !spec->no_user_agent && !spec->no_compression && !run->verify && !run->cert && !run->cert_key)
+        return text;
     doc = text ? json_parse(text, size, error, sizeof error) : json_parse("{}", 2, error, sizeof error);
     if (!doc || doc->type != J_OBJECT) { json_free(doc); return text; }
-    if (verbose) json_set_string(json_object_member(doc, "log"), "level", "debug");
+    if (run->verbose) json_set_string(json_object_member(doc, "log"), "level", "debug");
+    if (run->verify || run->cert || run->cert_key) {
+        /* The options replace what the config's tls says of the same thing; the
+         * library checks the files (a FIFO, a device, a missing file: status 2). */
+        tls = json_object_member(doc, "tls");
+        if (run->verify && strcmp(run->verify, "no") == 0) {
+            json_set(tls, "verify", J_BOOL, "false");
+        } else if (run->verify) {   /* yes (verify_value wrote it so), or a CA bundle's path */
+            json_set(tls, "verify", J_BOOL, "true");
+            if (strcmp(run->verify, "yes") != 0) json_set_string(tls, "caFile", run->verify);
+        }
+        if (run->cert) json_set_string(tls, "certFile", run->cert);
+        if (run->cert_key) json_set_string(tls, "keyFile", run->cert_key);
+    }
     if (spec->no_user_agent) json_set_string(doc, "userAgent", "");
     if (spec->no_compression) json_set(doc, "compression", J_BOOL, "false");
     json_write(&out, doc, 0, 0);
@@ -255,6 +273,17 @@ static void prompt_place(buf *out, const char *target, int mode_http) {
     else buf_puts(out, "@");
     end = host + strcspn(host, "/?#");
     buf_add(out, host, (size_t)(end - host));
+}
+
+/* --verify's value as httpie reads it: yes or no (true, false; any case), else the
+ * path of a CA bundle. An empty one is refused: it would be neither. */
+static int verify_value(const char **value) {
+    static const char *const words[][2] = { { "yes", "yes" }, { "true", "yes" }, { "no", "no" }, { "false", "no" } };
+    size_t k;
+    if (!**value) return usage_error("--verify needs yes, no or the path of a CA bundle%s", "");
+    for (k = 0; k < sizeof words / sizeof words[0]; k++)
+        if (strcasecmp(*value, words[k][0]) == 0) { *value = words[k][1]; return 0; }
+    return 0;
 }
 
 /* 0 when `value`, given to `option` (`--timeout 2.5`), is a positive number of seconds
@@ -296,7 +325,7 @@ static int websocket_command(const char *target, char **items, const unsigned ch
     int first = 1, status = 0, i, relative;
     if (request_only)
         return usage_error("ws: %s is for requests (a WebSocket takes -H/items, -a, -A, --timeout, -v, --config, "
-                           "--protocol, --ping-interval, --ignore-stdin)", request_only);
+                           "--protocol, --ping-interval, --ignore-stdin, -k/--verify, --cert, --cert-key)", request_only);
     if (!target) return usage_error("%s needs a URL", "ws");
     for (i = 0; i < count; i++)
         if (items[i][0] == '@')
@@ -337,7 +366,7 @@ static int websocket_command(const char *target, char **items, const unsigned ch
             buf_add(&document, "]", 1);
         }
         buf_add(&document, "}", 1);
-        config = config_text(config, config_size, run->verbose, &spec);
+        config = config_text(config, config_size, run, &spec);
         status = run_websocket(config ? config : "{}", document.data, run, !ignore_stdin);
     }
     if (auth.data) memset(auth.data, 0, auth.len);   /* the document holds the secret too */
@@ -383,7 +412,7 @@ static int add_body_member(buf *endpoint, int *first, const char *body) {
 
 static int run_command(int argc, char **argv) {
     enum { MODE_HTTP, MODE_CALL, MODE_REQUEST, MODE_OPS, MODE_WS } mode = MODE_HTTP;
-    run_options run = { 0, 0, -1, 0, 0, NULL, 0 };
+    run_options run = { 0, 0, -1, 0, 0, NULL, 0, NULL, NULL, NULL };
     request_spec spec = { 0 };
     const char *config_path = NULL, *target = NULL, *timeout = NULL, *body = NULL, *command = argc > 1 ? argv[1] : "";
     const char *credentials = NULL, *auth_type = NULL, *ping_interval = NULL;
@@ -455,7 +484,7 @@ static int run_command(int argc, char **argv) {
                 items[count++] = argv[i] + 9;
             }
         }
-        else if (is_flag_cluster(a, "vifh")) {
+        else if (is_flag_cluster(a, "vifhk")) {
             /* -vi: flags that take no value, together, as getopt (curl) and argparse
              * (httpie) read them. */
             const char *flag;
@@ -463,6 +492,7 @@ static int run_command(int argc, char **argv) {
                 if (*flag == 'v') run.verbose = 1;
                 else if (*flag == 'i') run.include_head = 1;
                 else if (*flag == 'f') spec.form = 1;
+                else if (*flag == 'k') run.verify = "no";
                 else help = 1;
             }
         }
@@ -477,6 +507,17 @@ static int run_command(int argc, char **argv) {
             if ((status = option_value(argc, argv, &i, &run.download)) == 0 && strcmp(run.download, "-") == 0)
                 run.download = NULL;
         } else if (strncmp(a, "--download=", 11) == 0) run.download = strcmp(a + 11, "-") == 0 ? NULL : a + 11;
+        else if (strcmp(a, "-k") == 0 || strcmp(a, "--insecure") == 0) run.verify = "no";
+        else if (strcmp(a, "--verify") == 0) {
+            if ((status = option_value(argc, argv, &i, &run.verify)) == 0) status = verify_value(&run.verify);
+        } else if (strncmp(a, "--verify=", 9) == 0) {
+            run.verify = a + 9;
+            status = verify_value(&run.verify);
+        }
+        else if (strcmp(a, "--cert") == 0) status = option_value(argc, argv, &i, &run.cert);
+        else if (strncmp(a, "--cert=", 7) == 0) run.cert = a + 7;
+        else if (strcmp(a, "--cert-key") == 0) status = option_value(argc, argv, &i, &run.cert_key);
+        else if (strncmp(a, "--cert-key=", 11) == 0) run.cert_key = a + 11;
         else if (strcmp(a, "--timeout") == 0) {
             if ((status = option_value(argc, argv, &i, &timeout)) == 0) status = check_seconds("--timeout", timeout);
         } else if (strncmp(a, "--timeout=", 10) == 0) status = check_seconds("--timeout", timeout = a + 10);
@@ -491,7 +532,8 @@ static int run_command(int argc, char **argv) {
             && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
             && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
             && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0 && strncmp(a, "--header=", 9) != 0
-            && !is_flag_cluster(a, "vh")
+            && !is_flag_cluster(a, "vhk") && strcmp(a, "-k") != 0 && strcmp(a, "--insecure") != 0 && strncmp(a, "--verify", 8) != 0
+            && strncmp(a, "--cert", 6) != 0
             && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
             && strncmp(a, "--timeout", 9) != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
             && strncmp(a, "--ping-interval", 15) != 0
@@ -502,12 +544,13 @@ static int run_command(int argc, char **argv) {
     if (run.pretty < 0) run.pretty = isatty(STDOUT_FILENO);
     if (spec.method && strcmp(spec.method, "HEAD") == 0) run.include_head = run.head_request = 1;
     if (auth_type && !credentials) return usage_error("--auth-type %s needs -a/--auth with the credentials", auth_type);
+    if (run.cert_key && !run.cert) return usage_error("--cert-key %s needs --cert with the certificate", run.cert_key);
     if (mode == MODE_OPS) {
         if (target) return usage_error("ops takes no arguments, not '%s'", target);
         if (!config_path) return usage_error("%s needs --config CONFIG.json", command);
         if (credentials) return usage_error("%s sends no request: -a/--auth is for get, call and request", command);
         config = read_config(config_path, &config_size);
-        config = config_text(config, config_size, run.verbose, &spec);
+        config = config_text(config, config_size, &run, &spec);
         status = list_operations(config, &run);
         free(config);
         free(items); free(literal);
@@ -597,7 +640,7 @@ static int run_command(int argc, char **argv) {
         }
     }
     json_free(config_doc);
-    config = config_text(config, config_size, run.verbose, &spec);
+    config = config_text(config, config_size, &run, &spec);
     if (auth.data) {   /* the endpoint document holds the secret too: both are wiped below */
         memset(auth.data, 0, auth.len);
         free(auth.data);
