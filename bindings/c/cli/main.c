@@ -232,8 +232,9 @@ static char *read_config(const char *path, size_t *size) {
 
 /* The config text to use (takes `text`): the file's, with what the command line
  * changes in it: log.level debug for -v, userAgent "" for `User-Agent:`, compression
- * false for `Accept-Encoding:`. A config that is not a JSON object goes as it is: the
- * library names what is wrong with it. */
+ * false for `Accept-Encoding:`, the tls keys of -k, --verify, --cert and --cert-key.
+ * A config that is not a JSON object goes as it is: the library names what is wrong
+ * with it. */
 static char *config_text(char *text, size_t size, const run_options *run, const request_spec *spec) {
     char error[160];
     jnode *doc, *tls;
@@ -532,8 +533,8 @@ static int run_command(int argc, char **argv) {
             && strcmp(a, "--") != 0 && strcmp(a, "--config") != 0 && strncmp(a, "--config=", 9) != 0
             && strcmp(a, "-v") != 0 && strcmp(a, "--verbose") != 0 && strcmp(a, "--ignore-stdin") != 0
             && strcmp(a, "-H") != 0 && strcmp(a, "--header") != 0 && strncmp(a, "--header=", 9) != 0
-            && !is_flag_cluster(a, "vhk") && strcmp(a, "-k") != 0 && strcmp(a, "--insecure") != 0 && strncmp(a, "--verify", 8) != 0
-            && strncmp(a, "--cert", 6) != 0
+            && !is_flag_cluster(a, "vhk") && strcmp(a, "-k") != 0 && strcmp(a, "--insecure") != 0
+            && strncmp(a, "--verify", 8) != 0 && strncmp(a, "--cert", 6) != 0
             && strncmp(a, "-a", 2) != 0 && strncmp(a, "--auth", 6) != 0 && strcmp(a, "-A") != 0
             && strncmp(a, "--timeout", 9) != 0 && strncmp(a, "--protocol", 10) != 0 && strcmp(a, "--help") != 0
             && strncmp(a, "--ping-interval", 15) != 0
