@@ -186,21 +186,19 @@ def main() -> int:
             default = venv_with(os.path.join(work, "venv-default"),
                                 ["--no-binary pycurl pycurl", f"--force-reinstall {package}"], pip_env)
             loop = os.path.join(HERE, "py_loop.py")
-            rows.append(("Python", "pycurl + json.loads",
-                         per_request(lambda n: [default, loop, "pycurl", url, str(n), args.mode], args.n1, args.n2,
-                                     work, env)))
-            rows.append(("Python", "Netlayer, default install",
-                         per_request(lambda n: [default, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
-                                     work, env)))
+
+            def python_row(name: str, python: str, client: str) -> Tuple[str, str, float]:
+                """`client`'s loop (py_loop.py) run by the virtualenv's `python`."""
+                return ("Python", name, per_request(lambda n: [python, loop, client, url, str(n), args.mode],
+                                                    args.n1, args.n2, work, env))
+
+            rows.append(python_row("pycurl + json.loads", default, "pycurl"))
+            rows.append(python_row("Netlayer, default install", default, "netlayer"))
             if not args.budgets_only:
                 fast = venv_with(os.path.join(work, "venv-fast"), [f"--force-reinstall {package}[fast]"], pip_env)
                 bare = venv_with(os.path.join(work, "venv-bare"), [f"--force-reinstall --no-deps {package}"], pip_env)
-                rows.append(("Python", "Netlayer, fast extra",
-                             per_request(lambda n: [fast, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
-                                         work, env)))
-                rows.append(("Python", "Netlayer without orjson (--no-deps)",
-                             per_request(lambda n: [bare, loop, "netlayer", url, str(n), args.mode], args.n1, args.n2,
-                                         work, env)))
+                rows.append(python_row("Netlayer, fast extra", fast, "netlayer"))
+                rows.append(python_row("Netlayer without orjson (--no-deps)", bare, "netlayer"))
     finally:
         subprocess.run([os.path.join(HERE, "nginx.sh"), "stop", nginx_dir], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
