@@ -33,6 +33,10 @@ static inline CURLMcode nl_curl_multi_setopt_timerfn(CURLM *m, curl_multi_timer_
 
 /* CURLMsg's payload is a union; these read it without Swift's union import. */
 static inline CURLcode nl_curl_msg_result(const CURLMsg *m) { return m->data.result; }
+/* Whether a message reports a finished transfer (the one kind libcurl 7.88 sends). Swift
+ * cannot always find the CURLMSG enumerators: a release build that compiles the files
+ * of NetlayerCurl in another order stopped seeing CURLMSG_DONE. */
+static inline int nl_curl_msg_done(const CURLMsg *m) { return m->msg == CURLMSG_DONE; }
 
 /* A share handle whose DNS cache, TLS sessions and cookies are used from several threads
  * (the event loop and callers of blocking requests), so it carries one mutex per

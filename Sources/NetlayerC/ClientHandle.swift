@@ -19,7 +19,7 @@ final class ClientHandle: Sendable {
     /// Serialises `setHook`, which installs or removes the adapters above. A bare
     /// pthread mutex: it guards no Swift value, and a `Locked(())` first taken from a
     /// hook's thread is an exclusivity access ThreadSanitizer reports.
-    private let hookChanges = MutexCondition()
+    private let hookChanges = Platform.MutexCondition()
 
     init(config: ConfigDocument) throws(NetworkError) {
         let owner = ClientReference()
@@ -86,7 +86,7 @@ final class ClientHandle: Sendable {
         do {
             return prepare(parsed: try EndpointDocument(document), id: id, callbacks: callbacks)
         } catch {
-            return .failed(ResultDocument.failure(.networkFailure(error)))
+            return .failed(RequestResult.ResultDocument.failure(.networkFailure(error)))
         }
     }
 
@@ -120,7 +120,7 @@ final class ClientHandle: Sendable {
             let request = try client.makeRequest(for: parsed.endpoint)
             return .ready(request, parsed.endpoint.responseDecoder, id: id)
         } catch {
-            return .failed(ResultDocument.failure(.networkFailure(error)))
+            return .failed(RequestResult.ResultDocument.failure(.networkFailure(error)))
         }
     }
 
@@ -147,20 +147,20 @@ final class ClientHandle: Sendable {
         do {
             document = try JSONParser.parse(bytes)
         } catch {
-            return .failed(ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
+            return .failed(RequestResult.ResultDocument.invalid("\(what) is not valid JSON: \(error)"))
         }
         return prepare(document, id: id, callbacks: callbacks)
     }
 
     /// One request's result document (`nl_request`, `nl_call`).
-    func perform(_ prepared: consuming Prepared) -> OutgoingDocument {
+    func perform(_ prepared: consuming Prepared) -> CString.OutgoingDocument {
         switch consume prepared {  // the request moves out: no copy of it
         case .failed(let document):
             return .bytes(document)
         case .ready(let request, let decoder, let id):
             let result = RequestResult(client.perform(request, id: id), request: request, decoder: decoder, client: client)
             awaitLogEvents()
-            return .written(ResultDocument.write(result))
+            return .written(RequestResult.ResultDocument.write(result))
         }
     }
 

@@ -103,10 +103,10 @@ public func nl_queue_push(_ id: UInt64, _ resultJSON: UnsafePointer<CChar>?, _ u
     // A caller's own text goes into the array nl_queue_take returns: text that is not
     // JSON would make the whole array unreadable, so it becomes a failure document.
     let bytes = CString.bytes(resultJSON)
-    if bytes.isEmpty || JSONFastCheck.isValid(bytes) || (try? JSONParser.parse(bytes)) != nil {
+    if bytes.isEmpty || JSONParser.JSONFastCheck.isValid(bytes) || (try? JSONParser.parse(bytes)) != nil {
         queue.push(id, bytes)
     } else {
-        ResultDocument.invalid("nl_queue_push: result_json is not a JSON document").withUnsafeBufferPointer {
+        RequestResult.ResultDocument.invalid("nl_queue_push: result_json is not a JSON document").withUnsafeBufferPointer {
             queue.push(id, $0)
         }
     }

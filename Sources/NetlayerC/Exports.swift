@@ -44,7 +44,7 @@ public func nl_client_new(_ configJSON: UnsafePointer<CChar>?,
         let client = try ClientHandle(config: try ConfigDocument(json))
         return OpaquePointer(Unmanaged.passRetained(client).toOpaque())
     } catch {
-        errorJSON?.pointee = output(ResultDocument.failure(.networkFailure(error as! NetworkError)))
+        errorJSON?.pointee = output(RequestResult.ResultDocument.failure(.networkFailure(error as! NetworkError)))
         return nil
     }
 }
@@ -70,10 +70,10 @@ public func nl_request_borrowed(_ client: OpaquePointer?, _ endpointJSON: Unsafe
 
 /// The result document of a blocking request, for `nl_request` and `nl_request_borrowed`.
 private func requestResult(_ client: OpaquePointer?, _ endpointJSON: UnsafePointer<CChar>?,
-                           function: String) -> OutgoingDocument {
-    guard let handle = handle(client) else { return .bytes(ResultDocument.invalid("client is NULL")) }
-    guard let endpointJSON else { return .bytes(ResultDocument.invalid("endpoint document is NULL")) }
-    if handle.client.isLoopThread { return .bytes(ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
+                           function: String) -> CString.OutgoingDocument {
+    guard let handle = handle(client) else { return .bytes(RequestResult.ResultDocument.invalid("client is NULL")) }
+    guard let endpointJSON else { return .bytes(RequestResult.ResultDocument.invalid("endpoint document is NULL")) }
+    if handle.client.isLoopThread { return .bytes(RequestResult.ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
     return handle.perform(handle.prepare(json: CString.bytes(endpointJSON), what: "endpoint document"))
 }
 
@@ -113,29 +113,29 @@ public func nl_call_borrowed(_ client: OpaquePointer?, _ name: UnsafePointer<CCh
 
 /// The result document of a blocking named request, for `nl_call` and `nl_call_borrowed`.
 private func callResult(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?,
-                        _ overlayJSON: UnsafePointer<CChar>?, function: String) -> OutgoingDocument {
-    guard let handle = handle(client) else { return .bytes(ResultDocument.invalid("client is NULL")) }
-    if handle.client.isLoopThread { return .bytes(ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
+                        _ overlayJSON: UnsafePointer<CChar>?, function: String) -> CString.OutgoingDocument {
+    guard let handle = handle(client) else { return .bytes(RequestResult.ResultDocument.invalid("client is NULL")) }
+    if handle.client.isLoopThread { return .bytes(RequestResult.ResultDocument.invalid("\(function) \(reentrantCallMessage)")) }
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): return handle.perform(handle.prepare(parsed: document))
-    case .failure(let error): return .bytes(ResultDocument.failure(.networkFailure(error)))
+    case .failure(let error): return .bytes(RequestResult.ResultDocument.failure(.networkFailure(error)))
     }
 }
 
 @_cdecl("nl_request_batch")
 public func nl_request_batch(_ client: OpaquePointer?,
                              _ endpointsJSON: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
-    guard let endpointsJSON else { return output(ResultDocument.invalid("endpoints array is NULL")) }
-    if handle.client.isLoopThread { return output(ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
+    guard let handle = handle(client) else { return output(RequestResult.ResultDocument.invalid("client is NULL")) }
+    guard let endpointsJSON else { return output(RequestResult.ResultDocument.invalid("endpoints array is NULL")) }
+    if handle.client.isLoopThread { return output(RequestResult.ResultDocument.invalid("nl_request_batch \(reentrantCallMessage)")) }
     let parsed: JSON
     do {
         parsed = try JSONParser.parse(CString.bytes(endpointsJSON))
     } catch {
-        return output(ResultDocument.invalid("endpoints array is not valid JSON: \(error)"))
+        return output(RequestResult.ResultDocument.invalid("endpoints array is not valid JSON: \(error)"))
     }
     guard case .array(let documents) = parsed else {
-        return output(ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
+        return output(RequestResult.ResultDocument.invalid("nl_request_batch takes a JSON array of endpoint documents, not \(parsed.typeName)"))
     }
     let results = handle.perform(count: documents.count) { handle.prepare(documents[$0]) }
     var w = JSONWriter(capacity: results.reduce(2) { $0 + $1.count + 1 })
@@ -155,7 +155,7 @@ public func nl_request_async(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
     guard let handle = handle(client), let callback else { return 0 }
     let id = handle.client.newID()
     let prepared: ClientHandle.Prepared = endpointJSON.map { handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id) }
-        ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
+        ?? .failed(RequestResult.ResultDocument.invalid("endpoint document is NULL"))
     handle.start(prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
     return id
 }
@@ -169,7 +169,7 @@ public func nl_call_async(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): prepared = handle.prepare(parsed: document, id: id)
-    case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
+    case .failure(let error): prepared = .failed(RequestResult.ResultDocument.failure(.networkFailure(error)))
     }
     handle.start(prepared, id: id, notify: AsyncCallback(function: callback, userData: userData))
     return id
@@ -182,7 +182,7 @@ public func nl_request_start(_ client: OpaquePointer?, _ endpointJSON: UnsafePoi
     let id = handle.client.newID()
     let prepared: ClientHandle.Prepared = endpointJSON.map {
         handle.prepare(json: CString.bytes($0), what: "endpoint document", id: id, callbacks: callbacks)
-    } ?? .failed(ResultDocument.invalid("endpoint document is NULL"))
+    } ?? .failed(RequestResult.ResultDocument.invalid("endpoint document is NULL"))
     handle.start(prepared, id: id, notify: callbacks.complete)
     return id
 }
@@ -195,7 +195,7 @@ public func nl_call_start(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>
     let prepared: ClientHandle.Prepared
     switch namedEndpoint(handle, name, overlayJSON) {
     case .success(let document): prepared = handle.prepare(parsed: document, id: id, callbacks: callbacks)
-    case .failure(let error): prepared = .failed(ResultDocument.failure(.networkFailure(error)))
+    case .failure(let error): prepared = .failed(RequestResult.ResultDocument.failure(.networkFailure(error)))
     }
     handle.start(prepared, id: id, notify: callbacks.complete)
     return id
@@ -218,7 +218,7 @@ public func nl_pause(_ client: OpaquePointer?, _ id: UInt64, _ paused: Int32) ->
 @_cdecl("nl_client_set_hook")
 public func nl_client_set_hook(_ client: OpaquePointer?, _ kind: Int32, _ function: HookFunction?,
                                _ userData: UnsafeMutableRawPointer?) -> Int32 {
-    guard let handle = handle(client), let kind = HookKind(rawValue: kind) else { return -1 }
+    guard let handle = handle(client), let kind = ClientHandle.HookKind(rawValue: kind) else { return -1 }
     handle.setHook(kind, function, userData)
     return 0
 }
@@ -257,7 +257,7 @@ public func nl_reply_fail(_ reply: OpaquePointer?, _ kind: UnsafePointer<CChar>?
 
 @_cdecl("nl_thread_set_interrupt_fd")
 public func nl_thread_set_interrupt_fd(_ fd: Int32) -> Int32 {
-    ThreadInterrupt.set(fd)
+    Platform.ThreadInterrupt.set(fd)
 }
 
 // MARK: - Memory
@@ -269,6 +269,6 @@ public func nl_free(_ pointer: UnsafeMutableRawPointer?) {
 
 @_cdecl("nl_client_operations")
 public func nl_client_operations(_ client: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = handle(client) else { return output(ResultDocument.invalid("client is NULL")) }
+    guard let handle = handle(client) else { return output(RequestResult.ResultDocument.invalid("client is NULL")) }
     return output(JSONWriter.serialize(.object(["operations": .array(handle.client.operations)])))
 }

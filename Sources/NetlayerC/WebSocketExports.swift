@@ -14,7 +14,7 @@ private func socketHandle(_ socket: OpaquePointer?) -> WebSocketHandle? {
 
 /// Stores the error document of `error` in `out` (when not NULL) and returns -1.
 private func failed(_ error: NetworkError, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    out?.pointee = CString.make(ResultDocument.failure(.networkFailure(error)))
+    out?.pointee = CString.make(RequestResult.ResultDocument.failure(.networkFailure(error)))
     return -1
 }
 

@@ -97,7 +97,7 @@ final class WebSocketHandle: @unchecked Sendable {
             }
         }, failed: { error, response in
             guard let function = callbacks.failed else { return }
-            let document = ResultDocument.failure(DataTransferError.networkFailure(error).redactingQuery(redactedQuery),
+            let document = RequestResult.ResultDocument.failure(DataTransferError.networkFailure(error).redactingQuery(redactedQuery),
                                                   response: response)
             CString.withTemporary(document) { text in ForkSafePoint.atRest { function(ws(), text, callbacks.userData) } }
         }, closed: { code, reason in

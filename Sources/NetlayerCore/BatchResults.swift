@@ -2,7 +2,7 @@ import NetlayerJSON
 
 /// The results of a batch, filled from loop-thread completions; the waiting thread
 /// wakes once, when the last expected one is in, or when a signal interrupts it
-/// (`ThreadInterrupt`): then every request of the batch is cancelled.
+/// (`Platform.ThreadInterrupt`): then every request of the batch is cancelled.
 package struct BatchResults<Element: Sendable>: Sendable {
     private struct State {
         var results: [Element?]
@@ -36,11 +36,11 @@ package struct BatchResults<Element: Sendable>: Sendable {
     }
 
     /// `outcome`, or for a request cancelled because a signal interrupted the wait,
-    /// the failure a blocking request interrupted that way has (`ThreadInterrupt.error`),
+    /// the failure a blocking request interrupted that way has (`Platform.ThreadInterrupt.error`),
     /// which says why.
     func explained(_ outcome: NetworkOutcome) -> NetworkOutcome {
         guard case .failure(.cancelled) = outcome.result, state.withLock({ $0.interrupted }) else { return outcome }
-        return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: outcome.attempts, id: outcome.id)
+        return NetworkOutcome(result: .failure(Platform.ThreadInterrupt.error), attempts: outcome.attempts, id: outcome.id)
     }
 
     /// - Parameter interrupt: the descriptor whose byte cancels the batch.

@@ -28,8 +28,8 @@ public enum BodyEncoding: String, Sendable, CaseIterable {
             guard case .object(let object) = body else {
                 throw .invalidRequest("body must be an object for bodyEncoding 'form', not \(body.typeName)")
             }
-            let pairs = try QueryEncoding.pairs(from: object, context: "body")
-            return (Array(QueryEncoding.encode(pairs).utf8), "application/x-www-form-urlencoded")
+            let pairs = try HTTPRequest.QueryEncoding.pairs(from: object, context: "body")
+            return (Array(HTTPRequest.QueryEncoding.encode(pairs).utf8), "application/x-www-form-urlencoded")
         case .text:
             guard case .string(let text) = body else {
                 throw .invalidRequest("body must be a string for bodyEncoding 'text', not \(body.typeName)")

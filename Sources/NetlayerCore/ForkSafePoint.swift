@@ -31,9 +31,9 @@ package final class ForkSafePoint: @unchecked Sendable {
         let announced = Atomic<Bool>(false)
         /// Replaced in a child of `fork()`, where the parent's threads may have left
         /// it held or waited on.
-        var gate = MutexCondition()
+        var gate = Platform.MutexCondition()
         /// The gates of the processes this one was forked from.
-        var retiredGates: [MutexCondition] = []
+        var retiredGates: [Platform.MutexCondition] = []
         var points: [ForkSafePoint] = []
         var key = pthread_key_t()
 
@@ -59,7 +59,7 @@ package final class ForkSafePoint: @unchecked Sendable {
     /// Counts this point's thread among those a fork waits for; called before the
     /// thread is started, on the thread that starts it.
     package func register() {
-        ProcessFork.installHandlers()
+        Platform.ProcessFork.installHandlers()
         let shared = Self.shared
         working.store(true, ordering: .sequentiallyConsistent)
         shared.gate.lock()
@@ -99,7 +99,7 @@ package final class ForkSafePoint: @unchecked Sendable {
 
     private func waitForFork() {
         let shared = Self.shared
-        var deadline = timespec()  // MutexCondition waits on CLOCK_REALTIME
+        var deadline = timespec()  // Platform.MutexCondition waits on CLOCK_REALTIME
         clock_gettime(CLOCK_REALTIME, &deadline)
         deadline.tv_sec += Int(Self.longestPark / 1_000_000_000)
         repeat {
@@ -137,11 +137,11 @@ package final class ForkSafePoint: @unchecked Sendable {
         let shared = Self.shared
         shared.announced.store(true, ordering: .sequentiallyConsistent)
         let own = pthread_getspecific(shared.key)
-        let deadline = MonotonicClock.now() &+ longestWait
+        let deadline = Platform.MonotonicClock.now() &+ longestWait
         let gate = shared.gate
         gate.lock()
         for point in shared.points where Unmanaged.passUnretained(point).toOpaque() != own {
-            while point.working.load(ordering: .sequentiallyConsistent), MonotonicClock.now() < deadline {
+            while point.working.load(ordering: .sequentiallyConsistent), Platform.MonotonicClock.now() < deadline {
                 gate.unlock()  // a thread that stops takes it to leave
                 sched_yield()
                 gate.lock()
@@ -159,7 +159,7 @@ package final class ForkSafePoint: @unchecked Sendable {
             // Kept for ever, never destroyed: destroying a condition that the parent's
             // threads wait on would wait for them.
             shared.retiredGates.append(shared.gate)
-            shared.gate = MutexCondition()
+            shared.gate = Platform.MutexCondition()
             shared.points = []
             shared.announced.store(false, ordering: .sequentiallyConsistent)
             return

@@ -25,7 +25,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     private var list: [Field] = []
     /// A response's fields as received, kept as bytes until someone asks for strings:
     /// most responses are only copied into a result document, which reads the bytes.
-    private var received = ReceivedHeaders()
+    private var received = HTTPResponse.ReceivedHeaders()
     /// Every field has passed `validate` since the last change: a request's headers
     /// are checked once, however many layers hand them on.
     private var isValidated: Bool {
@@ -54,7 +54,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         for (name, value) in pairs { self[name] = value }
     }
 
-    package init(received: ReceivedHeaders) {
+    package init(received: HTTPResponse.ReceivedHeaders) {
         self.received = received
     }
 
@@ -63,7 +63,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// redacted copy) and must keep the bytes a value had. Names are lower-cased, as
     /// received ones are; a line the header parser refuses is left out.
     package init(receivedFields fields: [(name: String, value: [UInt8])]) {
-        var received = ReceivedHeaders()
+        var received = HTTPResponse.ReceivedHeaders()
         var line: [UInt8] = []
         for (name, value) in fields { received.appendField(name.utf8, value, line: &line) }
         self.received = received
@@ -192,7 +192,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         guard !received.isEmpty else { return }
         list = separateFields
         listHasRepeats = received.hasRepeats
-        received = ReceivedHeaders()
+        received = HTTPResponse.ReceivedHeaders()
     }
 
     /// Every field line on its own, in order: the values of a repeated name apart, where

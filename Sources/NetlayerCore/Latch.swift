@@ -5,7 +5,7 @@ import NetlayerJSON
 /// the event loop. A pthread condition variable, since the waiting thread is a
 /// foreign (C or Python) thread, not a Swift concurrency task.
 package final class Latch: @unchecked Sendable {
-    private let gate = MutexCondition()
+    private let gate = Platform.MutexCondition()
     private var remaining: Int
 
     /// A latch that opens after `count` calls to `countDown()`.
@@ -35,7 +35,7 @@ package final class Latch: @unchecked Sendable {
     }
 
     /// Waits until the latch opens (true) or a byte arrives on `interrupt` (false; the
-    /// calling thread's `ThreadInterrupt.armed()`). Without a descriptor, `wait()`.
+    /// calling thread's `Platform.ThreadInterrupt.armed()`). Without a descriptor, `wait()`.
     package func waitUnlessInterrupted(by interrupt: Int32?) -> Bool {
         guard let interrupt else {
             wait()
@@ -43,7 +43,7 @@ package final class Latch: @unchecked Sendable {
         }
         while true {
             if wait(milliseconds: 20) { return true }
-            if ThreadInterrupt.arrived(interrupt, within: 0) { return false }
+            if Platform.ThreadInterrupt.arrived(interrupt, within: 0) { return false }
         }
     }
 

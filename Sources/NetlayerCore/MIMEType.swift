@@ -34,7 +34,7 @@ public struct MIMEType: Sendable, Hashable {
         var text = essence
         for parameter in parameters {
             text += ";" + parameter.name + "="
-            if !parameter.value.isEmpty, parameter.value.unicodeScalars.allSatisfy({ $0.value < 0x80 && MIMEScan.isToken(UInt8($0.value)) }) {
+            if !parameter.value.isEmpty, parameter.value.unicodeScalars.allSatisfy({ $0.value < 0x80 && HTTPResponse.MIMEScan.isToken(UInt8($0.value)) }) {
                 text += parameter.value
             } else {
                 text += "\""
@@ -65,7 +65,7 @@ public struct MIMEType: Sendable, Hashable {
     /// it names none itself. Nil when no type is valid.
     public static func extract<Bytes: Collection>(fromContentType value: Bytes) -> MIMEType? where Bytes.Element == UInt8 {
         Array(value).withUnsafeBufferPointer { text -> MIMEType? in
-            guard let found = MIMEScan.extract(text) else { return nil }
+            guard let found = HTTPResponse.MIMEScan.extract(text) else { return nil }
             guard var mimeType = make(from: text, range: found.range) else { return nil }
             if mimeType.parameter("charset") == nil, let carried = found.charset {
                 mimeType.parameters.append(Parameter(name: "charset", value: carried.text(in: text)))
@@ -82,14 +82,14 @@ public struct MIMEType: Sendable, Hashable {
 
     private static func make(from text: UnsafeBufferPointer<UInt8>, range: Range<Int>) -> MIMEType? {
         var parameters: [Parameter] = []
-        let parsed = MIMEScan.parse(text, range) { name, value in
-            let name = MIMEScan.latin1(text[name]).lowercased()
+        let parsed = HTTPResponse.MIMEScan.parse(text, range) { name, value in
+            let name = HTTPResponse.MIMEScan.latin1(text[name]).lowercased()
             if !parameters.contains(where: { $0.name == name }) {
                 parameters.append(Parameter(name: name, value: value.text(in: text)))
             }
         }
         guard let parsed else { return nil }
-        return MIMEType(type: MIMEScan.latin1(text[parsed.type]).lowercased(),
-                        subtype: MIMEScan.latin1(text[parsed.subtype]).lowercased(), parameters: parameters)
+        return MIMEType(type: HTTPResponse.MIMEScan.latin1(text[parsed.type]).lowercased(),
+                        subtype: HTTPResponse.MIMEScan.latin1(text[parsed.subtype]).lowercased(), parameters: parameters)
     }
 }

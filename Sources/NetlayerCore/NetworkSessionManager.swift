@@ -88,9 +88,9 @@ extension NetworkSessionManager {
     public func requestBlocking(_ request: HTTPRequest) -> Result<HTTPResponse, NetworkError> {
         let done = RequestCompletion<Result<HTTPResponse, NetworkError>>()
         var started: (any NetworkCancellable)?
-        if !run({ started = self.request(request) { done.open($0) } }, until: done, interrupt: ThreadInterrupt.armed()) {
+        if !run({ started = self.request(request) { done.open($0) } }, until: done, interrupt: Platform.ThreadInterrupt.armed()) {
             started?.cancel()
-            return .failure(ThreadInterrupt.error)
+            return .failure(Platform.ThreadInterrupt.error)
         }
         return done.outcome ?? .failure(.cancelled)
     }

@@ -29,7 +29,7 @@ package enum PathTemplate {
             if text.isEmpty || text == "." || text == ".." {
                 throw .invalidRequest("params '\(name)': '\(text)' is not allowed, since an empty, '.' or '..' path segment changes the route")
             }
-            out += PercentEncoding.escaped(text, .component)
+            out += HTTPRequest.PercentEncoding.escaped(text, .component)
             used.insert(name)
             rest = after
         }

@@ -70,7 +70,7 @@ public enum Redaction {
         for b in name {
             if b >= 0x80 || b == UInt8(ascii: "%") { return true }  // the full rules decide
             if b != UInt8(ascii: "-"), b != UInt8(ascii: "_") {
-                if length == 0 { first = MIMEScan.lowercased(b) }
+                if length == 0 { first = HTTPResponse.MIMEScan.lowercased(b) }
                 length += 1
             }
         }
@@ -83,7 +83,7 @@ public enum Redaction {
             var i = 0
             var same = true
             for b in name where b != UInt8(ascii: "-") && b != UInt8(ascii: "_") {
-                if MIMEScan.lowercased(b) != secret[i] { same = false; break }
+                if HTTPResponse.MIMEScan.lowercased(b) != secret[i] { same = false; break }
                 i += 1
             }
             if same { return true }
@@ -133,7 +133,7 @@ public enum Redaction {
     public static func normalized<S: Sequence>(_ name: S) -> String where S.Element == UInt8 {
         // Percent-decoded first: `creds%5Bkey%5D` in a URL is the name `creds[key]`.
         var bytes = Array(name)
-        if bytes.contains(UInt8(ascii: "%")) { bytes = PercentEncoding.decoded(bytes, plusIsSpace: false) }
+        if bytes.contains(UInt8(ascii: "%")) { bytes = HTTPRequest.PercentEncoding.decoded(bytes, plusIsSpace: false) }
         let text = String(decoding: bytes, as: UTF8.self).lowercased()
         return String(text.unicodeScalars.filter { $0 != "-" && $0 != "_" })
     }
@@ -188,7 +188,7 @@ public enum Redaction {
                 guard defaultQueryNames.contains(name) || queryNames.contains(name) else { continue }
                 let value = pair[pair.index(after: eq)...]
                 found.append(String(value))
-                found.append(String(decoding: PercentEncoding.decoded(value.utf8, plusIsSpace: false), as: UTF8.self))
+                found.append(String(decoding: HTTPRequest.PercentEncoding.decoded(value.utf8, plusIsSpace: false), as: UTF8.self))
             }
         }
         if let scheme = url.firstRange(of: "://") {
@@ -201,8 +201,8 @@ public enum Redaction {
                     found.append(String(info[info.index(after: colon)...]))
                     // libcurl sends user-info as Basic authentication, which a server may
                     // echo: the decoded password, and the header value it made.
-                    let user = String(decoding: PercentEncoding.decoded(Array(info[..<colon].utf8), plusIsSpace: false), as: UTF8.self)
-                    let password = String(decoding: PercentEncoding.decoded(Array(info[info.index(after: colon)...].utf8),
+                    let user = String(decoding: HTTPRequest.PercentEncoding.decoded(Array(info[..<colon].utf8), plusIsSpace: false), as: UTF8.self)
+                    let password = String(decoding: HTTPRequest.PercentEncoding.decoded(Array(info[info.index(after: colon)...].utf8),
                                                                             plusIsSpace: false), as: UTF8.self)
                     found.append(password)
                     found.append("\(user):\(password)")

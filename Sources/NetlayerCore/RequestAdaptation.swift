@@ -44,8 +44,8 @@ public struct RequestAdaptation: Sendable {
             }
         }
         if let query {
-            let pairs = try QueryEncoding.pairs(from: query, context: "\(who) key 'query'")
-            adapted.url = try Self.replacingQuery(of: adapted.url, with: QueryEncoding.encode(pairs), who: who,
+            let pairs = try HTTPRequest.QueryEncoding.pairs(from: query, context: "\(who) key 'query'")
+            adapted.url = try Self.replacingQuery(of: adapted.url, with: HTTPRequest.QueryEncoding.encode(pairs), who: who,
                                                   parser: parser)
         }
         if let headers {

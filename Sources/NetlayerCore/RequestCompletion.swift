@@ -17,7 +17,7 @@ public class CompletionSignal: @unchecked Sendable {
     /// The mutex and condition a sleeping thread waits on, made by the first thread that
     /// goes to sleep: a caller that drives its own request never sleeps, and a blocking
     /// request is itself a signal, so most never need one.
-    private let parkingSpot = Atomic<Unmanaged<MutexCondition>?>(nil)
+    private let parkingSpot = Atomic<Unmanaged<Platform.MutexCondition>?>(nil)
 
     public init() {}
 
@@ -53,7 +53,7 @@ public class CompletionSignal: @unchecked Sendable {
         }
         while true {
             if sleep(untilNanoseconds: 20_000_000) { return true }
-            if ThreadInterrupt.arrived(interrupt, within: 0) { return false }
+            if Platform.ThreadInterrupt.arrived(interrupt, within: 0) { return false }
         }
     }
 
@@ -63,9 +63,9 @@ public class CompletionSignal: @unchecked Sendable {
     }
 
     /// The parking spot, made by the first thread that needs it.
-    private func parking() -> MutexCondition {
+    private func parking() -> Platform.MutexCondition {
         if let parking = parkingSpot.load(ordering: .acquiring) { return parking.takeUnretainedValue() }
-        let fresh = Unmanaged.passRetained(MutexCondition())
+        let fresh = Unmanaged.passRetained(Platform.MutexCondition())
         let (stored, existing) = parkingSpot.compareExchange(expected: nil, desired: fresh,
                                                              ordering: .acquiringAndReleasing)
         if stored { return fresh.takeUnretainedValue() }

@@ -22,7 +22,7 @@ package final class RequestDefaults: Sendable {
         try headers.validateOnce()
         self.headers = headers
         query = config.queryParameters
-        _ = try QueryEncoding.pairs(from: query, context: "config query")
+        _ = try HTTPRequest.QueryEncoding.pairs(from: query, context: "config query")
         var options = config.requestOptions
         if recordsSentHeaders { options.recordsSentHeaders = true }
         try HTTPRequest.validate(options)

@@ -50,9 +50,9 @@ public struct TextEncoding: Sendable, Hashable {
         while end > start, isASCIIWhitespace(label[end - 1]) { end -= 1 }
         let trimmed = UnsafeBufferPointer(rebasing: label[start..<end])
         // The label nearly every server sends, without a string made for it.
-        if MIMEScan.equalsIgnoringCase(trimmed, "utf-8") { return .utf8 }
+        if HTTPResponse.MIMEScan.equalsIgnoringCase(trimmed, "utf-8") { return .utf8 }
         guard trimmed.count <= 32, trimmed.allSatisfy({ $0 < 0x80 }) else { return nil }
-        let key = String(decoding: trimmed.map(MIMEScan.lowercased), as: UTF8.self)
+        let key = String(decoding: trimmed.map(HTTPResponse.MIMEScan.lowercased), as: UTF8.self)
         guard let name = TextEncoding.names[key] else { return nil }
         return TextEncoding(standardName: name)
     }

@@ -29,7 +29,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
     /// across a `fork()`, so that a child inherits the descriptor exactly when its
     /// value says so.
     private let lockDescriptor: Locked<Int32>
-    /// `ProcessFork.generation` of the process the file belongs to.
+    /// `Platform.ProcessFork.generation` of the process the file belongs to.
     private let generation: UInt64
 
     /// Checks that the file can be written later (when `save`) and takes its lock.
@@ -39,7 +39,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
         self.path = path
         save = jar.save
         keepSessionCookies = jar.keepSessionCookies
-        generation = ProcessFork.generation
+        generation = Platform.ProcessFork.generation
         var descriptor: Int32 = -1
         if save {
             do {
@@ -50,11 +50,11 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
             descriptor = try Self.lock(path)
         }
         lockDescriptor = Locked(descriptor)
-        if save { ProcessFork.register(self) }
+        if save { Platform.ProcessFork.register(self) }
     }
 
     deinit {
-        if save { ProcessFork.unregister(self) }
+        if save { Platform.ProcessFork.unregister(self) }
         unlock()
     }
 
@@ -82,7 +82,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
     /// session cookies (unless kept) and the expired ones. Only the process that made
     /// the client writes: in a child of `fork()` this does nothing.
     func write(_ jar: [String]) {
-        guard save, generation == ProcessFork.generation else { return }
+        guard save, generation == Platform.ProcessFork.generation else { return }
         let now = Int64(time(nil))
         var text = "# Netscape HTTP Cookie File\n# Written by netlayer when its client was freed; edit at your own risk.\n\n"
         for line in jar {
@@ -120,7 +120,7 @@ package final class CookieFile: ForkParticipant, @unchecked Sendable {
     /// ends (closing one of several descriptors of a `flock` keeps the lock).
     package func unlockAfterFork() {
         lockDescriptor.unlockAfterFork()
-        if generation != ProcessFork.generation { unlock() }
+        if generation != Platform.ProcessFork.generation { unlock() }
     }
 
     // MARK: Lines

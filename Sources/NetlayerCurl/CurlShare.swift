@@ -28,7 +28,7 @@ package final class CurlShare: CookieSource, @unchecked Sendable {
     }
 
     init(cookiesEnabled: Bool = true) throws(NetworkError) {
-        try CurlGlobal.ensureInitialized()
+        try CurlSessionManager.CurlGlobal.ensureInitialized()
         var locks: UnsafeMutableRawPointer?
         guard let handle = nl_share_create(&locks), let locks else {
             throw .generic("curl_share_init failed", curlCode: 27)
@@ -49,7 +49,7 @@ package final class CurlShare: CookieSource, @unchecked Sendable {
     }
 
     /// Adds or changes cookies of the jar (lines as `seedCookies` takes), which a
-    /// transfer that ran over a jar of its own changed (`CookieOverride`).
+    /// transfer that ran over a jar of its own changed (`CurlTransfer.CookieOverride`).
     func addCookies(_ lines: [String]) throws(NetworkError) {
         try add(lines)
         cookiesChanged(added: lines.count)

@@ -39,7 +39,7 @@ extension CurlWebSocket {
             wslay_event_set_error(context, Int32(nl_wslay_err_callback_failure))
             return -1
         }
-        lastHeard = MonotonicClock.now()
+        lastHeard = Platform.MonotonicClock.now()
         closeCodes.follow(buffer, count)
         return count
     }

@@ -17,7 +17,7 @@ extension CurlWebSocket {
         socket = fd
         phase = .handshaking
         updateEvents()
-        let remaining = handshakeLimit - Double(MonotonicClock.now() &- startedAt) / 1e9
+        let remaining = handshakeLimit - Double(Platform.MonotonicClock.now() &- startedAt) / 1e9
         after(max(0, remaining)) { socket in
             guard socket.phase == .handshaking else { return }
             socket.fail(WebSocketFailure(.timedOut("the WebSocket handshake did not complete within \(socket.handshakeLimit) s (timeout)")))
@@ -169,7 +169,7 @@ extension CurlWebSocket {
         wslay_event_config_set_max_recv_msg_length(made, UInt64(options.maxMessageBytes))
         if compression != nil { wslay_event_config_set_allowed_rsv_bits(made, nl_wslay_rsv1) }
         phase = .open
-        lastHeard = MonotonicClock.now()
+        lastHeard = Platform.MonotonicClock.now()
         deliver { $0.opened(WebSocketOpening(subprotocol: subprotocol, response: response)) }
         if let idle = options.idleTimeout { watchIdleness(idle) }
         if let interval = options.pingInterval { keepAlive(every: interval) }
@@ -179,12 +179,12 @@ extension CurlWebSocket {
 
     private func watchIdleness(_ idle: Double) {
         let due = lastHeard &+ UInt64(idle * 1e9)
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         after(due > now ? Double(due - now) / 1e9 : 0) { socket in
             guard socket.phase == .open else { return }
             // While reading is paused the silence is the reader's, not the server's.
-            if socket.readingPaused { socket.lastHeard = MonotonicClock.now() }
-            if MonotonicClock.now() &- socket.lastHeard >= UInt64(idle * 1e9) {
+            if socket.readingPaused { socket.lastHeard = Platform.MonotonicClock.now() }
+            if Platform.MonotonicClock.now() &- socket.lastHeard >= UInt64(idle * 1e9) {
                 socket.fail(WebSocketFailure(.timedOut("nothing arrived on the WebSocket for \(idle) s (idleTimeout)")),
                             closing: 1001)
             } else {
@@ -199,14 +199,14 @@ extension CurlWebSocket {
     /// ends the silence.
     private func keepAlive(every interval: Double) {
         let step = max(UInt64(interval * 1e9), 1_000_000)  // a millisecond at least: a ping before the verdict
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         let silence = now &- lastHeard
         let due = lastHeard &+ (silence >= step ? 2 * step : step)
         after(due > now ? Double(due - now) / 1e9 : 0) { socket in
             guard socket.phase == .open, let context = socket.context else { return }
             // While reading is paused the silence is the reader's, not the server's.
-            if socket.readingPaused { socket.lastHeard = MonotonicClock.now() }
-            let silence = MonotonicClock.now() &- socket.lastHeard
+            if socket.readingPaused { socket.lastHeard = Platform.MonotonicClock.now() }
+            let silence = Platform.MonotonicClock.now() &- socket.lastHeard
             if silence >= 2 * step {
                 return socket.fail(WebSocketFailure(.timedOut(
                     "nothing arrived on the WebSocket for \(interval) s after a ping (pingInterval)")), closing: 1001)
@@ -225,7 +225,7 @@ extension CurlWebSocket {
     /// the socket is watched for more.
     func readingResumed() {
         guard phase == .open, !readingPaused else { return }
-        lastHeard = MonotonicClock.now()
+        lastHeard = Platform.MonotonicClock.now()
         receive()
         if phase == .open { pump() }
     }

@@ -95,11 +95,11 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     /// (deflated or not), 0 when it goes in fragments (wslay counts none of those).
     var inFlightWireBytes = 0
     var peerClosedSocket = false
-    var startedAt = MonotonicClock.now()
-    var lastHeard = MonotonicClock.now()
+    var startedAt = Platform.MonotonicClock.now()
+    var lastHeard = Platform.MonotonicClock.now()
     /// The process generation it was opened in: a child of `fork()` shares the socket
     /// but not the loop that runs it, so it can send nothing on it.
-    let forkGeneration = ProcessFork.generation
+    let forkGeneration = Platform.ProcessFork.generation
     /// A frame header wslay handed over with the rest of its frame to follow
     /// (`WSLAY_MSG_MORE`): it goes out with the payload's first bytes, in one send (one
     /// TCP segment, one TLS record) rather than a send of its own.
@@ -169,7 +169,7 @@ package final class CurlWebSocket: WebSocketConnection, WatchedDescriptor, @unch
     /// A connection inherited through `fork()` belongs to the parent: the child's
     /// messages would be queued for a loop that does not run in it.
     private func checkSameProcess() throws(NetworkError) {
-        if ProcessFork.generation != forkGeneration {
+        if Platform.ProcessFork.generation != forkGeneration {
             throw .notConnected("the WebSocket was opened by the parent of this process (before fork()); open one in this process")
         }
     }

@@ -94,7 +94,7 @@ struct WebSocketHandshake {
             return .failure(WebSocketFailure(.protocolViolation(
                 "the server did not answer the WebSocket handshake with an HTTP/1.1 status line", curlCode: 0)))
         }
-        var received = ReceivedHeaders()
+        var received = HTTPResponse.ReceivedHeaders()
         for line in lines.dropFirst() {
             if let violation = line.withUnsafeBytes({ received.append(line: $0) }) {
                 return .failure(WebSocketFailure(.protocolViolation(violation, curlCode: 0)))

@@ -12,7 +12,7 @@ import NetlayerJSON
 package final class WebSocketRegistry: @unchecked Sendable {
     static let maxOpeners = 4
 
-    private let gate = MutexCondition()
+    private let gate = Platform.MutexCondition()
     private var connections: [ObjectIdentifier: CurlWebSocket] = [:]
     private var waiting: [CurlWebSocket] = []
     private var openers = 0

@@ -161,7 +161,7 @@ package struct DocumentReader {
     /// Query parameters: an object whose values the core's query encoding accepts.
     package func query(_ key: String) throws(NetworkError) -> JSONObject? {
         guard let o = try object(key) else { return nil }
-        _ = try QueryEncoding.pairs(from: o, context: "\(context) key '\(key)'")
+        _ = try HTTPRequest.QueryEncoding.pairs(from: o, context: "\(context) key '\(key)'")
         return o
     }
 

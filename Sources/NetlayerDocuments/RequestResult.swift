@@ -83,17 +83,22 @@ public struct RequestResult: Sendable {
     }
 }
 
-/// A decoded response body: JSON text already checked, or any other JSON value
-/// (text, base64, a downloaded file's description, null).
-public struct ResponseValue: Sendable {
-    /// The checked JSON text of a JSON body, when the body was JSON held in memory.
-    public let text: RawJSON?
-    /// The value otherwise (`.null` when `text` is set).
-    public let value: JSON
+extension RequestResult {
+    /// A decoded response body: JSON text already checked, or any other JSON value
+    /// (text, base64, a downloaded file's description, null).
+    public struct ResponseValue: Sendable {
+        /// The checked JSON text of a JSON body, when the body was JSON held in memory.
+        public let text: RawJSON?
+        /// The value otherwise (`.null` when `text` is set).
+        public let value: JSON
 
-    public static func text(_ text: RawJSON) -> ResponseValue { ResponseValue(text: text, value: .null) }
-    public static func value(_ value: JSON) -> ResponseValue { ResponseValue(text: nil, value: value) }
+        public static func text(_ text: RawJSON) -> ResponseValue { ResponseValue(text: text, value: .null) }
+        public static func value(_ value: JSON) -> ResponseValue { ResponseValue(text: nil, value: value) }
+    }
 }
+
+/// `RequestResult.ResponseValue` by the name it is known by.
+public typealias ResponseValue = RequestResult.ResponseValue
 
 extension NetlayerClient {
     /// `perform(_:id:)`, decoded with `decoder`.

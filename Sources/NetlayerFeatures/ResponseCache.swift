@@ -72,7 +72,7 @@ public final class ResponseCache: ResponseCaching {
         if asked.noStore { return .miss }
         let key = Self.key(request)
         let credentials = credentials(of: request, sent)
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         return entries.withLock { state -> CacheLookup in
             guard var variants = state.map[key],
                   let i = variants.firstIndex(where: { usable($0, for: request, credentials) })
@@ -110,7 +110,7 @@ public final class ResponseCache: ResponseCaching {
     /// A 200 to a HEAD also updates the stored GET responses it describes (section 4.3.5).
     public func store(_ response: HTTPResponse, for request: HTTPRequest, credentials sent: RequestCredentials) {
         guard isCacheable(request), response.downloadedFile == nil, response.streamEvents == nil else { return }
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         let credentials = credentials(of: request, sent)
         if request.method == .head, response.statusCode == 200 {
             updateStoredGETs(from: response, for: request, credentials: credentials, now: now)
@@ -136,7 +136,7 @@ public final class ResponseCache: ResponseCaching {
         var response = Self.updated(cached, from: notModified)
         response.totalMs = notModified.totalMs
         response.timing = notModified.timing
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         let credentials = credentials(of: request, sent)
         guard let entry = StoredResponse(response, for: request, credentials: credentials, ageSource: notModified,
                                          now: now)
@@ -155,7 +155,7 @@ public final class ResponseCache: ResponseCaching {
         let asked = RequestDirectives(request)
         guard !asked.noStore else { return nil }
         let credentials = credentials(of: request, sent)
-        let now = MonotonicClock.now()
+        let now = Platform.MonotonicClock.now()
         return entries.withLock { state -> HTTPResponse? in
             guard let entry = state.map[Self.key(request)]?.first(where: { usable($0, for: request, credentials) }),
                   entry.mayServeStale

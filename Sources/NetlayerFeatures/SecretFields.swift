@@ -79,9 +79,9 @@ public enum SecretFields {
         for (i, pair) in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).enumerated() {
             if i > 0 { out.append(UInt8(ascii: "&")) }
             guard let eq = pair.firstIndex(of: UInt8(ascii: "=")) else { return (body, []) }
-            let name = String(decoding: PercentEncoding.decoded(pair[..<eq], plusIsSpace: true), as: UTF8.self)
+            let name = String(decoding: HTTPRequest.PercentEncoding.decoded(pair[..<eq], plusIsSpace: true), as: UTF8.self)
             guard isSecret(name, extra) else { out.append(contentsOf: pair); continue }
-            values.append(String(decoding: PercentEncoding.decoded(pair[(eq + 1)...], plusIsSpace: true), as: UTF8.self))
+            values.append(String(decoding: HTTPRequest.PercentEncoding.decoded(pair[(eq + 1)...], plusIsSpace: true), as: UTF8.self))
             out.append(contentsOf: pair[...eq])
             out.append(contentsOf: replacement.utf8)
         }

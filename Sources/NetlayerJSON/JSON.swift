@@ -100,56 +100,61 @@ public enum JSON: Sendable, Hashable {
     }
 }
 
-/// The members of a JSON object, in document order. Lookups are linear, which is
-/// faster than hashing for the handful of keys API documents have.
-public struct JSONObject: Sendable, Hashable, Sequence {
-    public struct Member: Sendable, Hashable {
-        public var key: String
-        public var value: JSON
-    }
-
-    public private(set) var members: [Member]
-
-    public init() { members = [] }
-
-    public init(_ pairs: [(String, JSON)]) {
-        members = []
-        members.reserveCapacity(pairs.count)
-        for (k, v) in pairs { self[k] = v }
-    }
-
-    public var count: Int { members.count }
-    public var isEmpty: Bool { members.isEmpty }
-    public var keys: [String] { members.map(\.key) }
-
-    /// Reading returns the member's value; writing replaces it in place or appends;
-    /// writing nil removes it.
-    public subscript(key: String) -> JSON? {
-        get {
-            for m in members where m.key == key { return m.value }
-            return nil
+extension JSON {
+    /// The members of a JSON object, in document order. Lookups are linear, which is
+    /// faster than hashing for the handful of keys API documents have.
+    public struct JSONObject: Sendable, Hashable, Sequence {
+        public struct Member: Sendable, Hashable {
+            public var key: String
+            public var value: JSON
         }
-        set {
-            if let i = members.firstIndex(where: { $0.key == key }) {
-                if let newValue { members[i].value = newValue } else { members.remove(at: i) }
-            } else if let newValue {
-                members.append(Member(key: key, value: newValue))
+
+        public private(set) var members: [Member]
+
+        public init() { members = [] }
+
+        public init(_ pairs: [(String, JSON)]) {
+            members = []
+            members.reserveCapacity(pairs.count)
+            for (k, v) in pairs { self[k] = v }
+        }
+
+        public var count: Int { members.count }
+        public var isEmpty: Bool { members.isEmpty }
+        public var keys: [String] { members.map(\.key) }
+
+        /// Reading returns the member's value; writing replaces it in place or appends;
+        /// writing nil removes it.
+        public subscript(key: String) -> JSON? {
+            get {
+                for m in members where m.key == key { return m.value }
+                return nil
+            }
+            set {
+                if let i = members.firstIndex(where: { $0.key == key }) {
+                    if let newValue { members[i].value = newValue } else { members.remove(at: i) }
+                } else if let newValue {
+                    members.append(Member(key: key, value: newValue))
+                }
             }
         }
+
+        /// Room for `count` members: a parsed object's first member allocates once
+        /// for the few members most objects have, not once per doubling.
+        mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
+
+        /// Appends without looking for an existing key; the parser uses it after its
+        /// own duplicate check.
+        package mutating func appendUnchecked(_ key: String, _ value: JSON) {
+            members.append(Member(key: key, value: value))
+        }
+
+        public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
     }
-
-    /// Room for `count` members: a parsed object's first member allocates once
-    /// for the few members most objects have, not once per doubling.
-    mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
-
-    /// Appends without looking for an existing key; the parser uses it after its
-    /// own duplicate check.
-    package mutating func appendUnchecked(_ key: String, _ value: JSON) {
-        members.append(Member(key: key, value: value))
-    }
-
-    public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
 }
+
+/// `JSON.JSONObject` by the name it is known by.
+public typealias JSONObject = JSON.JSONObject
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }

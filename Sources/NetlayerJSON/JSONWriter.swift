@@ -238,7 +238,7 @@ package struct JSONWriter: ~Copyable {
 
     /// Whether `utf8` may stand between quotes as it is: printable ASCII other than `"`
     /// and `\\` (class 0 or 1 of `byteClass`), eight bytes at a time, the last eight
-    /// overlapping ones already checked. (`ReceivedHeaders` marks a header field so as
+    /// overlapping ones already checked. (`HTTPResponse.ReceivedHeaders` marks a header field so as
     /// it arrives, for `write(plainMember:value:first:)`.)
     package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return true }
@@ -257,20 +257,20 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Whether eight bytes are all printable ASCII other than `"` and `\\` (class 0 or
-    /// 1 of `byteClass`): none of the bytes `JSONFastCheck.specialBytes` finds (a quote,
+    /// 1 of `byteClass`): none of the bytes `JSONParser.JSONFastCheck.specialBytes` finds (a quote,
     /// a backslash, below 0x20 or from 0x80 up), and no 0x7F (adding 1 reaches its high
     /// bit; with no byte from 0x80 up, that carries into no other).
     @inline(__always)
     private static func isPlainWord(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        return JSONFastCheck.specialBytes(word) | ((word &+ ones) & highs) == 0
+        return JSONParser.JSONFastCheck.specialBytes(word) | ((word &+ ones) & highs) == 0
     }
 
     /// Eight bytes lower-cased, when each is an ASCII letter, digit or `-` (what header
     /// names are made of, almost always: all `tchar`s, class 0 of `byteClass`); else
     /// nil. Every byte is below 0x80 once the first test passes, so adding a constant
     /// below 0x80 to each byte carries into no other, and a byte's high bit then says
-    /// whether it reached a bound. (`ReceivedHeaders` lower-cases names with it; the
+    /// whether it reached a bound. (`HTTPResponse.ReceivedHeaders` lower-cases names with it; the
     /// writer copies a word of a name as it is when this gives it back unchanged.)
     @inline(__always)
     package static func lowercasedTokenWord(_ word: UInt64) -> UInt64? {
@@ -333,7 +333,7 @@ package struct JSONWriter: ~Copyable {
 
     /// `"name":"value"`, preceded by a comma unless `first`, for a name and value the
     /// caller knows need no escaping (printable ASCII without `"` or `\\`, as
-    /// `ReceivedHeaders` marks a plain field when it arrives): one reservation, two copies.
+    /// `HTTPResponse.ReceivedHeaders` marks a plain field when it arrives): one reservation, two copies.
     package mutating func write(plainMember name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                                 first: Bool) {
         let n = name.count, v = value.count

@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func fastCheckAcceptsOnlyWhatTheParserAccepts() throws {
-        func fast(_ text: String) -> Bool { Array(text.utf8).withUnsafeBufferPointer { JSONFastCheck.isValid($0) } }
+        func fast(_ text: String) -> Bool { Array(text.utf8).withUnsafeBufferPointer { JSONParser.JSONFastCheck.isValid($0) } }
         let plain = [#"{"id":1,"title":"Dune","year":2021,"tags":["sf","novel"],"rating":8.1}"#,
                      #"[{"a":{"a":{"a":[]}}},{"a":1},"x\n",-0.5,true,false,null]"#, " [ ] ", "\"\""]
         for text in plain {
@@ -174,7 +174,7 @@ import Testing
     // time: the edges of those walks (the 8-byte steps, the end of the text, lengths
     // and digit counts at their limits) against what the parser decides.
 
-    private func fast(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { JSONFastCheck.isValid($0) } }
+    private func fast(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { JSONParser.JSONFastCheck.isValid($0) } }
     private func fast(_ text: String) -> Bool { fast(Array(text.utf8)) }
     private func parses(_ text: String) -> Bool { (try? JSONParser.parse(text)) != nil }
 

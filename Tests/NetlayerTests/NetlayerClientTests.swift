@@ -166,8 +166,8 @@ import Testing
         #expect(pipe(&fds) == 0)
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
         defer { close(fds[0]); close(fds[1]) }
-        #expect(ThreadInterrupt.set(fds[0]) == -1)
-        defer { _ = ThreadInterrupt.set(-1) }
+        #expect(Platform.ThreadInterrupt.set(fds[0]) == -1)
+        defer { _ = Platform.ThreadInterrupt.set(-1) }
         let writer = fds[1]
         Thread.detachNewThread {
             usleep(150_000)

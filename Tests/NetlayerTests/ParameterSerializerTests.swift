@@ -40,7 +40,7 @@ import Testing
         if let member = try ParameterSerializer.joinedFormMember(name: name, value: value, style: style, explode: explode) {
             return member
         }
-        return QueryEncoding.encode(try ParameterSerializer.queryPairs(name: name, value: value, style: style, explode: explode))
+        return HTTPRequest.QueryEncoding.encode(try ParameterSerializer.queryPairs(name: name, value: value, style: style, explode: explode))
     }
 
     /// A comma inside an item is escaped and one between items is not, so a server that

@@ -1,11 +1,11 @@
 import Testing
 @testable import Netlayer
 
-/// Response headers kept as bytes (`ReceivedHeaders`) must read exactly like the
+/// Response headers kept as bytes (`HTTPResponse.ReceivedHeaders`) must read exactly like the
 /// string fields they replace, and write the same JSON.
 @Suite struct ReceivedHeadersTests {
     private func received(_ lines: [String]) -> (HTTPHeaders, String?) {
-        var block = ReceivedHeaders()
+        var block = HTTPResponse.ReceivedHeaders()
         var violation: String?
         for line in lines where violation == nil {
             var bytes = Array(line.utf8)
@@ -17,7 +17,7 @@ import Testing
     /// A cache's `Age` (a lower-case name, a plain value) changes the received fields
     /// in place: a value that is not UTF-8 keeps its bytes, and its place.
     @Test func aLowerCaseChangeKeepsTheOtherFieldsBytes() {
-        var block = ReceivedHeaders()
+        var block = HTTPResponse.ReceivedHeaders()
         for line in [Array("X-Latin1: caf".utf8) + [0xE9] + Array("\r\n".utf8), Array("Age: 1\r\n".utf8),
                      Array("Set-Cookie: a=1\r\n".utf8), Array("Set-Cookie: b=2\r\n".utf8)] {
             #expect(line.withUnsafeBytes { block.append(line: $0) } == nil)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func valuesThatAreNotUTF8ReadAsLatin1AndKeepTheirBytesWhenJoined() {
-        var block = ReceivedHeaders()
+        var block = HTTPResponse.ReceivedHeaders()
         for line: [UInt8] in [Array("X-A: caf".utf8) + [0xE9, 0x0D, 0x0A], Array("X-M: a\r\n".utf8),
                               Array("X-M: ".utf8) + [0xFF, 0x0D, 0x0A], Array("X-U: café\r\n".utf8)] {
             var bytes = line
@@ -77,7 +77,7 @@ import Testing
         headers["Date"] = nil
         headers["X-New"] = "1"
         #expect(headers.fields == [.init(name: "server", value: "t"), .init(name: "X-New", value: "1")])
-        #expect(HTTPHeaders(received: ReceivedHeaders()).isEmpty)
+        #expect(HTTPHeaders(received: HTTPResponse.ReceivedHeaders()).isEmpty)
     }
 
     @Test func manyAndLongFieldsOutgrowTheFirstBuffer() {
@@ -110,7 +110,7 @@ import Testing
         #expect(headers["Set-Cookie"] == expires + ", b=2")
         #expect(headers.count == 3)
         #expect(headers.fields.map(\.name) == ["set-cookie", "x", "Age"])
-        let document = ResultDocument.success(HTTPResponse(statusCode: 200, headers: headers), value: .value(.null),
+        let document = RequestResult.ResultDocument.success(HTTPResponse(statusCode: 200, headers: headers), value: .value(.null),
                                               attempts: 1, decoder: nil, charset: nil, redactedQuery: []).bytes
         guard case .object(let root) = try JSONParser.parse(document), case .object(let written)? = root["headers"] else {
             Issue.record("no headers object in \(String(decoding: document, as: UTF8.self))")
@@ -144,7 +144,7 @@ import Testing
     /// Fields are marked plain as they arrive only when JSON may hold their bytes as
     /// they are; the result document's `headers` read back exactly either way.
     @Test func onlyPlainFieldsAreMarkedAndEveryFieldWritesBackExactly() throws {
-        var block = ReceivedHeaders()
+        var block = HTTPResponse.ReceivedHeaders()
         let lines: [[UInt8]] = [
             Array("HTTP/1.1 200 OK\r\n".utf8), Array("Server: nginx/1.22 (Debian)\r\n".utf8),
             Array("ETag: \"v1\"\r\n".utf8), Array("X-Back: a\\b\r\n".utf8), Array("X-Tab: a\tb\r\n".utf8),
@@ -169,7 +169,7 @@ import Testing
                           "x-ctl-l": false, "x-quote-l": false])
 
         let response = HTTPResponse(statusCode: 200, headers: headers, body: Array("{}".utf8))
-        let document = ResultDocument.success(response, value: .text(RawJSON(.object(JSONObject()))), attempts: 1,
+        let document = RequestResult.ResultDocument.success(response, value: .text(RawJSON(.object(JSONObject()))), attempts: 1,
                                               decoder: nil, charset: nil, redactedQuery: []).bytes
         guard case .object(let root) = try JSONParser.parse(document), case .object(let written)? = root["headers"] else {
             Issue.record("no headers object in \(String(decoding: document, as: UTF8.self))")

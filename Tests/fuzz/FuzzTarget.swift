@@ -36,7 +36,7 @@ private func fuzzOpenAPI(_ input: UnsafeBufferPointer<UInt8>) {
 /// the Encoding Standard's labels), HTTP-date fields, and the result document, which
 /// must stay JSON whatever bytes the fields hold.
 private func fuzzResponseHeaders(_ input: UnsafeBufferPointer<UInt8>) {
-    var received = ReceivedHeaders()
+    var received = HTTPResponse.ReceivedHeaders()
     var body: [UInt8] = []
     var start = 0
     for i in 0...input.count where i == input.count || input[i] == 0x0A {
@@ -54,7 +54,7 @@ private func fuzzResponseHeaders(_ input: UnsafeBufferPointer<UInt8>) {
         for value in headers.values(named: name) { _ = HTTPDate.parse(value) }
     }
     _ = CacheControl(headers["cache-control"])
-    let document = ResultDocument.success(response, value: .value(.null), attempts: 1, decoder: nil, charset: nil,
+    let document = RequestResult.ResultDocument.success(response, value: .value(.null), attempts: 1, decoder: nil, charset: nil,
                                           redactedQuery: [])
     let bytes = document.bytes
     let parsed: JSON
@@ -111,12 +111,12 @@ private func fuzzDecoding(_ input: UnsafeBufferPointer<UInt8>) {
         let outcome = service.networkService.sendBlocking(request, id: 1)
         let decoded: Result<DataResponse<JSON>, DataTransferError> = service.decode(outcome, request: request, decoder: decoder)
         guard case .success(let decodedResponse) = decoded, case .success(let http) = outcome.result else { continue }
-        _ = ResultDocument.success(http, value: .value(decodedResponse.value), attempts: 1, decoder: nil, charset: nil,
+        _ = RequestResult.ResultDocument.success(http, value: .value(decodedResponse.value), attempts: 1, decoder: nil, charset: nil,
                                    redactedQuery: [])
         // The checked JSON text too, as result documents carry a JSON body.
         let text: Result<DataResponse<RawJSON>, DataTransferError> = service.decode(outcome, request: request, decoder: decoder)
         if case .success(let checked) = text {
-            _ = ResultDocument.success(http, value: .text(checked.value), attempts: 1, decoder: .json, charset: nil,
+            _ = RequestResult.ResultDocument.success(http, value: .text(checked.value), attempts: 1, decoder: .json, charset: nil,
                                        redactedQuery: ["token"])
         }
     }
@@ -152,8 +152,8 @@ private func fuzzStream(_ input: UnsafeBufferPointer<UInt8>) {
 private func fuzzJSONRoundTrip(_ input: UnsafeBufferPointer<UInt8>) {
     // The quick check that lets result documents copy a body must never pass
     // a text the parser refuses.
-    if JSONFastCheck.isValid(input), (try? JSONParser.parse(input)) == nil {
-        fatalError("JSONFastCheck accepted a text JSONParser rejects")
+    if JSONParser.JSONFastCheck.isValid(input), (try? JSONParser.parse(input)) == nil {
+        fatalError("JSONParser.JSONFastCheck accepted a text JSONParser rejects")
     }
     guard let value = try? JSONParser.parse(input) else { return }
     let written = JSONWriter.serialize(value)

@@ -43,7 +43,7 @@ extension NetworkService {
 public struct DefaultNetworkService: NetworkService {
     public let config: any NetworkConfigurable
     public let sessionManager: any NetworkSessionManager
-    private let environment: AttemptEnvironment
+    private let environment: RequestAttempts.AttemptEnvironment
     /// The config's base URL, headers, query and options, checked once.
     private let defaults: Result<RequestDefaults, NetworkError>
 
@@ -58,7 +58,7 @@ public struct DefaultNetworkService: NetworkService {
                 cache: (any ResponseCaching)? = nil) {
         self.config = config
         self.sessionManager = sessionManager
-        environment = AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,
+        environment = RequestAttempts.AttemptEnvironment(sessionManager: sessionManager, interceptor: interceptor, logger: logger,
                                          cache: cache)
         defaults = Result { () throws(NetworkError) in
             try sessionManager.check(config.requestOptions)
@@ -92,9 +92,9 @@ public struct DefaultNetworkService: NetworkService {
     public func sendBlocking(_ request: HTTPRequest, id: UInt64? = nil) -> NetworkOutcome {
         let id = id ?? environment.newID()
         let attempts = RequestAttempts(environment: environment, request: request, id: id, completion: nil)
-        guard sessionManager.run({ attempts.start() }, until: attempts, interrupt: ThreadInterrupt.armed()) else {
+        guard sessionManager.run({ attempts.start() }, until: attempts, interrupt: Platform.ThreadInterrupt.armed()) else {
             attempts.cancel()
-            return NetworkOutcome(result: .failure(ThreadInterrupt.error), attempts: 1, id: id)
+            return NetworkOutcome(result: .failure(Platform.ThreadInterrupt.error), attempts: 1, id: id)
         }
         return attempts.outcome ?? NetworkOutcome(result: .failure(.cancelled), attempts: 1, id: id)
     }

@@ -15,7 +15,7 @@ package enum ParameterSerializer {
     /// (`;`, `=`, `.`, `,`) literal. Styles: simple (the default), label, matrix.
     package static func pathText(name: String, value: JSON, style: ParameterStyle, explode: Bool) throws(NetworkError) -> String {
         let shape = try Shape(name: name, value: value)
-        let e = { (text: String) in PercentEncoding.escaped(text, .component) }
+        let e = { (text: String) in HTTPRequest.PercentEncoding.escaped(text, .component) }
         switch style {
         case .simple:
             return joined(shape.encoded(e), explode: explode, itemSeparator: ",")
@@ -49,7 +49,7 @@ package enum ParameterSerializer {
         guard style == .form, !explode else { return nil }
         let shape = try Shape(name: name, value: value)
         if case .scalar = shape { return nil }
-        let e = { (text: String) in PercentEncoding.escaped(text, .component) }
+        let e = { (text: String) in HTTPRequest.PercentEncoding.escaped(text, .component) }
         return e(name) + "=" + joined(shape.encoded(e), explode: false, itemSeparator: ",")
     }
 
@@ -113,7 +113,7 @@ package enum ParameterSerializer {
     /// `text` with every byte outside RFC 6265's cookie-octet (`%` too, which starts
     /// an escape) as %XX: controls, space, `"`, `,`, `;`, `\` and non-ASCII bytes.
     private static func cookieText(_ text: String) -> String {
-        PercentEncoding.escaped(text, .cookieValue)
+        HTTPRequest.PercentEncoding.escaped(text, .cookieValue)
     }
 
     /// The default `explode` for a style: true only for form.
