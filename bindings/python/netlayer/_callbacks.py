@@ -10,17 +10,20 @@ Inside a callback
 
 A library thread's Python thread state
     ctypes gives a thread Python did not start a new Python thread state for each
-    callback and deletes it after, which costs about as much as the rest of a
-    WebSocket message's delivery. While a WebSocket is open, its callbacks keep the
-    state of the thread they run on (``hold_thread_state`` takes one more reference
-    with PyGILState_Ensure); the connection's last callback gives it back
-    (``release_thread_state``, on that thread), so a thread keeps one only while it
-    has connections. Given back from another thread (a connection freed without its
-    last callback), the state stays until the thread holds it again, or, once the
-    thread has ended (its client freed), until ``forget_ended_threads`` deletes it.
-    Only before Python 3.12: from 3.12 on, PyThreadState_Delete of another thread's
-    state also clears the calling thread's own PyGILState binding, so an ended
-    thread's state could not be given back, and no state is kept (``KEEPS_STATES``).
+    callback and deletes it after. That costs about as much as the rest of a WebSocket
+    message's delivery, and both steps take CPython's runtime lock: on releases without
+    the fix of gh-112275 (3.11.7 among them), a fork() while a library thread holds it
+    leaves the child stuck in PyOS_AfterFork_Child. So a library thread's first callback
+    of a client keeps its state (``enter`` calls ``hold_thread_state``, one more
+    reference with PyGILState_Ensure) until the client is freed
+    (``release_states_kept_for``): the thread's later callbacks create and delete no
+    state, and its ``threading.local`` data lasts. Given back from the freeing thread,
+    a state stays until the thread holds it again, or, once the thread has ended (as a
+    freed client's threads have), until ``forget_ended_threads`` deletes it. Only
+    before Python 3.12: from 3.12 on, PyThreadState_Delete of another thread's state
+    also clears the calling thread's own PyGILState binding, so an ended thread's state
+    could not be given back, and no state is kept (``KEEPS_STATES``; 3.12 has the fork
+    fix).
 
 Per-request callbacks
     A request started through ``start`` carries an integer key as user_data; the key
@@ -45,17 +48,22 @@ from ._documents import endpoint_name
 from ._errors import Error
 from ._lib import NL_CALLBACK, NL_EVENT_FN, REQUEST_CALLBACKS_VERSION, RequestCallbacks, borrowed_string, lib
 
-__all__ = ["enter", "leave", "inside", "hold_thread_state", "release_thread_state", "held_thread_states",
+__all__ = ["enter", "leave", "inside", "hold_thread_state", "release_thread_state", "release_states_kept_for",
+           "forget_ended_threads", "held_thread_states",
            "Request", "start", "pending", "after_fork_in_child"]
 
 _local = threading.local()
 
 
 def enter(owner: object) -> None:
-    """Marks this thread as running a callback of ``owner`` (until ``leave``)."""
+    """Marks this thread as running a callback of ``owner`` (until ``leave``). The
+    first callback on a thread state keeps that state for ``owner``, the client's hook
+    table (see above): a library thread's later callbacks find ``_local`` as it was."""
     stack: Optional[List[object]] = getattr(_local, "stack", None)
     if stack is None:
         stack = _local.stack = []
+        if KEEPS_STATES:
+            _keep_state_for(owner)
     stack.append(owner)
 
 
@@ -131,6 +139,28 @@ def hold_thread_state() -> Optional[int]:
     if ended is not None:
         _delete_ended(ended)
     return ident
+
+
+#: owner (a client's hook table) -> the library threads whose state is kept for it
+_kept_for: Dict[object, List[int]] = {}
+
+
+def _keep_state_for(owner: object) -> None:
+    """Keeps this thread's state until ``release_states_kept_for(owner)``."""
+    ident = hold_thread_state()
+    if ident is not None:
+        with _held_lock:
+            _kept_for.setdefault(owner, []).append(ident)
+
+
+def release_states_kept_for(owner: object) -> None:
+    """Gives back the states kept for ``owner``, whose client no longer calls back
+    (after nl_client_free); ``forget_ended_threads`` then deletes those of threads that
+    have ended."""
+    with _held_lock:
+        idents = _kept_for.pop(owner, [])
+    for ident in idents:
+        release_thread_state(ident)
 
 
 def release_thread_state(ident: int) -> None:
@@ -294,6 +324,7 @@ def after_fork_in_child() -> None:
     _requests.clear()
     _local = threading.local()
     _held_states.clear()  # the parent's threads: not in this process
+    _kept_for.clear()
     _held_lock = threading.Lock()
 
 

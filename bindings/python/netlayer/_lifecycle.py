@@ -155,7 +155,8 @@ class ClientBase(Uncopyable):
         try:
             self._before_free()
             lib.nl_client_free(handle)  # no hook or callback of this client runs after it
-            _callbacks.forget_ended_threads()  # its threads' Python states, if they kept any
+            _callbacks.release_states_kept_for(self._hooks)  # its threads' Python states
+            _callbacks.forget_ended_threads()
             self._close_queues()
         finally:
             with self._state:

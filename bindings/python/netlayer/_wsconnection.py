@@ -121,7 +121,6 @@ class Socket(Uncopyable):
         self._released = False
         self._closing = False  # close() was called: what arrives beyond the bounds is dropped
         self._sends = 0  # nl_websocket_send calls in flight (without the lock)
-        self._held_on: Optional[int] = None  # the library thread whose state its callbacks hold
         self._waiters: List[Tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]] = []
         self._key = next(_next_key)
         self._payload = _json.dumps(document)
@@ -362,7 +361,6 @@ class Socket(Uncopyable):
         # Without the lock: nl_websocket_free waits for a callback that may be waiting for it.
         if handle is not None:
             lib.nl_websocket_free(handle)
-        _release_thread_state(self)  # when no on_close gave it back (nothing runs any more)
         _sockets.pop(self._key, None)
         client_sockets(self._client).pop(self._key, None)
 
@@ -374,7 +372,6 @@ class Socket(Uncopyable):
         self._sends = 0
         self._handle = None
         self._released = True
-        self._held_on = None  # the parent's thread (_callbacks forgets its state)
         if self._ended is None:
             self._ended = (1006, "")
             self._failure = self._failure or NotConnectedError(
@@ -411,7 +408,6 @@ def _on_open(ws: Optional[int], open_json: Optional[int], user_data: Optional[in
         if socket is None:
             return
         document = _json.loads(borrowed_string(open_json))
-        _hold_thread_state(socket)
         _callbacks.enter(socket._owner)
         try:
             socket._on_open(document if isinstance(document, dict) else {})
@@ -426,7 +422,6 @@ def _on_message(ws: Optional[int], kind: int, data: Optional[int], length: int, 
         socket = _lookup(user_data)
         if socket is None:
             return
-        _hold_thread_state(socket)
         payload = ctypes.string_at(data, length) if data and length else b""
         # Text is valid UTF-8 (the library checked it).
         message: Message = payload.decode("utf-8", "replace") if kind == WS_TEXT else payload
@@ -466,26 +461,8 @@ def _on_close(ws: Optional[int], code: int, reason: Optional[int], user_data: Op
             socket._on_close(int(code), text)
         finally:
             _callbacks.leave()
-            _release_thread_state(socket)
     except BaseException:
         pass
-
-
-def _hold_thread_state(socket: Socket) -> None:
-    """Keeps the Python thread state of the library thread that runs the socket's
-    callbacks while it is open (see _callbacks): a new one per message costs as much as
-    the rest of the message's delivery."""
-    if socket._held_on is None and not socket._released and _callbacks.KEEPS_STATES:
-        with socket._lock:
-            if socket._held_on is None and not socket._released:
-                socket._held_on = _callbacks.hold_thread_state()
-
-
-def _release_thread_state(socket: Socket) -> None:
-    with socket._lock:  # once, whether on_close or _release comes first
-        held_on, socket._held_on = socket._held_on, None
-    if held_on is not None:
-        _callbacks.release_thread_state(held_on)
 
 
 _ON_OPEN = NL_WS_TEXT_FN(_on_open)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gc
+import sys
 import threading
 import uuid
 from typing import Any, Dict, List, Optional
@@ -235,3 +236,38 @@ def test_an_adapt_hook_that_changes_the_host_sends_that_hosts_netrc_entry_or_non
         assert sent_user(c, "api.other.test") == "bob:BOBPW"
         assert sent_user(c, "unlisted.test") is None
         assert sent_user(c, "unlisted.test", own="Bearer mine") == "Bearer mine"
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
+def test_a_library_thread_keeps_one_python_state_for_its_hooks_until_the_client_closes(base_url: str) -> None:
+    # One state per library thread, not one per callback: creating and deleting one
+    # takes CPython's runtime lock, which a fork() must not find held (gh-112275).
+    from netlayer import _callbacks
+
+    local = threading.local()
+    seen: List[Any] = []
+
+    def on_log(event: Event) -> None:
+        local.count = getattr(local, "count", 0) + 1  # lasts only while the thread's state does
+        seen.append((threading.get_ident(), local.count))
+
+    before = set(_callbacks._held_states)  # other clients' threads
+    holding = _callbacks.held_thread_states()
+    client = netlayer.Client({"baseURL": base_url, "log": {"level": "info"}}, timeout=10)
+    client.on_log(on_log)
+
+    async def main() -> None:
+        for round in range(3):
+            await asyncio.gather(*(client.arequest(path="json", query={"r": round, "i": i}) for i in range(10)))
+
+    asyncio.run(main())
+    counts: Dict[int, List[int]] = {}
+    for ident, count in seen:
+        if ident != threading.get_ident():
+            counts.setdefault(ident, []).append(count)
+    assert counts and sum(len(c) for c in counts.values()) >= 30, seen
+    for thread_counts in counts.values():
+        assert thread_counts == list(range(1, len(thread_counts) + 1))
+    assert _callbacks.held_thread_states() == holding + len(counts)
+    client.close()
+    assert set(_callbacks._held_states) == before  # its threads ended: their states deleted

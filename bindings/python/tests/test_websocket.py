@@ -438,33 +438,35 @@ def test_many_connections_in_turn_leave_no_handle_and_no_descriptor(echo: netlay
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
-def test_the_library_thread_keeps_its_python_state_only_while_connections_are_open(echo: netlayer.Client) -> None:
+def test_the_library_thread_keeps_its_python_state_while_its_client_is_open(echo_url: str) -> None:
     from netlayer import _callbacks
 
-    assert _callbacks.held_thread_states() == 0
-    first = echo.websocket("echo")
-    second = echo.websocket("echo")
+    client = netlayer.Client(echo_url, timeout=10)
+    before = dict(_callbacks._held_states)  # other clients' threads
+    holding = _callbacks.held_thread_states()
+    first = client.websocket("echo")
+    second = client.websocket("echo")
     for ws in (first, second):
         ws.send("x")
         assert ws.recv(timeout=5) == "x"
-    assert _callbacks.held_thread_states() == 1  # one event-loop thread for both
+    kept = {ident: held.state for ident, held in _callbacks._held_states.items() if ident not in before}
+    assert len(kept) == 1  # one event-loop thread for both
     first.close()
-    assert _callbacks.held_thread_states() == 1
     second.close()
-    assert _callbacks.held_thread_states() == 0  # given back by the last on_close
-    dropped = echo.websocket("echo")  # freed unclosed, when collected: no on_close to give it back
+    dropped = client.websocket("echo")  # freed unclosed, when collected
     dropped.send("y")
     assert dropped.recv(timeout=5) == "y"
     del dropped
     gc.collect()
     _wait_for(lambda: _websocket.open_count() == 0)
-    assert _callbacks.held_thread_states() == 0
-    for i in range(30):  # and the state is taken again on the same thread
-        with echo.websocket("echo") as ws:
+    for i in range(30):  # the same state all along: no thread state made per callback
+        with client.websocket("echo") as ws:
             ws.send(str(i))
             assert ws.recv(timeout=5) == str(i)
-            assert _callbacks.held_thread_states() == 1
-    assert _callbacks.held_thread_states() == 0
+    assert {ident: held.state for ident, held in _callbacks._held_states.items() if ident not in before} == kept
+    assert _callbacks.held_thread_states() == holding + 1
+    client.close()
+    assert set(_callbacks._held_states) == set(before)  # the loop thread ended: its state deleted
 
 
 def test_threads_python_started_keep_no_state_for_the_library() -> None:
@@ -473,11 +475,12 @@ def test_threads_python_started_keep_no_state_for_the_library() -> None:
     from netlayer import _callbacks
 
     seen: List[Any] = []
+    holding = _callbacks.held_thread_states()
     assert _callbacks.hold_thread_state() is None
     thread = threading.Thread(target=lambda: seen.append(_callbacks.hold_thread_state()))
     thread.start()
     thread.join()
-    assert seen == [None] and _callbacks.held_thread_states() == 0
+    assert seen == [None] and _callbacks.held_thread_states() == holding
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
@@ -486,14 +489,15 @@ def test_a_client_freed_with_open_connections_leaves_no_python_state_behind(echo
 
     for _ in range(3):
         client = netlayer.Client(echo_url, timeout=10)
+        before = set(_callbacks._held_states)  # other clients' threads
         sockets = [client.websocket("echo") for _ in range(2)]
         for ws in sockets:
             ws.send("x")
             assert ws.recv(timeout=5) == "x"
-        assert _callbacks.held_thread_states() == 1
-        client.close()  # frees them unclosed: no on_close on the loop thread gives the state back
+        assert len(set(_callbacks._held_states) - before) == 1
+        client.close()  # frees them unclosed: no on_close on the loop thread
         assert all(ws.closed for ws in sockets)
-        assert _callbacks._held_states == {}  # the loop thread ended: its state deleted
+        assert set(_callbacks._held_states) == before  # the loop thread ended: its state deleted
     assert _websocket.open_count() == 0
 
 
