@@ -3,6 +3,13 @@ import NetlayerCore
 import NetlayerJSON
 
 extension CurlTransfer {
+    /// Whether a proxy may carry the request: one is configured, or the environment
+    /// named one at start. Then the user agent goes in `CURLOPT_USERAGENT`, the only way
+    /// libcurl puts it in a proxy's CONNECT request; else it is a header line of ours.
+    static func proxyMayApply(_ options: RequestOptions) -> Bool {
+        options.proxy != nil || CurlSessionManager.CurlGlobal.environmentNamesProxy
+    }
+
     /// TLS verification, client certificates and the authentication libcurl answers
     /// (digest; `.netrc` is an Authorization header Netlayer builds): the options that
     /// carry secrets, in one place.

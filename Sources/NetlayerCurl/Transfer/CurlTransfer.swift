@@ -19,7 +19,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// the loop a side table (every retain of it slower, and one valgrind cannot trace
     /// in a child of `fork()` that leaves its parent's loop behind).
     let loop: CurlEventLoop?
-    private let share: CurlShare
+    let share: CurlShare
     /// pending → finished (the transfer ended) or pending → cancelRequested (cancel()
     /// won the race); whoever moves it first decides what the completion reports.
     private let state = Atomic<Int>(State.pending.rawValue)
@@ -34,7 +34,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     var resolveList: UnsafeMutablePointer<curl_slist>?
     /// The parsed URL libcurl reads during the transfer, when the client keeps one.
     private(set) var sink: ResponseSink?
-    private var headers = HTTPResponse.ReceivedHeaders()
+    private(set) var headers = HTTPResponse.ReceivedHeaders()
     private var delivered = false
     var upload: UploadSource?
     /// The files of multipart parts, read as libcurl sends them.
@@ -56,7 +56,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     /// For a streamed request with a timeout: how long it has been silent.
     var silence: SilenceWatch?
     /// A stream that stayed silent past its timeout (its progress callback noticed).
-    private var silenceFailure: NetworkError?
+    private(set) var silenceFailure: NetworkError?
     /// When the transfer's timeout (a stream's deadline) ends, in monotonic
     /// nanoseconds. libcurl checks it only between reads, and one read of a compressed
     /// body can inflate into a gigabyte of writes: the write callback checks it too,
@@ -64,9 +64,9 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private var endsAt: UInt64?
     private var unclockedBytes = 0
     /// The timeout the write callback noticed.
-    private var writeTimeout: NetworkError?
+    private(set) var writeTimeout: NetworkError?
     /// The request's own cookies replace the jar's of the same name (`CookieOverride`).
-    private var cookieOverride: CookieOverride?
+    private(set) var cookieOverride: CookieOverride?
 
     /// When the request's deadline ends (monotonic ns), counted from now: a transfer
     /// that waits for one of the client's `maxConcurrent` slots spends its deadline
@@ -283,7 +283,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Whether the stream has been silent too long (asked by libcurl's progress
     /// callback); then the transfer ends with that error.
-    fileprivate func silenceEnded() -> Bool {
+    func silenceEnded() -> Bool {
         guard let failure = silence?.failure(at: Platform.MonotonicClock.now()) else { return false }
         silenceFailure = failure
         return true
@@ -291,134 +291,10 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     private func rejected(_ rc: CURLcode) -> NetworkError { Self.rejected(rc, request: request) }
 
-    /// The error for an option libcurl refused while `request` was set up. libcurl
-    /// refuses a URL past its 8 MB input limit as a bad argument: that one is named
-    /// as the head too large to send (`oversizedHead`), as a smaller oversized one is.
-    static func rejected(_ rc: CURLcode, request: HTTPRequest) -> NetworkError {
-        if rc == CURLE_BAD_FUNCTION_ARGUMENT, let oversized = oversizedHead(of: request) { return oversized }
-        return .invalidRequest("libcurl rejected an option: \(String(cString: curl_easy_strerror(rc)))")
-    }
-
-    /// How results name libcurl's `CURLINFO_HTTP_VERSION`.
-    private static func versionName(_ version: Int) -> String? {
-        switch version {
-        case Int(CURL_HTTP_VERSION_1_0): return "1.0"
-        case Int(CURL_HTTP_VERSION_1_1): return "1.1"
-        case Int(CURL_HTTP_VERSION_2_0): return "2"
-        case Int(CURL_HTTP_VERSION_3): return "3"
-        default: return nil
-        }
-    }
-
-    /// The C string as a String, without a new one when it equals `known` (the
-    /// effective URL of a transfer that was not redirected is the request's own).
-    private static func string(_ text: UnsafePointer<CChar>, reusing known: String) -> String {
-        var known = known
-        let same = known.withUTF8 { utf8 in
-            strlen(text) == utf8.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, text, utf8.count) == 0)
-        }
-        return same ? known : String(cString: text)
-    }
-
-    /// libcurl builds a request's line and header fields in a buffer of 1 MiB and
-    /// reports one that does not fit as memory running out, as it reports response
-    /// headers over its limit. Counted only then, so no request pays for it: the error
-    /// naming what is too large when the URL and header fields come near 1 MiB.
-    static func oversizedHead(of request: HTTPRequest) -> NetworkError? {
-        var size = request.url.utf8.count
-        request.headers.withEachFieldUTF8 { name, value in size += name.count + value.count + 4 }
-        guard size > 1_000_000 else { return nil }
-        return .invalidRequest("the request's URL and header fields are \(size) bytes; libcurl sends at most 1 MiB of them "
-                               + "(servers take far less: nginx 8 KiB a line): make the query or the header values smaller")
-    }
-
-    /// Maps the finished transfer to a response or an error.
-    func result(code: CURLcode) -> Result<HTTPResponse, NetworkError> {
-        guard let easy else { return .failure(.generic("transfer never started", curlCode: -1)) }
-        cookieOverride?.finish(easy)
-        if setCookieLines > 0 { share.cookiesChanged(added: setCookieLines) }
-        let sink = self.sink!
-        if code == CURLE_WRITE_ERROR, let headerViolation {
-            return .failure(.protocolViolation(headerViolation, curlCode: Int(code.rawValue)))
-        }
-        if code == CURLE_WRITE_ERROR, let failure = sink.failure { return .failure(failure) }
-        if code == CURLE_WRITE_ERROR, let writeTimeout { return .failure(writeTimeout) }
-        if code == CURLE_ABORTED_BY_CALLBACK, let silenceFailure { return .failure(silenceFailure) }
-        if code == CURLE_READ_ERROR || code == CURLE_ABORTED_BY_CALLBACK, let uploadFailure { return .failure(uploadFailure) }
-        if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR,
-           isCancelRequested || cancelledByHandler || sink.cancelledByHandler {
-            return .failure(.cancelled)
-        }
-        if code == CURLE_OUT_OF_MEMORY, headers.isEmpty, let oversized = Self.oversizedHead(of: request) {
-            return .failure(oversized)
-        }
-        if code == CURLE_WRITE_ERROR, !sink.exceededLimit {
-            // None of this transfer's reasons to stop a body (those are above): libcurl's
-            // decoder of the Content-Encoding refused what the server sent (bytes after
-            // the end of a gzip stream), which it reports as a failed write.
-            let detail = handle?.errorDetail ?? ""
-            return .failure(.protocolViolation("the response body does not decode as its Content-Encoding says"
-                                               + (detail.isEmpty ? "" : " (\(detail))"), curlCode: Int(code.rawValue)))
-        }
-        if code == CURLE_BAD_FUNCTION_ARGUMENT, headers.sectionEnded, sink.failure == nil {
-            // libcurl 7.88 files each trailer line with its header API, which refuses a
-            // line without a colon with this code (a header section's such line is
-            // CURLE_WEIRD_SERVER_REPLY, `protocol`).
-            return .failure(.protocolViolation("the response's trailer section has a line that is not a field (no colon)",
-                                               curlCode: Int(code.rawValue)))
-        }
-        if code != CURLE_OK {
-            var osErrno = 0
-            nl_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-            return .failure(CurlErrorMapping.error(for: code, detail: handle?.errorDetail ?? "",
-                                                   osErrno: Int32(truncatingIfNeeded: osErrno),
-                                                   unixSocket: request.options.transport.unixSocket,
-                                                   exceededLimit: sink.exceededLimit, limit: sink.limitDescription))
-        }
-        if !headers.sectionEnded {
-            // libcurl 7.88 ends a transfer whose server closed the connection in the
-            // middle of the header section as a success, with the fields so far.
-            return .failure(.protocolViolation("the server closed the connection before the end of the response headers",
-                                               curlCode: Int(CURLE_PARTIAL_FILE.rawValue)))
-        }
-        var status = 0
-        nl_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        reportFinalProgress(easy)
-        let downloaded: String?
-        do {
-            downloaded = try sink.complete(statusIsAcceptable: request.options.acceptableStatus.contains(status))
-        } catch {
-            return .failure(error)
-        }
-        var totalMicros: curl_off_t = 0
-        nl_curl_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
-        var effective: UnsafeMutableRawPointer?
-        nl_curl_getinfo_ptr(easy, CURLINFO_EFFECTIVE_URL, &effective)
-        let effectiveURL = effective.map { Self.string($0.assumingMemoryBound(to: CChar.self), reusing: request.url) }
-            ?? request.url
-        var response = HTTPResponse(statusCode: status, headers: HTTPHeaders(received: headers), body: sink.body,
-                                    totalMs: Double(totalMicros) / 1000, effectiveURL: effectiveURL)
-        response.downloadedFile = downloaded
-        response.timing = Self.timing(easy)
-        var version = 0
-        nl_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        response.httpVersion = Self.versionName(version)
-        response.bodyBytes = sink.bytes
-        response.sentCredentials = sentCredentials
-        if !sentHeaderBytes.isEmpty {
-            response.sentHeaderLines = sentHeaderBytes.split(separator: 0x0A).compactMap { line in
-                let text = String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
-                return text.isEmpty ? nil : text
-            }
-        }
-        if request.transfer.stream != nil { response.streamEvents = sink.events }
-        return .success(response)
-    }
-
     // MARK: libcurl callbacks (loop thread)
 
     /// What libcurl's write callback returns for `bytes`.
-    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+    func appendBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         // A cancel stops the body at once, not after libcurl's current read.
         guard let sink, let easy, !isCancelRequested else { return 0 }
         // Paused before libcurl began receiving (its pause is reset when a transfer
@@ -456,10 +332,10 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Values of credential header lines libcurl sent that the request did not hold
     /// (its answer to a digest challenge); seen only while `watchesSentHeaders`.
-    private var sentCredentials: [String] = []
+    private(set) var sentCredentials: [String] = []
     /// The header blocks libcurl sent, with `RequestOptions.recordsSentHeaders`, up to
     /// `HTTPResponse.maxSentHeaderBytes`.
-    private var sentHeaderBytes: [UInt8] = []
+    private(set) var sentHeaderBytes: [UInt8] = []
 
     /// Whether libcurl's debug callback shows this transfer what it sends: for a digest
     /// answer's credentials, and for the lines a debug log shows.
@@ -472,7 +348,7 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// Notes the credential lines of a header block libcurl sent (`CURLINFO_HEADER_OUT`),
     /// and keeps the block when asked to.
-    fileprivate func noteSent(headerBlock: UnsafeRawBufferPointer) {
+    func noteSent(headerBlock: UnsafeRawBufferPointer) {
         if request.options.recordsSentHeaders {
             let room = HTTPResponse.maxSentHeaderBytes - sentHeaderBytes.count
             if room > 0 { sentHeaderBytes.append(contentsOf: headerBlock.prefix(room)) }
@@ -492,18 +368,11 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
     private var trailerBytes = 0
     /// `Set-Cookie` lines among the response's header lines (every response's of the
     /// transfer: a 1xx's, an authentication round's).
-    private var setCookieLines = 0
+    private(set) var setCookieLines = 0
 
     /// Takes one header line libcurl hands over; false stops the transfer on a framing
     /// error libcurl tolerates (`HTTPResponse.ReceivedHeaders.append(line:)`).
-    /// Whether a proxy may carry the request: one is configured, or the environment
-    /// named one at start. Then the user agent goes in `CURLOPT_USERAGENT`, the only way
-    /// libcurl puts it in a proxy's CONNECT request; else it is a header line of ours.
-    static func proxyMayApply(_ options: RequestOptions) -> Bool {
-        options.proxy != nil || CurlSessionManager.CurlGlobal.environmentNamesProxy
-    }
-
-    fileprivate func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         silence?.heard(at: Platform.MonotonicClock.now())
         // libcurl has stored what it takes of a Set-Cookie line before it hands the line
         // over: the share learns of it now (a request starting meanwhile reads the jar
@@ -537,45 +406,4 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
 
     /// The most bytes of trailer lines a response may send.
     static let maxTrailerBytes = 64 * 1024
-}
-
-private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
-                          _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
-    guard let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    if transfer.silenceEnded() { return 1 }
-    return transfer.progress(downloaded: Int64(dlnow), ofDownload: Int64(dltotal), uploaded: Int64(ulnow),
-                             ofUpload: Int64(ultotal)) ? 0 : 1
-}
-
-private func curlDebug(_ easy: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
-                       _ size: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard type == CURLINFO_HEADER_OUT, let data, let context, size > 0 else { return 0 }
-    Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
-        $0.noteSent(headerBlock: UnsafeRawBufferPointer(start: data, count: size))
-    }
-    return 0
-}
-
-private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                           _ context: UnsafeMutableRawPointer?) -> Int {
-    guard let context else { return 0 }
-    let length = size * count
-    guard length > 0, let data else { return 0 }
-    // The transfer outlives its callbacks: no retain and release per call.
-    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
-        $0.appendBody(UnsafeRawBufferPointer(start: data, count: length))
-    }
-}
-
-private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                             _ context: UnsafeMutableRawPointer?) -> Int {
-    guard let context else { return 0 }
-    let length = size * count
-    if length > 0, let data, !Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef({
-        $0.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-    }) {
-        return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
-    }
-    return length
 }
