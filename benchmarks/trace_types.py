@@ -2,7 +2,7 @@
 """Which Netlayer types run code for one request: the shape of the request path,
 counted the same way by anyone.
 
-    benchmarks/trace_types.py [--lib build-debug/lib] [--work DIR] [--functions TYPE]
+    benchmarks/trace_types.py [--lib build-debug/lib] [--work DIR] [--functions TYPE] [--max-types N]
 
 A debug build of libnetlayer (nothing inlined: every accessor, initializer and method
 is its own function) runs benchmarks/seq_netlayer.c under callgrind twice, once with
@@ -124,6 +124,8 @@ def main() -> int:
     parser.add_argument("--lib", help="folder of a debug build's libnetlayer.so (built in WORK/debug without it)")
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "trace"), help="folder for builds and profiles")
     parser.add_argument("--functions", metavar="TYPE", help="also list the functions of TYPE that ran")
+    parser.add_argument("--max-types", type=int, metavar="N",
+                        help="exit 1 when code of more than N types ran (nested types counted with their owner)")
     args = parser.parse_args()
     Placement.cpu = min(os.sched_getaffinity(0))
     work = os.path.abspath(args.work)
@@ -167,6 +169,9 @@ def main() -> int:
         for (module, path), functions in sorted(types.items()):
             if path[0] == args.functions:
                 print("\n".join(f"    {module}: {f}" for f in functions))
+    if args.max_types is not None and len(top) > args.max_types:
+        print(f"more than {args.max_types} types: {len(top)}", file=sys.stderr)
+        return 1
     return 0
 
 
