@@ -30,7 +30,7 @@ extension HTTPRequest {
         /// request of one attempt, what is left of it (which bounds a streamed transfer).
         public var deadline: Double?
 
-        private var boxed = HTTPRequest.CopyOnWrite(Boxed())
+        private var boxed = CopyOnWrite(Boxed())
 
         public init() {}
 
@@ -106,7 +106,7 @@ extension HTTPRequest {
             hasher.combine(tls)
         }
 
-        /// The options that hold strings, sets and arrays (see `HTTPRequest.CopyOnWrite`).
+        /// The options that hold strings, sets and arrays (see `CopyOnWrite`).
         private struct Boxed: Sendable, Equatable {
             var acceptableStatus: AcceptableStatus = .successful
             var userAgent: String? = RequestOptions.defaultUserAgent

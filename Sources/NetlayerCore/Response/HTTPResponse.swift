@@ -3,7 +3,7 @@ import NetlayerJSON
 /// What the server answered: status, headers (names lower-cased, repeated fields
 /// joined with ", ") and the body bytes.
 ///
-/// A value type whose fields live in one shared, copy-on-write box (`HTTPRequest.CopyOnWrite`).
+/// A value type whose fields live in one shared, copy-on-write box (`CopyOnWrite`).
 public struct HTTPResponse: Sendable {
     private struct Fields: Sendable {
         var statusCode: Int
@@ -22,11 +22,11 @@ public struct HTTPResponse: Sendable {
         var redirects: [RedirectHop] = []
     }
 
-    private var fields: HTTPRequest.CopyOnWrite<Fields>
+    private var fields: CopyOnWrite<Fields>
 
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], totalMs: Double = 0,
                 effectiveURL: String = "") {
-        fields = HTTPRequest.CopyOnWrite(Fields(statusCode: statusCode, headers: headers, body: body, totalMs: totalMs,
+        fields = CopyOnWrite(Fields(statusCode: statusCode, headers: headers, body: body, totalMs: totalMs,
                                     effectiveURL: effectiveURL))
     }
 
