@@ -207,6 +207,12 @@ def _delete_ended(state: int) -> None:
     _delete_thread_state(state)
 
 
+def states_kept_for(owner: object) -> Dict[int, int]:
+    """The threads whose state is kept for ``owner``, with their states (tests)."""
+    with _held_lock:
+        return {ident: _held_states[ident].state for ident in _kept_for.get(owner, []) if ident in _held_states}
+
+
 def held_thread_states() -> int:
     """How many library threads keep a Python thread state for someone (tests)."""
     return sum(1 for held in _held_states.values() if held.holders > 0)

@@ -442,14 +442,12 @@ def test_the_library_thread_keeps_its_python_state_while_its_client_is_open(echo
     from netlayer import _callbacks
 
     client = netlayer.Client(echo_url, timeout=10)
-    before = dict(_callbacks._held_states)  # other clients' threads
-    holding = _callbacks.held_thread_states()
     first = client.websocket("echo")
     second = client.websocket("echo")
     for ws in (first, second):
         ws.send("x")
         assert ws.recv(timeout=5) == "x"
-    kept = {ident: held.state for ident, held in _callbacks._held_states.items() if ident not in before}
+    kept = _callbacks.states_kept_for(client._hooks)
     assert len(kept) == 1  # one event-loop thread for both
     first.close()
     second.close()
@@ -463,10 +461,11 @@ def test_the_library_thread_keeps_its_python_state_while_its_client_is_open(echo
         with client.websocket("echo") as ws:
             ws.send(str(i))
             assert ws.recv(timeout=5) == str(i)
-    assert {ident: held.state for ident, held in _callbacks._held_states.items() if ident not in before} == kept
-    assert _callbacks.held_thread_states() == holding + 1
+    assert _callbacks.states_kept_for(client._hooks) == kept
+    assert all(_callbacks._held_states[ident].holders > 0 for ident in kept)
     client.close()
-    assert set(_callbacks._held_states) == set(before)  # the loop thread ended: its state deleted
+    assert _callbacks.states_kept_for(client._hooks) == {}
+    assert not set(kept.values()) & {held.state for held in _callbacks._held_states.values()}  # deleted
 
 
 def test_threads_python_started_keep_no_state_for_the_library() -> None:
@@ -475,12 +474,12 @@ def test_threads_python_started_keep_no_state_for_the_library() -> None:
     from netlayer import _callbacks
 
     seen: List[Any] = []
-    holding = _callbacks.held_thread_states()
     assert _callbacks.hold_thread_state() is None
     thread = threading.Thread(target=lambda: seen.append(_callbacks.hold_thread_state()))
     thread.start()
     thread.join()
-    assert seen == [None] and _callbacks.held_thread_states() == holding
+    assert seen == [None]
+    assert threading.get_ident() not in _callbacks._held_states
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="states are kept before Python 3.12 only")
@@ -489,15 +488,16 @@ def test_a_client_freed_with_open_connections_leaves_no_python_state_behind(echo
 
     for _ in range(3):
         client = netlayer.Client(echo_url, timeout=10)
-        before = set(_callbacks._held_states)  # other clients' threads
         sockets = [client.websocket("echo") for _ in range(2)]
         for ws in sockets:
             ws.send("x")
             assert ws.recv(timeout=5) == "x"
-        assert len(set(_callbacks._held_states) - before) == 1
+        kept = _callbacks.states_kept_for(client._hooks)
+        assert len(kept) == 1
         client.close()  # frees them unclosed: no on_close on the loop thread
         assert all(ws.closed for ws in sockets)
-        assert set(_callbacks._held_states) == before  # the loop thread ended: its state deleted
+        # The loop thread ended: its state deleted.
+        assert not set(kept.values()) & {held.state for held in _callbacks._held_states.values()}
     assert _websocket.open_count() == 0
 
 
