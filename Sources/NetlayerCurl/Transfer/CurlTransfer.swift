@@ -298,8 +298,14 @@ package final class CurlTransfer: NetworkCancellable, @unchecked Sendable {
         // A cancel stops the body at once, not after libcurl's current read.
         guard let sink, let easy, !isCancelRequested else { return 0 }
         // Paused before libcurl began receiving (its pause is reset when a transfer
-        // begins): libcurl keeps these bytes and hands them over again on resume.
-        if readingPaused { return nl_writefunc_pause }
+        // begins): libcurl keeps these bytes and hands them over again on resume. A
+        // pause wished on another thread is taken here too, not only when the driver
+        // runs its queued work: one call of libcurl's may read a hundred times before
+        // that, and a stream's reader would fall thousands of events behind.
+        if readingPaused || readingPauseWish.load(ordering: .relaxed) {
+            if !readingPaused { applyReadingPause() }
+            if readingPaused { return nl_writefunc_pause }
+        }
         silence?.heard(at: Platform.MonotonicClock.now())
         if let endsAt {
             unclockedBytes &+= bytes.count
